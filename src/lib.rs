@@ -1,0 +1,13 @@
+//! dsh-conformance: a wire-conformance test kit, reference runtime and fuzzer for the DeepSeek
+//! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
+//!
+//! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
+//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
+
+pub mod model_stub;
+pub mod runner;
+pub mod runtime;
+pub mod suite;
+pub mod trace;
+pub mod transport;
+pub mod wire;

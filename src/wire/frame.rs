@@ -1,0 +1,630 @@
+//! Classifying one decoded line into a frame exactly as upstream `handleLine` does (CONTRACT §2.2).
+
+use super::codes::ErrorCode;
+use super::json::{self, JsonError, DEEP};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// A request id: a string or a number (a JavaScript double). Nothing else is an id.
+#[derive(Debug, Clone)]
+pub enum Id {
+    /// A string id (`""` is valid).
+    Str(String),
+    /// A numeric id as the double JavaScript holds (may be infinite: `1e400`).
+    Num(f64),
+}
+
+impl Id {
+    /// The id as JSON text, as `JSON.stringify` echoes it (`1e3` → `1000`, `1e400` → `null`).
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    /// Appends the id as `JSON.stringify` echoes it.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Id::Str(s) => json::write_str(s, out),
+            Id::Num(f) => out.extend_from_slice(json::js_number(*f).as_bytes()),
+        }
+    }
+
+    /// The id as a JSON value (what a peer sees after parsing the echo).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Str(s) => Value::String(s.clone()),
+            Id::Num(f) => json::number_value(*f),
+        }
+    }
+}
+
+/// `92` and `"92"` are different ids, and print differently.
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// SameValueZero, as a JavaScript `Map` compares keys: `"1" != 1`, `-0 == 0`.
+impl PartialEq for Id {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Id::Str(a), Id::Str(b)) => a == b,
+            (Id::Num(a), Id::Num(b)) => a == b || (a.is_nan() && b.is_nan()),
+            _ => false,
+        }
+    }
+}
+impl Eq for Id {}
+
+impl Hash for Id {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            Id::Str(s) => {
+                0u8.hash(h);
+                s.hash(h)
+            }
+            Id::Num(f) => {
+                1u8.hash(h);
+                let f = if *f == 0.0 { 0.0 } else { *f };
+                f.to_bits().hash(h)
+            }
+        }
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Id::Str(s.to_owned())
+    }
+}
+impl From<String> for Id {
+    fn from(s: String) -> Self {
+        Id::Str(s)
+    }
+}
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Id::Num(n as f64)
+    }
+}
+
+/// The JSON type of a value, for diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// The member is not there at all.
+    Absent,
+    /// `null`.
+    Null,
+    /// `true`/`false`.
+    Bool,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl Kind {
+    /// The kind of an optional value.
+    pub fn of(v: Option<&Value>) -> Kind {
+        match v {
+            None => Kind::Absent,
+            Some(Value::Null) => Kind::Null,
+            Some(Value::Bool(_)) => Kind::Bool,
+            Some(Value::Number(_)) => Kind::Number,
+            Some(Value::String(_)) => Kind::String,
+            Some(Value::Array(_)) => Kind::Array,
+            Some(Value::Object(_)) => Kind::Object,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Absent => "absent",
+            Kind::Null => "null",
+            Kind::Bool => "boolean",
+            Kind::Number => "number",
+            Kind::String => "string",
+            Kind::Array => "array",
+            Kind::Object => "object",
+        })
+    }
+}
+
+/// Request/notification params after `objectParams`: a non-array object is kept, anything else
+/// becomes `{}`. What was actually sent (absent, `null`, an array…) is kept distinct in `shape`.
+#[derive(Debug)]
+pub struct Params {
+    /// What the `params` member was on the wire.
+    pub shape: Kind,
+    object: Map<String, Value>,
+    deep: bool,
+}
+
+impl Params {
+    fn from_member(v: Option<Value>, deep: bool) -> Self {
+        let shape = Kind::of(v.as_ref());
+        match v {
+            Some(Value::Object(object)) => Params {
+                shape,
+                object,
+                deep,
+            },
+            other => {
+                if let Some(v) = other {
+                    json::dispose(v);
+                }
+                Params {
+                    shape,
+                    object: Map::new(),
+                    deep: false,
+                }
+            }
+        }
+    }
+
+    /// Empty params, as if the member were absent.
+    pub fn empty() -> Self {
+        Params {
+            shape: Kind::Absent,
+            object: Map::new(),
+            deep: false,
+        }
+    }
+
+    /// The normalised params object.
+    pub fn object(&self) -> &Map<String, Value> {
+        &self.object
+    }
+
+    /// One member of the normalised params.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.object.get(key)
+    }
+
+    /// Takes the normalised params object out.
+    pub fn take_object(&mut self) -> Map<String, Value> {
+        std::mem::take(&mut self.object)
+    }
+}
+
+impl Drop for Params {
+    fn drop(&mut self) {
+        if self.deep {
+            json::dispose(Value::Object(std::mem::take(&mut self.object)));
+        }
+    }
+}
+
+/// A request: a string or number `id` and a string `method`.
+#[derive(Debug)]
+pub struct Request {
+    /// The id to echo.
+    pub id: Id,
+    /// The method name, verbatim (may be `""`).
+    pub method: String,
+    /// Normalised params.
+    pub params: Params,
+}
+
+/// A notification: a string `method` and no usable id.
+#[derive(Debug)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// Normalised params.
+    pub params: Params,
+    /// What the `id` member was (absent, or a kind that is not an id such as `null`).
+    pub id_kind: Kind,
+}
+
+/// An error member that rejects a pending request: any non-null object, arrays included (TS rule).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorObject {
+    /// `code` when it is a number.
+    pub code: Option<f64>,
+    /// `message` when it is a string, else `JSON-RPC error`.
+    pub message: String,
+    /// `data`, verbatim, when present.
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// The code as an integer error code, when it is one.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.code
+            .filter(|c| c.fract() == 0.0 && c.abs() < 9.007e15)
+            .map(|c| ErrorCode(c as i64))
+    }
+}
+
+/// How a response settles its pending request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Resolves with `result` (`None` when the member is absent: JavaScript `undefined`).
+    Result(Option<Value>),
+    /// Rejects.
+    Error(ErrorObject),
+}
+
+/// A response: a string or number `id` and no string `method`.
+#[derive(Debug)]
+pub struct Response {
+    /// The id it answers.
+    pub id: Id,
+    /// Result or error.
+    pub outcome: Outcome,
+    /// A `method` member that was present but not a string (such a frame is a response upstream).
+    pub method_kind: Kind,
+}
+
+/// Why a line produced no frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ignored {
+    /// Empty after trimming.
+    Blank,
+    /// `JSON.parse` would throw.
+    Malformed(JsonError),
+    /// Valid JSON but a scalar (`42`, `"s"`, `null`, `true`).
+    NotAnObject(Kind),
+    /// A JSON array: batches are not supported, they are dropped whole.
+    Batch {
+        /// Number of elements.
+        len: usize,
+    },
+    /// An object with neither a string/number `id` nor a string `method`.
+    NoIdNoMethod {
+        /// What `id` was.
+        id: Kind,
+        /// What `method` was.
+        method: Kind,
+    },
+    /// Longer than the line bound; not parsed.
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+}
+
+impl fmt::Display for Ignored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ignored::Blank => f.write_str("blank line"),
+            Ignored::Malformed(e) => write!(f, "malformed JSON: {e}"),
+            Ignored::NotAnObject(k) => write!(f, "JSON {k}, not an object"),
+            Ignored::Batch { len } => write!(f, "JSON array of {len} (batches are not supported)"),
+            Ignored::NoIdNoMethod { id, method } => {
+                write!(
+                    f,
+                    "object with no usable id ({id}) and no string method ({method})"
+                )
+            }
+            Ignored::TooLong { len } => write!(f, "line of {len} bytes exceeds the line bound"),
+        }
+    }
+}
+
+/// The classification of one line.
+#[derive(Debug)]
+pub enum Classified {
+    /// id + string method.
+    Request(Request),
+    /// id, no string method.
+    Response(Response),
+    /// string method, no usable id.
+    Notification(Notification),
+    /// Dropped; no output is due.
+    Ignored(Ignored),
+}
+
+impl Classified {
+    /// A short name of the class, for tables and logs.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Classified::Request(_) => "request",
+            Classified::Response(_) => "response",
+            Classified::Notification(_) => "notification",
+            Classified::Ignored(_) => "ignored",
+        }
+    }
+}
+
+/// Classifies one trimmed line (as produced by [`super::lines::LineDecoder`]).
+pub fn classify(line: &str) -> Classified {
+    if line.is_empty() {
+        return Classified::Ignored(Ignored::Blank);
+    }
+    let parsed = match json::parse(line) {
+        Ok(p) => p,
+        Err(e) => return Classified::Ignored(Ignored::Malformed(e)),
+    };
+    let deep = parsed.depth > DEEP;
+    let mut map = match parsed.value {
+        Value::Object(m) => m,
+        Value::Array(a) => {
+            let len = a.len();
+            json::dispose(Value::Array(a));
+            return Classified::Ignored(Ignored::Batch { len });
+        }
+        other => return Classified::Ignored(Ignored::NotAnObject(Kind::of(Some(&other)))),
+    };
+    let id_kind = Kind::of(map.get("id"));
+    let id = match map.get_mut("id") {
+        Some(Value::String(s)) => Some(Id::Str(std::mem::take(s))),
+        Some(Value::Number(n)) => Some(Id::Num(
+            parsed.top_id_number.or(n.as_f64()).unwrap_or(f64::NAN),
+        )),
+        // `1e400` is held as null but is a number (Infinity) to JavaScript.
+        Some(Value::Null) => parsed.top_id_number.map(Id::Num),
+        _ => None,
+    };
+    let method_kind = Kind::of(map.get("method"));
+    let method = match map.get_mut("method") {
+        Some(Value::String(s)) => Some(std::mem::take(s)),
+        _ => None,
+    };
+    let out = match (id, method) {
+        (Some(id), Some(method)) => {
+            let params = Params::from_member(map.shift_remove("params"), deep);
+            Classified::Request(Request { id, method, params })
+        }
+        (Some(id), None) => {
+            let error = map.shift_remove("error");
+            let outcome = match error {
+                Some(Value::Object(e)) => Outcome::Error(error_object(Value::Object(e))),
+                Some(Value::Array(a)) => Outcome::Error(error_object(Value::Array(a))),
+                other => {
+                    if let Some(o) = other {
+                        json::dispose(o);
+                    }
+                    Outcome::Result(map.shift_remove("result"))
+                }
+            };
+            Classified::Response(Response {
+                id,
+                outcome,
+                method_kind,
+            })
+        }
+        (None, Some(method)) => {
+            let params = Params::from_member(map.shift_remove("params"), deep);
+            let id_kind = if id_kind == Kind::Number {
+                Kind::Null
+            } else {
+                id_kind
+            };
+            Classified::Notification(Notification {
+                method,
+                params,
+                id_kind,
+            })
+        }
+        (None, None) => Classified::Ignored(Ignored::NoIdNoMethod {
+            id: id_kind,
+            method: method_kind,
+        }),
+    };
+    if deep {
+        json::dispose(Value::Object(map));
+    }
+    out
+}
+
+fn error_object(e: Value) -> ErrorObject {
+    let (code, message, data) = match e {
+        Value::Object(mut m) => (
+            m.get("code").and_then(Value::as_f64),
+            match m.get("message") {
+                Some(Value::String(s)) => s.clone(),
+                _ => "JSON-RPC error".to_owned(),
+            },
+            m.shift_remove("data"),
+        ),
+        other => {
+            json::dispose(other);
+            (None, "JSON-RPC error".to_owned(), None)
+        }
+    };
+    ErrorObject {
+        code,
+        message,
+        data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(line: &str) -> Request {
+        match classify(line) {
+            Classified::Request(r) => r,
+            other => panic!("{line}: expected a request, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn id_and_string_method_make_a_request_whatever_jsonrpc_says() {
+        for l in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"m","result":5}"#,
+        ] {
+            assert_eq!(req(l).method, "m");
+        }
+        assert_eq!(req(r#"{"id":"","method":""}"#).id, Id::Str(String::new()));
+    }
+
+    #[test]
+    fn numeric_ids_echo_as_javascript_doubles() {
+        for (sent, echoed) in [
+            ("1", "1"),
+            ("1.5", "1.5"),
+            ("1e3", "1000"),
+            ("1.0", "1"),
+            ("-0", "0"),
+            ("-7", "-7"),
+            ("0", "0"),
+            ("9007199254740993", "9007199254740992"),
+            ("12345678901234567890", "12345678901234567000"),
+            ("123456789012345678901234567890", "1.2345678901234568e+29"),
+            ("1e400", "null"),
+        ] {
+            let r = req(&format!(r#"{{"id":{sent},"method":"m"}}"#));
+            assert_eq!(r.id.to_json(), echoed, "id {sent}");
+        }
+    }
+
+    #[test]
+    fn ids_that_are_not_string_or_number_make_a_notification_or_nothing() {
+        for id in ["null", "true", "{\"a\":1}", "[1]"] {
+            match classify(&format!(r#"{{"id":{id},"method":"m"}}"#)) {
+                Classified::Notification(n) => assert_ne!(n.id_kind, Kind::Absent),
+                other => panic!("id {id}: {other:?}"),
+            }
+            assert!(matches!(
+                classify(&format!(r#"{{"id":{id}}}"#)),
+                Classified::Ignored(Ignored::NoIdNoMethod { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn a_non_string_method_with_an_id_is_a_response() {
+        for m in ["5", "null", "{}"] {
+            match classify(&format!(r#"{{"id":1,"method":{m}}}"#)) {
+                Classified::Response(r) => assert_ne!(r.method_kind, Kind::String),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_last_one_wins() {
+        assert_eq!(
+            req(r#"{"id":"dup","id":"dup2","method":"m"}"#).id,
+            Id::from("dup2")
+        );
+        assert_eq!(
+            req(r#"{"id":1,"method":"initialize","method":"probe/dup"}"#).method,
+            "probe/dup"
+        );
+        assert!(matches!(
+            classify(r#"{"id":4,"method":"m","id":null}"#),
+            Classified::Notification(_)
+        ));
+    }
+
+    #[test]
+    fn params_that_are_not_an_object_become_empty_but_their_shape_is_kept() {
+        for (p, shape) in [
+            ("", Kind::Absent),
+            (r#","params":null"#, Kind::Null),
+            (r#","params":[1,2]"#, Kind::Array),
+            (r#","params":"s""#, Kind::String),
+            (r#","params":5"#, Kind::Number),
+            (r#","params":true"#, Kind::Bool),
+        ] {
+            let r = req(&format!(r#"{{"id":1,"method":"m"{p}}}"#));
+            assert_eq!(r.params.shape, shape);
+            assert!(r.params.object().is_empty());
+        }
+        let r = req(r#"{"id":1,"method":"m","params":{"a":[1]}}"#);
+        assert_eq!(r.params.get("a"), Some(&json!([1])));
+    }
+
+    #[test]
+    fn non_objects_batches_and_malformed_lines_are_ignored_with_a_reason() {
+        assert!(matches!(
+            classify("42"),
+            Classified::Ignored(Ignored::NotAnObject(Kind::Number))
+        ));
+        assert!(matches!(
+            classify("null"),
+            Classified::Ignored(Ignored::NotAnObject(Kind::Null))
+        ));
+        assert!(matches!(
+            classify("[]"),
+            Classified::Ignored(Ignored::Batch { len: 0 })
+        ));
+        assert!(matches!(
+            classify(r#"[{"id":5,"method":"probe/x"}]"#),
+            Classified::Ignored(Ignored::Batch { len: 1 })
+        ));
+        assert!(matches!(
+            classify("{not json"),
+            Classified::Ignored(Ignored::Malformed(_))
+        ));
+        assert!(matches!(
+            classify("A\rB"),
+            Classified::Ignored(Ignored::Malformed(_))
+        ));
+        assert!(matches!(classify(""), Classified::Ignored(Ignored::Blank)));
+    }
+
+    #[test]
+    fn error_members_reject_only_when_they_are_objects_or_arrays() {
+        let out = |l: &str| match classify(l) {
+            Classified::Response(r) => r.outcome,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            out(r#"{"id":1,"error":{"code":7,"message":"structured","data":{"detail":"x"}}}"#),
+            Outcome::Error(ErrorObject {
+                code: Some(7.0),
+                message: "structured".into(),
+                data: Some(json!({"detail":"x"}))
+            })
+        );
+        assert_eq!(
+            out(r#"{"id":1,"error":{}}"#),
+            Outcome::Error(ErrorObject {
+                code: None,
+                message: "JSON-RPC error".into(),
+                data: None
+            })
+        );
+        assert!(matches!(out(r#"{"id":1,"error":[1]}"#), Outcome::Error(_)));
+        assert_eq!(out(r#"{"id":1,"error":null}"#), Outcome::Result(None));
+        assert_eq!(
+            out(r#"{"id":1,"error":"x","result":2}"#),
+            Outcome::Result(Some(json!(2)))
+        );
+    }
+
+    #[test]
+    fn ids_compare_as_a_javascript_map_does() {
+        assert_ne!(Id::from("1"), Id::from(1));
+        assert_eq!(Id::Num(-0.0), Id::Num(0.0));
+        assert_eq!(Id::from(7).to_string(), "7");
+        assert_eq!(Id::from("7").to_string(), "\"7\"");
+    }
+
+    #[test]
+    fn deeply_nested_params_are_classified_and_dropped_safely() {
+        let n = 100_000;
+        let line = format!(
+            r#"{{"id":1,"method":"m","params":{{"a":{}{}}}}}"#,
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        let r = req(&line);
+        assert_eq!(r.params.shape, Kind::Object);
+        drop(r);
+        let bare = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(matches!(
+            classify(&bare),
+            Classified::Ignored(Ignored::Batch { len: 1 })
+        ));
+    }
+}

@@ -1,0 +1,258 @@
+//! Splitting a byte stream into lines with the upstream decoder's rules (CONTRACT §2.1).
+//!
+//! Only `\n` ends a line; each line is decoded as UTF-8 with invalid bytes replaced by U+FFFD (the
+//! WHATWG "maximal subpart" rule that Node's `StringDecoder` and Rust's `from_utf8_lossy` share),
+//! then trimmed with the JavaScript `String.prototype.trim()` whitespace set; blank lines are
+//! skipped; an unterminated last line at EOF is dropped. Unlike upstream, a line is bounded: bytes
+//! past `max_line` are discarded (and reported) so a hostile stream cannot grow memory without end.
+
+use std::borrow::Cow;
+
+/// Default bound on one line: far above the 10 MB lines the real runtime was seen to handle.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// One event out of the splitter.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LineEvent<'a> {
+    /// A complete, decoded, trimmed, non-blank line (without its `\n`).
+    Line(&'a str),
+    /// A complete line longer than the bound; its bytes were discarded. Holds its full length.
+    TooLong(usize),
+}
+
+/// What was left when the stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DroppedTail {
+    /// Bytes of the unterminated last line (upstream drops them without a word).
+    pub len: usize,
+    /// Whether those bytes held anything other than whitespace.
+    pub blank: bool,
+}
+
+/// Incremental line splitter. Feed chunks with [`LineDecoder::push`], end with [`LineDecoder::finish`].
+#[derive(Debug)]
+pub struct LineDecoder {
+    buf: Vec<u8>,
+    max_line: usize,
+    /// Length of the current over-long line, while its bytes are being discarded.
+    discarding: Option<usize>,
+}
+
+impl Default for LineDecoder {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_LINE)
+    }
+}
+
+impl LineDecoder {
+    /// A splitter that discards lines longer than `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            max_line,
+            discarding: None,
+        }
+    }
+
+    /// Bytes held for an incomplete line.
+    pub fn pending(&self) -> usize {
+        self.buf.len() + self.discarding.unwrap_or(0)
+    }
+
+    /// Feeds a chunk; calls `f` for every line it completes, in order.
+    pub fn push(&mut self, mut chunk: &[u8], f: &mut dyn FnMut(LineEvent<'_>)) {
+        while !chunk.is_empty() {
+            let nl = memchr::memchr(b'\n', chunk);
+            let (seg, rest) = match nl {
+                Some(i) => (&chunk[..i], Some(&chunk[i + 1..])),
+                None => (chunk, None),
+            };
+            if let Some(n) = self.discarding.as_mut() {
+                *n += seg.len();
+            } else if self.buf.len() + seg.len() > self.max_line {
+                self.discarding = Some(self.buf.len() + seg.len());
+                self.buf = Vec::new();
+            } else if rest.is_some() && self.buf.is_empty() {
+                // Whole line inside this chunk: no copy.
+                emit(seg, f);
+            } else {
+                self.buf.extend_from_slice(seg);
+            }
+            match rest {
+                Some(r) => {
+                    if let Some(n) = self.discarding.take() {
+                        f(LineEvent::TooLong(n));
+                    } else if !self.buf.is_empty() {
+                        let line = std::mem::take(&mut self.buf);
+                        emit(&line, f);
+                        self.buf = line;
+                        self.buf.clear();
+                    }
+                    chunk = r;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Ends the stream. Upstream drops an unterminated last line; this says whether there was one.
+    pub fn finish(&mut self) -> Option<DroppedTail> {
+        let tail = if let Some(n) = self.discarding.take() {
+            Some(DroppedTail {
+                len: n,
+                blank: false,
+            })
+        } else if !self.buf.is_empty() {
+            let text = String::from_utf8_lossy(&self.buf);
+            Some(DroppedTail {
+                len: self.buf.len(),
+                blank: trim_js(&text).is_empty(),
+            })
+        } else {
+            None
+        };
+        self.buf.clear();
+        tail
+    }
+}
+
+fn emit(bytes: &[u8], f: &mut dyn FnMut(LineEvent<'_>)) {
+    let text: Cow<'_, str> = String::from_utf8_lossy(bytes);
+    let line = trim_js(&text);
+    if !line.is_empty() {
+        f(LineEvent::Line(line));
+    }
+}
+
+/// Whether `c` is stripped by JavaScript's `String.prototype.trim()` (WhiteSpace + LineTerminator).
+#[inline]
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+/// `String.prototype.trim()`.
+#[inline]
+pub fn trim_js(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// Splits a whole byte stream; convenience for tests and tools. Returns the lines and the dropped tail.
+pub fn split_all(
+    bytes: &[u8],
+    max_line: usize,
+) -> (Vec<Result<String, usize>>, Option<DroppedTail>) {
+    let mut d = LineDecoder::new(max_line);
+    let mut out = Vec::new();
+    d.push(bytes, &mut |e| match e {
+        LineEvent::Line(l) => out.push(Ok(l.to_owned())),
+        LineEvent::TooLong(n) => out.push(Err(n)),
+    });
+    let tail = d.finish();
+    (out, tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(chunks: &[&[u8]]) -> (Vec<String>, Option<DroppedTail>) {
+        let mut d = LineDecoder::new(1024);
+        let mut out = Vec::new();
+        for c in chunks {
+            d.push(c, &mut |e| match e {
+                LineEvent::Line(l) => out.push(l.to_owned()),
+                LineEvent::TooLong(n) => out.push(format!("<too long {n}>")),
+            });
+        }
+        (out, d.finish())
+    }
+
+    #[test]
+    fn only_newline_ends_a_line_and_a_lone_cr_does_not() {
+        let (l, _) = lines(&[b"A\rB\nC\r\n"]);
+        assert_eq!(l, vec!["A\rB", "C"]);
+    }
+
+    #[test]
+    fn blank_and_whitespace_only_lines_are_skipped() {
+        let (l, _) = lines(&[b"\n  \n\t\n \xc2\xa0\n{} \n"]);
+        assert_eq!(l, vec!["{}"]);
+    }
+
+    #[test]
+    fn bom_nbsp_and_unicode_line_separators_are_trimmed() {
+        let (l, _) = lines(&["\u{feff}{\"a\":1}\u{2028}\u{2029}\u{a0}\u{3000}\n".as_bytes()]);
+        assert_eq!(l, vec!["{\"a\":1}"]);
+        // U+0085 is whitespace to Rust but not to JavaScript.
+        assert!(!is_js_whitespace('\u{85}'));
+    }
+
+    #[test]
+    fn a_multibyte_character_split_across_chunks_is_reassembled() {
+        let euro = "€".as_bytes();
+        let (l, _) = lines(&[b"\"", &euro[..1], &euro[1..], b"\"\n"]);
+        assert_eq!(l, vec!["\"€\""]);
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters_per_maximal_subpart() {
+        let (l, _) = lines(&[b"\xff\xfe|\xc0\xaf|\xed\xa0\x80\n"]);
+        assert_eq!(
+            l,
+            vec!["\u{FFFD}\u{FFFD}|\u{FFFD}\u{FFFD}|\u{FFFD}\u{FFFD}\u{FFFD}"]
+        );
+    }
+
+    #[test]
+    fn an_unterminated_last_line_is_dropped_and_reported() {
+        let (l, tail) = lines(&[b"{}\n{\"id\":1"]);
+        assert_eq!(l, vec!["{}"]);
+        assert_eq!(
+            tail,
+            Some(DroppedTail {
+                len: 7,
+                blank: false
+            })
+        );
+        let (_, tail) = lines(&[b"{}\n"]);
+        assert_eq!(tail, None);
+    }
+
+    #[test]
+    fn over_long_lines_are_discarded_without_buffering_them() {
+        let mut d = LineDecoder::new(8);
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            d.push(&[b'x'; 1000], &mut |_| panic!("no line yet"));
+            assert!(
+                d.buf.capacity() <= 16,
+                "discarded bytes must not be buffered"
+            );
+        }
+        d.push(b"\nok\n", &mut |e| out.push(format!("{e:?}")));
+        assert_eq!(out, vec!["TooLong(1000000)", "Line(\"ok\")"]);
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_lines() {
+        let data = b"{\"a\":1}\r\n\n  x \n\xe2\x82\xacy\nlast";
+        let whole = lines(&[data]);
+        for cut in 0..data.len() {
+            let (a, b) = data.split_at(cut);
+            assert_eq!(lines(&[a, b]), whole, "cut at {cut}");
+        }
+    }
+}
