@@ -1,0 +1,3 @@
+//! One integration-test binary, a module per area (ripgrep's layout): linking once keeps `cargo test` fast.
+
+mod support;
