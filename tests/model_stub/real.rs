@@ -278,3 +278,271 @@ fn real_runtime_completes_a_reply_turn_through_the_stub() {
     );
     assert_eq!(r.directive.as_deref(), Some("reply"));
 }
+
+#[test]
+fn real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens() {
+    let Some((exe, stub)) = setup("real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "maxtokens");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "max-tokens"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        assistant_contents(&real, "s1"),
+        vec![json!([{"type": "text", "text": "partial..."}])]
+    );
+}
+
+#[test]
+fn real_runtime_turns_a_thinking_block_into_reasoning_content() {
+    let Some((exe, stub)) = setup("real_runtime_turns_a_thinking_block_into_reasoning_content")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "thinking");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    let expected = json!([{"type": "reasoning", "text": "let me think"}, {"type": "text", "text": "thought done"}]);
+    assert_eq!(assistant_contents(&real, "s1"), vec![expected]);
+}
+
+#[test]
+fn real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_prompt() {
+    let Some((exe, stub)) =
+        setup("real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_prompt")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "error400");
+    let end = real.turn_end("s1", 1);
+    let expected = json!({"kind": "error", "error": {"message": "fake bad request", "code": "INVALID_REQUEST", "status": 400}});
+    assert_eq!(end["reason"], expected);
+    real.idle("s1", 1);
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "a 400 is not retried:\n{}",
+        stub.log_text()
+    );
+    // The next prompt is merged into the same user message after the runtime context:
+    // [error400, runtime context, reply: recovered]; the stub must read the last user text.
+    real.prompt("s1", "reply: recovered");
+    assert_eq!(
+        real.turn_end("s1", 2)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        assistant_contents(&real, "s1"),
+        vec![json!([{"type": "text", "text": "recovered"}])]
+    );
+}
+
+#[test]
+fn real_runtime_reports_a_truncated_stream_as_stream_closed() {
+    let Some((exe, stub)) = setup("real_runtime_reports_a_truncated_stream_as_stream_closed")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "truncate");
+    let expected = json!({"kind": "error", "error": {"message": "DeepSeek Messages stream ended before message_stop", "code": "STREAM_CLOSED"}});
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        expected,
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "a truncated stream is not retried:\n{}",
+        stub.log_text()
+    );
+}
+
+#[test]
+fn real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result() {
+    let Some((exe, stub)) =
+        setup("real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "tool: echo hi");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    let calls = real.events("s1", "tool/call");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["data"]["name"], "bash");
+    assert_eq!(
+        calls[0]["data"]["arguments"],
+        r#"{"description": "probe command", "command": "echo hi"}"#
+    );
+    let result = &real.events("s1", "tool/result")[0]["data"]["message"]["content"][0]["text"];
+    let contents = assistant_contents(&real, "s1");
+    assert_eq!(contents.len(), 2);
+    assert_eq!(
+        contents[1][0]["text"],
+        json!(format!("tool result: {}", result.as_str().unwrap()))
+    );
+    let log = stub.requests();
+    let labels: Vec<_> = log
+        .iter()
+        .map(|r| r.directive.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(labels, ["tool", "tool-result"], "{}", stub.log_text());
+}
+
+#[test]
+fn real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument() {
+    let Some((exe, stub)) =
+        setup("real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "subagent: reply: from child");
+    let finished = real.wait_for("subagent.finished", |f| f["method"] == "subagent.finished");
+    let p = &finished["params"];
+    assert_eq!(
+        (p["parentSessionId"].as_str(), p["status"].as_str()),
+        (Some("s1"), Some("ok")),
+        "{finished}"
+    );
+    assert_eq!(
+        p["lastAssistantMessage"],
+        json!([{"type": "text", "text": "from child"}])
+    );
+    let child = p["childSessionId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        real.turn_end(&child, 1)["reason"],
+        json!({"kind": "completed"})
+    );
+    // The child's closing message wakes the parent (turn 2); the stub answers the notice with "ok".
+    assert_eq!(
+        real.turn_end("s1", 2)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        assistant_contents(&real, "s1").last().unwrap(),
+        &json!([{"type": "text", "text": "ok"}])
+    );
+    let log = stub.requests();
+    let child_request = log
+        .iter()
+        .find(|r| r.header("x-deepseek-harness-session-id") == Some(child.as_str()));
+    assert_eq!(
+        child_request.and_then(|r| r.directive.as_deref()),
+        Some("reply"),
+        "{}",
+        stub.log_text()
+    );
+}
+
+#[test]
+fn real_runtime_waits_for_a_slow_reply() {
+    let Some((exe, stub)) = setup("real_runtime_waits_for_a_slow_reply") else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "slow:1 reply: waited");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        assistant_contents(&real, "s1"),
+        vec![json!([{"type": "text", "text": "waited"}])]
+    );
+    assert_eq!(
+        stub.requests()[0].directive.as_deref(),
+        Some("slow:1+reply")
+    );
+}
+
+#[test]
+fn real_runtime_echoes_a_prompt_without_directive() {
+    let Some((exe, stub)) = setup("real_runtime_echoes_a_prompt_without_directive") else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "just some words");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(
+        assistant_contents(&real, "s1"),
+        vec![json!([{"type": "text", "text": "just some words"}])]
+    );
+}
+
+#[test]
+fn real_runtime_keeps_a_hanging_turn_open_until_shutdown() {
+    let Some((exe, stub)) = setup("real_runtime_keeps_a_hanging_turn_open_until_shutdown") else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "hang");
+    assert!(
+        stub.wait_for_requests(1, DEADLINE),
+        "the runtime never called the model"
+    );
+    assert_eq!(stub.requests()[0].status, None, "a hang is never answered");
+    // A barrier request proves the runtime is alive and the turn still open.
+    let barrier = real.request("probe/barrier", json!({}));
+    assert_eq!(barrier["error"]["code"], -32603);
+    assert!(real.events("s1", "turn/end").is_empty());
+    assert_eq!(real.shutdown(), Some(0));
+    // The stub closes the abandoned connection when the stub itself is dropped.
+    drop(stub);
+}
+
+/// The one retried-failure test (upstream backs off ≈ 0.5+1+2+4+7.5 s before giving up).
+#[test]
+fn real_runtime_retries_an_error500_five_times_then_ends_with_server_error() {
+    let Some((exe, stub)) =
+        setup("real_runtime_retries_an_error500_five_times_then_ends_with_server_error")
+    else {
+        return;
+    };
+    let mut real = Real::start(&exe, &stub);
+    real.prompt("s1", "error500");
+    let expected = json!({"kind": "error", "error": {"message": "fake internal error", "code": "SERVER", "status": 500}});
+    assert_eq!(real.turn_end("s1", 1)["reason"], expected);
+    let log = stub.requests();
+    assert_eq!(
+        log.len(),
+        6,
+        "one attempt and five retries:\n{}",
+        stub.log_text()
+    );
+    assert!(log
+        .iter()
+        .all(|r| r.status == Some(500) && r.directive.as_deref() == Some("error500")));
+    assert_eq!(real.events("s1", "llm/retry").len(), 5);
+}
