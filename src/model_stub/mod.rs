@@ -162,6 +162,11 @@ impl ModelStub {
         self.requests().iter().map(|r| r.summary() + "\n").collect()
     }
 
+    /// How many client connections are open right now.
+    pub fn open_connections(&self) -> usize {
+        self.server.open_connections()
+    }
+
     /// Waits until at least `n` requests arrived (true) or `timeout` passed (false).
     pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;

@@ -161,6 +161,10 @@ impl Server {
         lock(&self.shared.log).clone()
     }
 
+    pub(crate) fn open_connections(&self) -> usize {
+        lock(&self.shared.open).len()
+    }
+
     pub(crate) fn log_len(&self) -> usize {
         lock(&self.shared.log).len()
     }
