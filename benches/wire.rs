@@ -13,12 +13,25 @@ fn line_mix() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut lines = Vec::new();
     for dir in ["real-0.2.1rc2", "contract"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir)).expect("fixtures").flatten().map(|e| e.path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("fixtures")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         files.sort();
-        for f in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for f in files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        {
             for rec in std::fs::read_to_string(&f).unwrap().lines() {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(rec) else { continue };
-                if let Some(l) = v.get("line").or_else(|| v.get("raw")).and_then(|l| l.as_str()) {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(rec) else {
+                    continue;
+                };
+                if let Some(l) = v
+                    .get("line")
+                    .or_else(|| v.get("raw"))
+                    .and_then(|l| l.as_str())
+                {
                     if l.len() <= 64 * 1024 && v.get("len").is_none() {
                         lines.push(l.trim_end_matches('\n').to_owned());
                     }
@@ -26,7 +39,15 @@ fn line_mix() -> Vec<String> {
             }
         }
     }
-    for bad in ["{not json", "}{", "nul", "[1,2,3]", "42", "{\"id\":null,\"method\":\"foo\"}", "\u{feff}{\"id\":1}"] {
+    for bad in [
+        "{not json",
+        "}{",
+        "nul",
+        "[1,2,3]",
+        "42",
+        "{\"id\":null,\"method\":\"foo\"}",
+        "\u{feff}{\"id\":1}",
+    ] {
         lines.push(bad.to_owned());
     }
     lines
@@ -45,7 +66,9 @@ fn bench(c: &mut Criterion) {
     g.bench_function("serde_json::from_slice::<Value>", |b| {
         b.iter(|| {
             for l in &lines {
-                let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(l.as_bytes())));
+                let _ = black_box(serde_json::from_slice::<serde_json::Value>(black_box(
+                    l.as_bytes(),
+                )));
             }
         })
     });

@@ -5,6 +5,7 @@
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
 pub mod model_stub;
+pub mod mutants;
 pub mod runner;
 pub mod runtime;
 pub mod suite;
