@@ -182,13 +182,14 @@ impl Rewriter {
                     *name = json!("my-runtime");
                 }
             }
-            "unknown-method-32000" => {
+            "unknown-method-32000"
                 if v.pointer("/error/message")
                     .and_then(Value::as_str)
-                    .is_some_and(|m| m.starts_with("unknown DeepSeek Harness SDK runtime method"))
-                {
-                    v["error"]["code"] = json!(-32000);
-                }
+                    .is_some_and(|m| {
+                        m.starts_with("unknown DeepSeek Harness SDK runtime method")
+                    }) =>
+            {
+                v["error"]["code"] = json!(-32000);
             }
             "message-id-mismatch" => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
