@@ -2,6 +2,7 @@
 //! any runtime command; verdicts reported as a table, JSON or JUnit.
 
 pub mod baseline;
+pub mod oracles;
 pub mod registry;
 pub mod report;
 
