@@ -4,7 +4,9 @@
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
+pub mod loadgen;
 pub mod model_stub;
+pub mod mutants;
 pub mod runner;
 pub mod runtime;
 pub mod suite;

@@ -2,3 +2,4 @@
 
 mod model_stub;
 mod support;
+mod transport;
