@@ -30,7 +30,7 @@
 //! directive is read from, given the blocks the runtime adds to user messages: see [`request`].
 //!
 //! # What the stub answers
-//! The directive ([`directive`]) at the start of the last user-authored text block picks the
+//! The directive ([`directive`], the reference runtime's grammar) of the last user-authored text block holding one picks the
 //! answer ([`reply`]). Every stream is `200`, `content-type: text/event-stream`, sent whole with a
 //! `content-length` (after the `slow` delay), as `event: <type>\ndata: <json>\n\n` events:
 //!
@@ -42,7 +42,7 @@
 //! | `empty` | message_start, message_delta end_turn, message_stop (no block) | error `EMPTY_RESPONSE` after 5 retries (≈15 s) |
 //! | `tool[: CMD]` | message_start, B_start tool_use `{id:"toolu_stub_N", name:"bash", input:{}}`, one input_json_delta `{"description": "probe command", "command": "CMD"}`, B_stop, message_delta **tool_use**, message_stop | next request carries the tool_result → `tool result: <text>`; `completed` |
 //! | `subagent: P` | as tool with name `subagent`, args `{"description": "probe child", "prompt": "P"}` | `completed`; the child's prompt P drives the child; the parent's wake-up notice → `ok` |
-//! | `slow[:N] D` | D's answer after N s (default 1) | D's |
+//! | `slow[:N] D` | D's answer after N s (default 2; a D without directive is a reply with that text) | D's |
 //! | `error500` | HTTP 500 `{"type":"error","error":{"type":"api_error","message":"fake internal error"}}` | error `SERVER` status 500 after 5 retries |
 //! | `error400` | HTTP 400, `invalid_request_error`, `fake bad request` | error `INVALID_REQUEST` status 400, no retry |
 //! | `sseerror` | 200 with only `event: error` `{"type":"error","error":{"type":"overloaded_error","message":"fake overloaded"}}` | error `SERVER` after 5 retries |
