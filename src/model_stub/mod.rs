@@ -15,7 +15,8 @@
 //! `{cwd, provider:"deepseek-official", model:"deepseek-v4-flash"}`.
 //!
 //! # What the real runtime sends (observed with 0.2.1rc2 against this stub)
-//! Only `POST /v1/messages`, on one keep-alive connection per session. Headers: `host`,
+//! Only `POST /v1/messages`; every turn and every session of one runtime process reused a single
+//! keep-alive connection (22 requests over 2 sessions: one connection). Headers: `host`,
 //! `connection: keep-alive`, `user-agent: deepseek-harness/0.2.1-rc.2 (+https://github.com/deepseek-ai/deepseek-harness)`,
 //! `content-type: application/json`, `accept: text/event-stream`, `x-api-key`,
 //! `anthropic-version: 2023-06-01`, `x-deepseek-harness-user-id: <uuid>`,
@@ -54,6 +55,13 @@
 //! message_start carries `{id:"msg_stub_N", type:"message", role:"assistant", model:<request's>,
 //! content:[], stop_reason:null, stop_sequence:null, usage:{input_tokens:10, output_tokens:0}}`;
 //! message_delta carries `usage:{output_tokens:5}`.
+//!
+//! The real runtime maps the stub's refusals to `turn/end` errors carrying the stub's message:
+//! 401 → code `AUTH` (status 401), 404 → code `HTTP_404` (status 404), neither retried.
+//!
+//! Timing (2-core machine, debug build of the kit, real runtime 0.2.1rc2): boot + initialize
+//! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
+//! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
 //!
 //! Requests the stub cannot answer get an Anthropic-style JSON error body starting `model-stub:`
 //! (which the runtime copies into its `turn/end` error) and a log entry with the reason: 404 any
