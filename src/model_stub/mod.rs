@@ -3,8 +3,9 @@
 //!
 //! ```no_run
 //! let stub = dsh_conformance::model_stub::ModelStub::start()?;
+//! let (home, cwd) = (std::env::temp_dir().join("dsh-home"), std::env::temp_dir().join("dsh-cwd"));
 //! let mut cmd = std::process::Command::new("./runtime");
-//! stub.configure(&mut cmd, "/tmp/home".as_ref(), "/tmp/cwd".as_ref());
+//! stub.configure(&mut cmd, &home, &cwd).arg("--profile").arg("sdk");
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
@@ -62,6 +63,16 @@
 //! Timing (2-core machine, debug build of the kit, real runtime 0.2.1rc2): boot + initialize
 //! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
 //! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
+//!
+//! # Against RUNTIME-BEHAVIOUR.md §1
+//! Confirmed: the `/v1` handling, the key as `x-api-key`, the body keys, 25 tools, the reasons and
+//! error codes per directive. Incomplete there: the user's prompt is not the last text block (the
+//! runtime appends its context snapshot, a subagent's parent note; it merges a prompt after a failed
+//! turn into the same message; it sends subagent-settled notices as user messages — the recorded
+//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the header list
+//! omits `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
+//! `accept-encoding: gzip, deflate`; `thinking` needs a `signature_delta` (`fakesig`) to reproduce
+//! the recorded `replayState`. Nothing stated there was found wrong.
 //!
 //! Requests the stub cannot answer get an Anthropic-style JSON error body starting `model-stub:`
 //! (which the runtime copies into its `turn/end` error) and a log entry with the reason: 404 any
