@@ -71,8 +71,8 @@
 //! turn into the same message; it sends subagent-settled notices as user messages — the recorded
 //! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the header list
 //! omits `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
-//! `accept-encoding: gzip, deflate`; `thinking` needs a `signature_delta` (`fakesig`) to reproduce
-//! the recorded `replayState`. Nothing stated there was found wrong.
+//! `accept-encoding: gzip, deflate`; the recorded `thinking` reply carried a signature (`fakesig`, seen in
+//! `replayState`), which the stub sends as a `signature_delta`. Nothing stated there was found wrong.
 //!
 //! Requests the stub cannot answer get an Anthropic-style JSON error body starting `model-stub:`
 //! (which the runtime copies into its `turn/end` error) and a log entry with the reason: 404 any

@@ -248,6 +248,16 @@ fn real_runtime_completes_a_reply_turn_through_the_stub() {
         assistant_contents(&real, "s1"),
         vec![json!([{"type": "text", "text": "hello world"}])]
     );
+    // Streamed in the two halves the recorded stub sent (traces/real-0.2.1rc2/happy_basic).
+    let stream = &real.events("s1", "assistant/message")[0]["data"]["stream"];
+    let chunks: Vec<&Value> = stream
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "text-chunks")
+        .collect();
+    assert_eq!(chunks.len(), 1, "{stream}");
+    assert_eq!(chunks[0]["texts"], json!(["hello", " world"]));
     real.idle("s1", 1);
     assert_eq!(real.shutdown(), Some(0));
 
@@ -321,6 +331,11 @@ fn real_runtime_turns_a_thinking_block_into_reasoning_content() {
     );
     let expected = json!([{"type": "reasoning", "text": "let me think"}, {"type": "text", "text": "thought done"}]);
     assert_eq!(assistant_contents(&real, "s1"), vec![expected]);
+    let message = &real.events("s1", "assistant/message")[0]["data"]["message"];
+    assert_eq!(
+        message["source"]["replayState"]["blocks"][0],
+        json!({"type": "reasoning", "signature": "fakesig"})
+    );
 }
 
 #[test]
