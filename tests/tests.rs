@@ -1,4 +1,5 @@
 //! One integration-test binary, a module per area (ripgrep's layout): linking once keeps `cargo test` fast.
 
+mod model_stub;
 mod support;
 mod transport;
