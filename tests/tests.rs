@@ -1,3 +1,5 @@
 //! One integration-test binary, a module per area (ripgrep's layout): linking once keeps `cargo test` fast.
 
+mod fuzz_corpus;
+mod fuzz_props;
 mod support;
