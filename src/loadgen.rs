@@ -32,7 +32,7 @@ pub struct Target {
 /// A running runtime with a line reader.
 struct Proc {
     child: Child,
-    lines: mpsc::Receiver<(Instant, String)>,
+    lines: mpsc::Receiver<(Instant, Vec<String>)>,
     stdin: Option<std::process::ChildStdin>,
     _home: TempDir,
 }
@@ -90,14 +90,14 @@ impl Proc {
                 if n == 0 {
                     break;
                 }
-                let now = Instant::now();
-                let mut gone = false;
+                // One message per read, not per line: the reader must cost less than the runtime.
+                let mut batch = Vec::new();
                 d.push(&buf[..n], &mut |e| {
                     if let LineEvent::Line(l) = e {
-                        gone |= tx.send((now, l.to_owned())).is_err();
+                        batch.push(l.to_owned());
                     }
                 });
-                if gone {
+                if tx.send((Instant::now(), batch)).is_err() {
                     break;
                 }
             }
@@ -137,8 +137,8 @@ impl Proc {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok((at, l)) => {
-                    if done(&l) {
+                Ok((at, batch)) => {
+                    if batch.iter().any(|l| done(l)) {
                         return Ok(at);
                     }
                 }
