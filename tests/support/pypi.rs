@@ -35,7 +35,10 @@ fn target_dir() -> PathBuf {
 /// Installs `packages` into the venv `name` (once per process, cached across runs).
 pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    let _guard = LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LOCK
+        .get_or_init(|| Mutex::new(()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = target_dir().join("dsh-pyenv").join(name);
     let python = dir.join("bin").join("python");
     let stamp = dir.join(".installed");
@@ -45,14 +48,27 @@ pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.parent().unwrap()).expect("create target/dsh-pyenv");
-    let made = Command::new("python3").args(["-m", "venv"]).arg(&dir).output();
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&dir)
+        .output();
     match made {
         Ok(o) if o.status.success() => {}
-        Ok(o) => panic!("python3 -m venv failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Ok(o) => panic!(
+            "python3 -m venv failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
         Err(e) => panic!("python3 is needed for the PyPI interop tests and could not be run: {e}"),
     }
     let out = Command::new(&python)
-        .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "-q",
+        ])
         .args(packages)
         .output()
         .expect("run pip");
@@ -70,9 +86,16 @@ pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
             "ProxyError",
         ];
         if unreachable.iter().any(|m| err.contains(m)) {
-            return Err(format!("pip could not install {}: {}", packages.join(" "), last_line(&err)));
+            return Err(format!(
+                "pip could not install {}: {}",
+                packages.join(" "),
+                last_line(&err)
+            ));
         }
-        panic!("pip install {} failed for a reason other than reachability:\n{err}", packages.join(" "));
+        panic!(
+            "pip install {} failed for a reason other than reachability:\n{err}",
+            packages.join(" ")
+        );
     }
     std::fs::write(&stamp, &wanted).expect("write venv stamp");
     Ok(PyEnv { dir, python })
@@ -103,10 +126,20 @@ pub fn real_runtime_executable(env: &PyEnv) -> PathBuf {
         ])
         .output()
         .expect("run python");
-    assert!(out.status.success(), "import deepseek_harness_runtime: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "import deepseek_harness_runtime: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let pkg = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let exe = pkg.join("runtime").join("deepseek-harness-sdk-runtime-linux-x64");
-    assert!(exe.is_file(), "the runtime wheel has no executable at {}", exe.display());
+    let exe = pkg
+        .join("runtime")
+        .join("deepseek-harness-sdk-runtime-linux-x64");
+    assert!(
+        exe.is_file(),
+        "the runtime wheel has no executable at {}",
+        exe.display()
+    );
     exe
 }
 
