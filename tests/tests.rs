@@ -4,4 +4,5 @@ mod fuzz_corpus;
 mod fuzz_props;
 mod model_stub;
 mod support;
+mod trace;
 mod transport;
