@@ -79,6 +79,44 @@ pub struct CaseReport {
     pub wall: Duration,
     /// Frame counters.
     pub stats: Stats,
+    /// What was written and read (for the suite's whole-run oracles).
+    pub transcript: Transcript,
+}
+
+/// What was written to the runtime and what it wrote on stdout, bounded in size.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Every byte written to the runtime's stdin, in order.
+    pub sent: Vec<u8>,
+    /// Every stdout line read (JS-trimmed text; non-UTF-8 and over-long lines as a `<…>` note).
+    pub stdout: Vec<String>,
+    /// The bound was reached and later traffic was not recorded.
+    pub truncated: bool,
+}
+
+/// Bytes a transcript keeps before it stops recording.
+pub const TRANSCRIPT_BYTES: usize = 64 << 20;
+
+impl Transcript {
+    fn room(&mut self, n: usize) -> bool {
+        let used = self.sent.len() + self.stdout.iter().map(String::len).sum::<usize>();
+        if used + n > TRANSCRIPT_BYTES {
+            self.truncated = true;
+        }
+        !self.truncated
+    }
+
+    fn wrote(&mut self, b: &[u8]) {
+        if self.room(b.len()) {
+            self.sent.extend_from_slice(b);
+        }
+    }
+
+    fn read(&mut self, line: String) {
+        if self.room(line.len()) {
+            self.stdout.push(line);
+        }
+    }
 }
 
 impl CaseReport {
@@ -137,6 +175,17 @@ impl std::fmt::Display for CaseReport {
 
 /// Replays one trace against `cmd`.
 pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
+    replay_in(trace, cmd, opts, None)
+}
+
+/// Replays one trace in given directories (`None`: fresh ones), so that consecutive cases can
+/// share a working directory and DSH_HOME across processes (e.g. `session/resume`).
+pub fn replay_in(
+    trace: &Trace,
+    cmd: &CommandSpec,
+    opts: &Options,
+    shared: Option<&CaseDirs>,
+) -> CaseReport {
     let started = Instant::now();
     let mut report = CaseReport {
         case: trace.meta.case.clone(),
@@ -147,17 +196,26 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
         exit: ExitInfo::Unknown,
         wall: Duration::ZERO,
         stats: Stats::default(),
+        transcript: Transcript::default(),
     };
-    let dirs = match CaseDirs::new(opts.keep_dirs) {
-        Ok(d) => d,
-        Err(e) => {
-            report.outcome = Outcome::Broken(format!("cannot create the case directories: {e}"));
-            return report;
-        }
+    let fresh;
+    let dirs = match shared {
+        Some(d) => d,
+        None => match CaseDirs::new(opts.keep_dirs) {
+            Ok(d) => {
+                fresh = d;
+                &fresh
+            }
+            Err(e) => {
+                report.outcome =
+                    Outcome::Broken(format!("cannot create the case directories: {e}"));
+                return report;
+            }
+        },
     };
     let mut env = trace.meta.env.clone();
     env.extend(opts.env.iter().cloned());
-    let mut child = match Child::spawn(cmd, &dirs, &env, opts.max_line) {
+    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line) {
         Ok(c) => c,
         Err(e) => {
             report.outcome = Outcome::Broken(format!("cannot start `{cmd}`: {e}"));
@@ -170,7 +228,7 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
         home: dirs.home.to_string_lossy().into_owned(),
     };
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
-    drive(&mut m, &mut child, started);
+    drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();
@@ -196,14 +254,17 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
 }
 
 /// Runs the I/O loop until the matcher is done.
-fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
+fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
         let now = started.elapsed();
         match m.poll(now) {
             Action::Done => return,
-            Action::Write(b) => child.write(b),
+            Action::Write(b) => {
+                log.wrote(&b);
+                child.write(b)
+            }
             Action::CloseStdin => child.close_stdin(),
             Action::Signal(s) => child.signal(s),
             Action::WaitUntil(t) => {
@@ -219,11 +280,18 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
                             child.consumed(&ev);
                             let now = started.elapsed();
                             match &ev {
-                                Event::Text(s) => m.on_line(Line::Text(s), now),
-                                Event::NotUtf8 { at, len } => {
-                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now)
+                                Event::Text(s) => {
+                                    m.on_line(Line::Text(s), now);
+                                    log.read(s.clone());
                                 }
-                                Event::TooLong(n) => m.on_line(Line::TooLong(*n), now),
+                                Event::NotUtf8 { at, len } => {
+                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now);
+                                    log.read(format!("<{len} bytes, not UTF-8 at byte {at}>"));
+                                }
+                                Event::TooLong(n) => {
+                                    m.on_line(Line::TooLong(*n), now);
+                                    log.read(format!("<line of {n} bytes over the bound>"));
+                                }
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.
