@@ -64,6 +64,8 @@ struct Turn {
     script: script::Script,
     delay_ms: u64,
     phase: Phase,
+    /// Last seq the model request carried (`delivery-accepted.throughSeq`).
+    through: u64,
 }
 
 struct Session {
@@ -193,7 +195,8 @@ impl Runtime {
             if *due > now_ms {
                 break;
             }
-            let Some(Reverse((_, token, sid))) = self.heap.pop() else {
+            // Virtual time advances to the task's due time, so a late poll does not shift later work.
+            let Some(Reverse((due, token, sid))) = self.heap.pop() else {
                 break;
             };
             let live = self.sessions.get(&sid).is_some_and(|s| s.sched == token);
@@ -201,7 +204,7 @@ impl Runtime {
                 if let Some(s) = self.sessions.get_mut(&sid) {
                     s.sched = 0;
                 }
-                self.run_phase(&sid, now_ms, out);
+                self.run_phase(&sid, due, out);
             }
         }
     }

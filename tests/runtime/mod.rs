@@ -1,0 +1,3 @@
+//! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
+
+mod fidelity;
