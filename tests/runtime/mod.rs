@@ -1,3 +1,4 @@
 //! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
 
 mod fidelity;
+mod interop;
