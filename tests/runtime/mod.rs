@@ -1,4 +1,7 @@
 //! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
 
 mod fidelity;
+mod harness;
 mod interop;
+mod methods;
+mod turns;
