@@ -4,4 +4,6 @@ mod fidelity;
 mod harness;
 mod interop;
 mod methods;
+mod persistence;
+mod process;
 mod turns;
