@@ -191,9 +191,19 @@ impl Runtime {
 
     /// Runs all scheduled work due at or before `now_ms`.
     pub fn poll(&mut self, now_ms: u64, out: &mut Vec<u8>) {
+        self.poll_bounded(now_ms, out, usize::MAX);
+    }
+
+    /// Like [`Runtime::poll`], but returns once `out` holds at least `budget` bytes, so a caller
+    /// can write them out before continuing (bounded memory with thousands of busy sessions).
+    /// Returns whether due work is left.
+    pub fn poll_bounded(&mut self, now_ms: u64, out: &mut Vec<u8>, budget: usize) -> bool {
         while let Some(Reverse((due, _, _))) = self.heap.peek() {
             if *due > now_ms {
                 break;
+            }
+            if out.len() >= budget {
+                return true;
             }
             // Virtual time advances to the task's due time, so a late poll does not shift later work.
             let Some(Reverse((due, token, sid))) = self.heap.pop() else {
@@ -207,6 +217,7 @@ impl Runtime {
                 self.run_phase(&sid, due, out);
             }
         }
+        false
     }
 
     /// When [`Runtime::poll`] next has work; `None` when nothing is scheduled (hung turns included).

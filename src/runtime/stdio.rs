@@ -27,6 +27,9 @@ enum Input {
     Signal(i32),
 }
 
+/// Output is written out once this much is buffered (bounded memory, big writes).
+const FLUSH_AT: usize = 1 << 20;
+
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -217,6 +220,9 @@ fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
                     if rt.exit_code().is_some() {
                         break;
                     }
+                    if out.len() >= FLUSH_AT && !write_out(&mut out) {
+                        return 1;
+                    }
                     next = rx.try_recv().ok();
                 }
                 Input::Eof => {
@@ -235,7 +241,12 @@ fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
             write_out(&mut out);
             return code;
         }
-        rt.poll(epoch_ms(), &mut out);
+        let now = epoch_ms();
+        while rt.poll_bounded(now, &mut out, FLUSH_AT) {
+            if !write_out(&mut out) {
+                return 1;
+            }
+        }
         if !write_out(&mut out) {
             eprintln!("dsh-reference-runtime: stdout closed");
             return 1;
