@@ -43,7 +43,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-fn install_signals(tx: mpsc::Sender<Input>) {
+fn install_signals(tx: mpsc::SyncSender<Input>) {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe(2) fills two descriptors we own from here on.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -153,7 +153,9 @@ pub fn serve_stdio(args: &[String]) -> i32 {
         process_cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
         env,
     };
-    let (tx, rx) = mpsc::channel::<Input>();
+    // Bounded: a client that writes faster than we answer is held back by the pipe, not by our
+    // memory (at most 16 chunks of 256 KB wait here).
+    let (tx, rx) = mpsc::sync_channel::<Input>(16);
     install_signals(tx.clone());
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
