@@ -1,7 +1,7 @@
 //! The fuzz targets' invariants as proptest properties, with small case counts so that plain
 //! `cargo test` exercises them on every run (the fuzzers go much further).
 
-use dsh_conformance::fuzzing::{classify_line, line_stream};
+use dsh_conformance::fuzzing::{classify_line, line_stream, runtime_session};
 use proptest::prelude::*;
 
 /// A JSON string literal mixing plain text, escapes (lone surrogates included) and raw non-ASCII.
@@ -143,6 +143,13 @@ proptest! {
     ) {
         let input = line_stream::encode(bound, &cuts, &data);
         if let Err(e) = line_stream::check(&input) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn random_op_sequences_keep_the_runtime_invariants(data in prop::collection::vec(any::<u8>(), 0..3000)) {
+        if let Err(e) = runtime_session::check(&data) {
             prop_assert!(false, "{}", e);
         }
     }
