@@ -117,6 +117,9 @@ pub enum Op {
     Advance(u16),
     /// Stdin closes.
     Eof,
+    /// The runtime process is replaced by a new one on the same `DSH_HOME` (persisted sessions
+    /// can then be resumed).
+    Restart,
 }
 
 /// A request id, spelled as JSON text.
@@ -390,7 +393,7 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// Appends the bytes of one op (nothing for [`Op::Advance`] and [`Op::Eof`]).
+    /// Appends the bytes of one op (nothing for [`Op::Advance`], [`Op::Eof`] and [`Op::Restart`]).
     pub fn render(&mut self, op: &Op, out: &mut Vec<u8>) {
         match op {
             Op::Prompt {
@@ -504,7 +507,7 @@ impl Renderer {
                     );
                 }
             },
-            Op::Advance(_) | Op::Eof => {}
+            Op::Advance(_) | Op::Eof | Op::Restart => {}
         }
     }
 

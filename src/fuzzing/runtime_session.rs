@@ -10,13 +10,15 @@
 //!   after `shutdown` or EOF, deferred requests may stay unanswered (the process is gone);
 //! - `shutdown` and EOF exit with code 0; output stays proportionate to input.
 //!
-//! Input layout: one byte selects the edition, the rest is `Vec<Op>` via `arbitrary`.
+//! Input layout: one byte selects the edition (and, with its top bit, persistence under a scratch
+//! `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
 
 use super::invariants::{Checker, Received, Rules, Sent};
 use super::ops::{Op, Renderer};
 use crate::runtime::{Config, Edition, Runtime};
 use crate::wire::{LineDecoder, LineEvent};
 use arbitrary::{Arbitrary, Unstructured};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Epoch milliseconds the virtual clock starts at.
 const START_MS: u64 = 1_795_984_000_000;
@@ -34,13 +36,27 @@ pub fn run(data: &[u8]) {
     }
 }
 
-/// Decodes the input into an edition and ops.
-pub fn decode(data: &[u8]) -> (Edition, Vec<Op>) {
+/// How the runtime under test is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// Protocol edition.
+    pub edition: Edition,
+    /// Whether sessions persist under a scratch `DSH_HOME` (so resume and restarts matter).
+    pub persistent: bool,
+}
+
+/// Decodes the input into a setup and ops.
+pub fn decode(data: &[u8]) -> (Setup, Vec<Op>) {
     let mut u = Unstructured::new(data);
-    let edition = match u.arbitrary::<u8>().unwrap_or(0) % 3 {
+    let b = u.arbitrary::<u8>().unwrap_or(0);
+    let edition = match b % 3 {
         0 => Edition::Current,
         1 => Edition::Aug2026,
         _ => Edition::Legacy,
+    };
+    let setup = Setup {
+        edition,
+        persistent: b & 0x80 != 0,
     };
     // Ops until the data runs out, keeping all decoded before one fails (no continuation bytes:
     // every byte shapes an op).
@@ -51,17 +67,17 @@ pub fn decode(data: &[u8]) -> (Edition, Vec<Op>) {
             Err(_) => break,
         }
     }
-    (edition, ops)
+    (setup, ops)
 }
 
 /// Runs the check on one input.
 pub fn check(data: &[u8]) -> Result<(), String> {
-    let (edition, ops) = decode(data);
-    run_ops(edition, &ops)
+    let (setup, ops) = decode(data);
+    run_ops(setup, &ops)
 }
 
 /// The rules the reference runtime of an edition must follow.
-pub fn rules_for(edition: Edition) -> Rules {
+pub fn rules_for(edition: Edition, persistent: bool) -> Rules {
     let mut methods = vec!["initialize", "session/prompt", "shutdown"];
     if edition == Edition::Current {
         methods.extend([
@@ -76,7 +92,7 @@ pub fn rules_for(edition: Edition) -> Rules {
         legacy_prompt: edition == Edition::Legacy,
         allow_method_not_found: false,
         session_finished: edition == Edition::Legacy,
-        fresh_sessions: true,
+        fresh_sessions: !persistent,
     }
 }
 
@@ -95,6 +111,8 @@ struct Driver {
     out: Vec<u8>,
     in_bytes: usize,
     out_bytes: usize,
+    /// The process exited (shutdown or EOF); ops wait for a restart.
+    gone: bool,
 }
 
 impl Driver {
@@ -150,33 +168,89 @@ impl Driver {
     }
 }
 
-/// Runs `ops` against a fresh reference runtime of `edition`, checking every invariant.
-pub fn run_ops(edition: Edition, ops: &[Op]) -> Result<(), String> {
-    let mut d = Driver {
-        edition,
-        rt: Runtime::new(Config::new(edition)),
-        ck: Checker::new(rules_for(edition)),
+/// A scratch `DSH_HOME`, unique per run (tests run in parallel threads), removed on drop.
+struct Home(std::path::PathBuf);
+
+impl Home {
+    fn new() -> Home {
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("dsh-fuzz-home-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Home(dir)
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start(setup: Setup, home: Option<&Home>) -> Driver {
+    let mut cfg = Config::new(setup.edition);
+    cfg.home = home.map(|h| h.0.clone());
+    Driver {
+        edition: setup.edition,
+        rt: Runtime::new(cfg),
+        ck: Checker::new(rules_for(setup.edition, setup.persistent)),
         out: Vec::new(),
         in_bytes: 0,
         out_bytes: 0,
-    };
+        gone: false,
+    }
+}
+
+/// Ends the process by EOF unless it already exited; either way the exit code must be 0.
+fn stop(d: &mut Driver, now: u64) -> Result<(), String> {
+    if d.rt.exit_code().is_none() {
+        let code = d.rt.on_eof(now, &mut d.out);
+        d.drain_output("at EOF")?;
+        if code != 0 || d.rt.exit_code() != Some(0) {
+            return Err(format!("EOF exited with {code}"));
+        }
+    }
+    match d.rt.exit_code() {
+        Some(0) => {
+            d.gone = true;
+            Ok(())
+        }
+        other => Err(format!("the process exited with {other:?}")),
+    }
+}
+
+/// Runs `ops` against a fresh reference runtime, checking every invariant.
+pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
+    let home = setup.persistent.then(Home::new);
+    let mut d = start(setup, home.as_ref());
     let mut dec = LineDecoder::new(MAX_LINE);
     let mut r = Renderer::default();
     let mut now = START_MS;
     let mut may_hang = false;
     let mut bytes = Vec::new();
     let mut lines: Vec<String> = Vec::new();
-    let mut eof = false;
-    'ops: for op in ops {
+    for op in ops {
+        if d.rt.exit_code().is_some() {
+            d.gone = true;
+        }
         match op {
+            Op::Restart => {
+                stop(&mut d, now)?;
+                d = start(setup, home.as_ref());
+                dec = LineDecoder::new(MAX_LINE);
+                continue;
+            }
+            // The process is gone: nothing more reaches it until a restart.
+            _ if d.gone => continue,
             Op::Advance(ms) => {
                 now += u64::from(*ms);
                 d.poll(now)?;
                 continue;
             }
             Op::Eof => {
-                eof = true;
-                break;
+                dec.finish();
+                stop(&mut d, now)?;
+                continue;
             }
             _ => {}
         }
@@ -193,10 +267,13 @@ pub fn run_ops(edition: Edition, ops: &[Op]) -> Result<(), String> {
         for l in &lines {
             d.line(l, now)?;
             if d.rt.exit_code().is_some() {
-                break 'ops;
+                // `shutdown` was answered: the process stops reading.
+                break;
             }
         }
-        d.poll(now)?;
+        if d.rt.exit_code().is_none() {
+            d.poll(now)?;
+        }
         let budget = 256 * 1024 + 64 * d.in_bytes;
         if d.out_bytes > budget {
             return Err(format!(
@@ -205,8 +282,7 @@ pub fn run_ops(edition: Edition, ops: &[Op]) -> Result<(), String> {
             ));
         }
     }
-    let exited = eof || d.rt.exit_code().is_some();
-    if !exited {
+    if !d.gone && d.rt.exit_code().is_none() {
         // Let every scheduled turn run to its end.
         let mut polls = 0;
         while let Some(due) = d.rt.next_deadline() {
@@ -225,19 +301,7 @@ pub fn run_ops(edition: Edition, ops: &[Op]) -> Result<(), String> {
             }
         }
     }
-    if let Some(code) = d.rt.exit_code() {
-        if code != 0 {
-            return Err(format!("shutdown exited with {code}"));
-        }
-    } else {
-        dec.finish();
-        let code = d.rt.on_eof(now, &mut d.out);
-        d.drain_output("at EOF")?;
-        if code != 0 || d.rt.exit_code() != Some(0) {
-            return Err(format!("EOF exited with {code}"));
-        }
-    }
-    Ok(())
+    stop(&mut d, now)
 }
 
 fn clip(s: &str) -> String {
@@ -291,14 +355,49 @@ mod tests {
                 prompt(6, 2, Directive::Error500),
                 Op::Shutdown { id: IdGen::Num(9) },
             ];
-            run_ops(e, &ops).unwrap_or_else(|err| panic!("{e}: {err}"));
+            for persistent in [false, true] {
+                let setup = Setup {
+                    edition: e,
+                    persistent,
+                };
+                run_ops(setup, &ops).unwrap_or_else(|err| panic!("{setup:?}: {err}"));
+            }
         }
+    }
+
+    #[test]
+    fn a_session_resumed_after_a_restart_answers_every_request() {
+        let ops = vec![
+            init(),
+            prompt(2, 0, Directive::Reply(Small("one".into()))),
+            Op::Restart,
+            init(),
+            prompt(
+                3,
+                0,
+                Directive::Reply(Small("refused: already exists".into())),
+            ),
+            Op::Resume {
+                id: IdGen::Num(4),
+                session: SessionGen::Pick(0),
+            },
+            prompt(5, 0, Directive::Reply(Small("two".into()))),
+            Op::Wait {
+                id: IdGen::Num(6),
+                session: SessionGen::Pick(0),
+            },
+        ];
+        let setup = Setup {
+            edition: Edition::Current,
+            persistent: true,
+        };
+        run_ops(setup, &ops).unwrap();
     }
 
     #[test]
     fn the_checker_notices_a_missing_answer() {
         // A hand-made runtime failure: feed a request line to a checker and never answer it.
-        let mut ck = Checker::new(rules_for(Edition::Current));
+        let mut ck = Checker::new(rules_for(Edition::Current, false));
         ck.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
         assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
         assert!(ck
