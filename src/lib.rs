@@ -5,7 +5,9 @@
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
 pub mod fuzzing;
+pub mod loadgen;
 pub mod model_stub;
+pub mod mutants;
 pub mod runner;
 pub mod runtime;
 pub mod suite;

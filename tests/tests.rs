@@ -2,4 +2,7 @@
 
 mod fuzz_corpus;
 mod fuzz_props;
+mod model_stub;
 mod support;
+mod trace;
+mod transport;

@@ -1,0 +1,1 @@
+//! CLI entry points (to be built).

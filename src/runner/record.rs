@@ -1,0 +1,1 @@
+//! Recording and blessing (to be built).
