@@ -11,6 +11,7 @@ pub mod line_stream;
 pub mod ops;
 pub mod oracle;
 pub mod runtime_session;
+pub mod trace_parse;
 
 /// A target's check: `Err` describes the first broken invariant.
 pub type Check = fn(&[u8]) -> Result<(), String>;
@@ -20,4 +21,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("classify_line", classify_line::check),
     ("line_stream", line_stream::check),
     ("runtime_session", runtime_session::check),
+    ("trace_parse", trace_parse::check),
 ];
