@@ -1030,8 +1030,8 @@ impl Matcher {
         false
     }
 
-    /// The latest unit in the lane's window (cursor up to the first unsatisfied required unit,
-    /// within active segments) that accepts the frame.
+    /// The latest unit in the lane's window (cursor up to the first unsatisfied required unit)
+    /// that accepts the frame.
     fn lane_candidate(
         &self,
         l: usize,
@@ -1041,10 +1041,9 @@ impl Matcher {
         let lane = &self.lanes[l];
         let mut found = None;
         for u in lane.cursor..lane.units.len() {
+            // Lane windows cross segment boundaries: a notification written after a send may
+            // legitimately arrive before it is written (the runtime keeps working meanwhile).
             let unit = &lane.units[u];
-            if self.exps[unit[0]].seg >= self.active {
-                break;
-            }
             for &i in unit {
                 let e = &self.exps[i];
                 if e.done {
