@@ -4,7 +4,10 @@
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
+pub mod fuzzing;
+pub mod loadgen;
 pub mod model_stub;
+pub mod mutants;
 pub mod runner;
 pub mod runtime;
 pub mod suite;

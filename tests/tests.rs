@@ -1,4 +1,8 @@
 //! One integration-test binary, a module per area (ripgrep's layout): linking once keeps `cargo test` fast.
 
+mod fuzz_corpus;
+mod fuzz_props;
+mod model_stub;
 mod support;
 mod trace;
+mod transport;

@@ -1,4 +1,4 @@
 fn main() {
-    eprintln!("dsh-conformance: not built yet");
-    std::process::exit(2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    std::process::exit(dsh_conformance::runtime::serve_stdio(&args));
 }

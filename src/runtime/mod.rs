@@ -1,1 +1,239 @@
-//! (to be built)
+//! The reference runtime (CONTRACT §2–§9, DESIGN §3, §6): an in-memory, deterministic,
+//! single-threaded implementation of the DeepSeek Harness SDK runtime protocol, in three editions.
+//!
+//! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
+//! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
+//! I/O is the session store under `DSH_HOME` ([`persist`]). [`serve_stdio`] wraps it in a process.
+
+mod config;
+mod events;
+mod methods;
+pub mod persist;
+pub mod script;
+mod stdio;
+mod turn;
+
+pub use config::{Config, Edition, Env, Profile};
+pub use stdio::{serve_stdio, USAGE};
+
+use crate::wire::{self, Classified};
+use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::rc::Rc;
+
+/// The route `initialize` committed: what new sessions are created with.
+#[derive(Debug, Clone)]
+struct Route {
+    model: String,
+    max_tokens: Option<f64>,
+    cwd: Rc<str>,
+}
+
+/// A user message waiting in (or claimed from) a session's inbox.
+struct Msg {
+    /// The full message object `{content, source, role, id}`.
+    value: Value,
+    /// What the scripted model answers to it.
+    step: script::Step,
+    /// `subagent.finished` params to send when this (notice) message is claimed.
+    finished: Option<Value>,
+}
+
+impl Drop for Msg {
+    fn drop(&mut self) {
+        // Prompt content may be arbitrarily deep: never drop it recursively.
+        wire::json::dispose(std::mem::take(&mut self.value));
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Next: `step/start` and the request-building events.
+    Pre,
+    /// Next: the model's answer.
+    Model,
+    /// The model never answers (`hang`).
+    Hung,
+}
+
+struct Turn {
+    n: u32,
+    step: u32,
+    msg: Option<Msg>,
+    script: script::Script,
+    delay_ms: u64,
+    phase: Phase,
+}
+
+struct Session {
+    seq: u64,
+    turns: u32,
+    /// System prompt, runtime context, request context and title already emitted.
+    primed: bool,
+    /// `request/header` already emitted by this process.
+    header_sent: bool,
+    cwd: Rc<str>,
+    route: Rc<Route>,
+    inbox: VecDeque<Msg>,
+    turn: Option<Turn>,
+    running: bool,
+    parent: Option<Box<str>>,
+    children: u32,
+    /// Content of the last assistant message (for `subagent.finished`).
+    last_reply: Option<Value>,
+    /// Reason of the last `turn/end`.
+    last_end: Option<Value>,
+    waiters: Vec<wire::Id>,
+    legacy_pending: Vec<wire::Id>,
+    /// Token of the scheduled phase (0 = none).
+    sched: u64,
+}
+
+impl Session {
+    fn new(route: Rc<Route>) -> Session {
+        Session {
+            seq: 0,
+            turns: 0,
+            primed: false,
+            header_sent: false,
+            cwd: route.cwd.clone(),
+            route,
+            inbox: VecDeque::new(),
+            turn: None,
+            running: false,
+            parent: None,
+            children: 0,
+            last_reply: None,
+            last_end: None,
+            waiters: Vec::new(),
+            legacy_pending: Vec::new(),
+            sched: 0,
+        }
+    }
+
+    /// Appends one event to the session log (as a notification) and returns its seq.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        out: &mut Vec<u8>,
+        sid: &str,
+        ty: &str,
+        data: &Value,
+        now: u64,
+        source_seqs: Option<&[u64]>,
+        append: bool,
+    ) -> u64 {
+        let seq = self.seq;
+        events::write_event(out, sid, ty, seq, now, data, source_seqs, append);
+        self.seq += 1;
+        seq
+    }
+
+    fn busy(&self) -> bool {
+        self.turn.is_some() || !self.inbox.is_empty() || self.children > 0
+    }
+}
+
+/// The reference runtime. Feed it lines; it appends output frames.
+pub struct Runtime {
+    cfg: Config,
+    initialized: bool,
+    shutting_down: bool,
+    exit: Option<i32>,
+    route: Rc<Route>,
+    sessions: HashMap<Box<str>, Session>,
+    heap: BinaryHeap<Reverse<(u64, u64, Box<str>)>>,
+    next_token: u64,
+    store: Option<persist::Store>,
+}
+
+impl Runtime {
+    /// A runtime with no sessions, not yet initialized.
+    pub fn new(cfg: Config) -> Runtime {
+        let cwd: Rc<str> = Rc::from(cfg.process_cwd.to_string_lossy().as_ref());
+        let model = match cfg.edition {
+            Edition::Current => "deepseek-v4-flash",
+            _ => "deepseek-official",
+        };
+        let store = cfg.home.clone().map(persist::Store::new);
+        Runtime {
+            route: Rc::new(Route {
+                model: model.into(),
+                max_tokens: None,
+                cwd,
+            }),
+            cfg,
+            initialized: false,
+            shutting_down: false,
+            exit: None,
+            sessions: HashMap::new(),
+            heap: BinaryHeap::new(),
+            next_token: 1,
+            store,
+        }
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Handles one decoded, trimmed line (see [`wire::LineDecoder`]); appends output frames.
+    pub fn handle_line(&mut self, line: &str, now_ms: u64, out: &mut Vec<u8>) {
+        if let Classified::Request(req) = wire::classify(line) {
+            self.request(req, now_ms, out);
+        }
+        // Responses, notifications and everything ignored produce nothing (CONTRACT §2.2, §2.3).
+    }
+
+    /// Runs all scheduled work due at or before `now_ms`.
+    pub fn poll(&mut self, now_ms: u64, out: &mut Vec<u8>) {
+        while let Some(Reverse((due, _, _))) = self.heap.peek() {
+            if *due > now_ms {
+                break;
+            }
+            let Some(Reverse((_, token, sid))) = self.heap.pop() else {
+                break;
+            };
+            let live = self.sessions.get(&sid).is_some_and(|s| s.sched == token);
+            if live {
+                if let Some(s) = self.sessions.get_mut(&sid) {
+                    s.sched = 0;
+                }
+                self.run_phase(&sid, now_ms, out);
+            }
+        }
+    }
+
+    /// When [`Runtime::poll`] next has work; `None` when nothing is scheduled (hung turns included).
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((due, _, _))| *due)
+    }
+
+    /// `Some(code)` once the process should exit (after `shutdown` was answered, or EOF).
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit
+    }
+
+    /// Stdin ended: everything read has been answered; turns in flight are abandoned (no
+    /// `turn/end`, no idle), as the real runtime does. Returns the exit code (0).
+    pub fn on_eof(&mut self, _now_ms: u64, _out: &mut Vec<u8>) -> i32 {
+        self.exit = Some(0);
+        0
+    }
+
+    /// Number of sessions open in this process.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn schedule(&mut self, sid: &str, due: u64) {
+        let token = self.next_token;
+        self.next_token += 1;
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.sched = token;
+            self.heap.push(Reverse((due, token, Box::from(sid))));
+        }
+    }
+}

@@ -1,1 +1,11 @@
-//! (to be built)
+//! The conformance suite: a registry of checks, each enforcing one rule of CONTRACT.md, run against
+//! any runtime command; verdicts reported as a table, JSON or JUnit.
+
+pub mod baseline;
+pub mod oracles;
+pub mod registry;
+pub mod report;
+
+pub use baseline::Baseline;
+pub use registry::{CheckInfo, Editions, Severity, CHECKS};
+pub use report::{CheckResult, Report, Summary, Verdict};

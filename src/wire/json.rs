@@ -448,12 +448,7 @@ fn push_js_number(f: f64, out: &mut String) {
             out.push('.');
             out.push_str(&digits[1..]);
         }
-        let _ = write!(
-            out,
-            "e{}{}",
-            if n - 1 >= 0 { '+' } else { '-' },
-            (n - 1).abs()
-        );
+        let _ = write!(out, "e{}{}", if n > 0 { '+' } else { '-' }, (n - 1).abs());
     }
 }
 

@@ -1,0 +1,397 @@
+//! Fuzz target `classify_line`: arbitrary bytes through the line splitter and the classifier, checked
+//! against the independent model in [`super::oracle`], plus the JSON writer's round trips.
+//!
+//! The wire layer's documented differences from JavaScript are applied to the model's side before
+//! comparing, and nowhere else:
+//! - a lone surrogate escape is held as U+FFFD (a Rust `String` cannot hold one), so keys that
+//!   differ only in lone surrogates merge;
+//! - a number literal too large for a double (`1e400`, JavaScript `Infinity`) is held as `null`,
+//!   so diagnostics that report a member's kind say "null" and a non-finite error `code` reads as
+//!   absent (the request id keeps its real value: `Parsed::top_id_number`).
+
+use super::oracle::{self, JKind, LineModel, MId, Model, J};
+use crate::wire::json;
+use crate::wire::{
+    classify, codes::ErrorCode, lines::DEFAULT_MAX_LINE, write, Classified, Id, Ignored, Kind,
+    LineDecoder, LineEvent, Outcome,
+};
+use serde_json::{Map, Value};
+
+/// Values nested deeper than this skip the checks that use `serde_json`'s recursive `Clone`/`Eq`.
+const RECURSIVE_OK: usize = 256;
+
+/// Runs every check; panics with a description on the first disagreement (the fuzz entry point).
+pub fn run(data: &[u8]) {
+    if let Err(e) = check(data) {
+        panic!("classify_line: {e}");
+    }
+}
+
+/// Runs every check on one input.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    // 1. The splitter against the model, feeding the input whole.
+    let mut got = Vec::new();
+    let mut d = LineDecoder::default();
+    d.push(data, &mut |e| match e {
+        LineEvent::Line(l) => got.push(LineModel::Line(l.to_owned())),
+        LineEvent::TooLong(n) => got.push(LineModel::TooLong(n)),
+    });
+    let tail = d.finish().map(|t| (t.len, t.blank));
+    let (want, want_tail) = oracle::split_lines(data, DEFAULT_MAX_LINE);
+    if got != want || tail != want_tail {
+        return Err(format!(
+            "lines differ from the model:\n  wire  {got:?} tail {tail:?}\n  model {want:?} tail {want_tail:?}"
+        ));
+    }
+    // 2. Every line, and the whole input taken as one untrimmed line.
+    for l in &got {
+        if let LineModel::Line(l) = l {
+            check_line(l)?;
+        }
+    }
+    check_line(&String::from_utf8_lossy(data))
+}
+
+/// Classifies one line with the wire layer and with the model and compares; then checks the JSON
+/// writer and the frame writers on what was parsed.
+pub fn check_line(line: &str) -> Result<(), String> {
+    let c = classify(line);
+    let m = oracle::handle_line(line);
+    agree(&c, &m).map_err(|e| format!("{e}\n  line {line:?}\n  wire {c:?}\n  model {m:?}"))?;
+    if let Ok(parsed) = json::parse(line) {
+        let shallow = parsed.depth <= RECURSIVE_OK;
+        let model = oracle::json_parse(line).map(|j| normalise(&j));
+        let r = writer_round_trips(&parsed.value, model.as_ref(), shallow);
+        json::dispose(parsed.value);
+        r.map_err(|e| format!("{e}\n  line {line:?}"))?;
+        if shallow {
+            frame_echoes(&c).map_err(|e| format!("{e}\n  line {line:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `JSON.stringify` of a parsed value equals the model's, parses back to the same value, and is a
+/// fixed point.
+fn writer_round_trips(v: &Value, model: Option<&J>, shallow: bool) -> Result<(), String> {
+    let text = json::to_string(v);
+    let Some(model) = model else {
+        return Err("the wire parsed a line the model rejects".into());
+    };
+    if let Some(want) = oracle::stringify(model) {
+        if text != want {
+            return Err(format!(
+                "JSON.stringify differs:\n  wire  {text}\n  model {want}"
+            ));
+        }
+    }
+    let back =
+        json::parse(&text).map_err(|e| format!("written JSON does not parse ({e}): {text}"))?;
+    let again = json::to_string(&back.value);
+    let same = !shallow || back.value == *v;
+    json::dispose(back.value);
+    if !same {
+        return Err(format!("written JSON parses to a different value: {text}"));
+    }
+    if again != text {
+        return Err(format!(
+            "writing is not a fixed point:\n  once  {text}\n  twice {again}"
+        ));
+    }
+    Ok(())
+}
+
+/// Frames written for a classified line classify back to what was written.
+fn frame_echoes(c: &Classified) -> Result<(), String> {
+    let Classified::Request(r) = c else {
+        return Ok(());
+    };
+    let params = Value::Object(r.params.object().clone());
+    let reclassify = |out: &[u8]| -> Result<Classified, String> {
+        let text = std::str::from_utf8(out).map_err(|e| format!("frame is not UTF-8: {e}"))?;
+        let body = text
+            .strip_suffix('\n')
+            .ok_or_else(|| format!("frame does not end with a newline: {text:?}"))?;
+        if body.contains('\n') {
+            return Err(format!("frame spans lines: {text:?}"));
+        }
+        Ok(classify(body))
+    };
+    let echoable = !matches!(r.id, Id::Num(f) if !f.is_finite());
+
+    let mut out = Vec::new();
+    write::result(&mut out, &r.id, &params);
+    match reclassify(&out)? {
+        Classified::Response(resp) if echoable => {
+            if resp.id != r.id || resp.outcome != Outcome::Result(Some(params.clone())) {
+                return Err(format!("result frame echoes differently: {resp:?}"));
+            }
+        }
+        // A non-finite id is written as `null`: the frame is then no response at all.
+        Classified::Ignored(Ignored::NoIdNoMethod { id: Kind::Null, .. }) if !echoable => {}
+        other => return Err(format!("result frame reclassified as {other:?}")),
+    }
+
+    out.clear();
+    write::error(&mut out, &r.id, ErrorCode::INTERNAL_ERROR, &r.method);
+    match reclassify(&out)? {
+        Classified::Response(resp) if echoable => match &resp.outcome {
+            Outcome::Error(e)
+                if resp.id == r.id
+                    && e.error_code() == Some(ErrorCode::INTERNAL_ERROR)
+                    && e.message == r.method
+                    && e.data.is_none() => {}
+            _ => return Err(format!("error frame echoes differently: {resp:?}")),
+        },
+        Classified::Ignored(Ignored::NoIdNoMethod { id: Kind::Null, .. }) if !echoable => {}
+        other => return Err(format!("error frame reclassified as {other:?}")),
+    }
+
+    out.clear();
+    write::notification(&mut out, &r.method, Some(&params));
+    match reclassify(&out)? {
+        Classified::Notification(n)
+            if n.method == r.method
+                && n.id_kind == Kind::Absent
+                && n.params.shape == Kind::Object
+                && *n.params.object() == *r.params.object() => {}
+        other => return Err(format!("notification frame reclassified as {other:?}")),
+    }
+    Ok(())
+}
+
+/// Applies the wire's documented differences to a model value: strings through lossy UTF-16
+/// decoding, then duplicate keys merged again (first position, last value).
+pub fn normalise(j: &J) -> J {
+    match j {
+        J::Str(s) => J::Str(lossy16(s)),
+        J::Arr(a) => J::Arr(a.iter().map(normalise).collect()),
+        J::Obj(members) => {
+            let mut out: Vec<(Vec<u16>, J)> = Vec::with_capacity(members.len());
+            for (k, v) in members {
+                let (k, v) = (lossy16(k), normalise(v));
+                match out.iter_mut().find(|(ok, _)| *ok == k) {
+                    Some(slot) => slot.1 = v,
+                    None => out.push((k, v)),
+                }
+            }
+            J::Obj(out)
+        }
+        other => other.clone(),
+    }
+}
+
+fn lossy16(s: &[u16]) -> Vec<u16> {
+    String::from_utf16_lossy(s).encode_utf16().collect()
+}
+
+fn text16(s: &[u16]) -> String {
+    String::from_utf16_lossy(s)
+}
+
+/// The kind the wire reports for a member: non-finite numbers are held as `null`.
+fn held_kind(j: Option<&J>) -> Kind {
+    match j {
+        None => Kind::Absent,
+        Some(J::Num(n)) if !n.is_finite() => Kind::Null,
+        Some(j) => match j.kind() {
+            JKind::Absent => Kind::Absent,
+            JKind::Null => Kind::Null,
+            JKind::Bool => Kind::Bool,
+            JKind::Number => Kind::Number,
+            JKind::String => Kind::String,
+            JKind::Array => Kind::Array,
+            JKind::Object => Kind::Object,
+        },
+    }
+}
+
+/// Whether a (normalised) model value equals a wire value.
+pub fn same_value(j: &J, v: &Value) -> bool {
+    match (j, v) {
+        (J::Null, Value::Null) => true,
+        (J::Bool(a), Value::Bool(b)) => a == b,
+        (J::Num(n), Value::Null) => !n.is_finite(),
+        (J::Num(n), Value::Number(m)) => m.as_f64() == Some(*n),
+        (J::Str(s), Value::String(t)) => text16(s) == *t,
+        (J::Arr(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+        }
+        (J::Obj(m), Value::Object(o)) => same_map(m, o),
+        (J::Deep(JKind::Array), Value::Array(_)) => true,
+        (J::Deep(JKind::Object), Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+fn same_map(m: &[(Vec<u16>, J)], o: &Map<String, Value>) -> bool {
+    m.len() == o.len()
+        && m.iter()
+            .zip(o)
+            .all(|((k, x), (ok, y))| text16(k) == *ok && same_value(x, y))
+}
+
+fn same_id(m: &MId, id: &Id) -> bool {
+    match (m, id) {
+        (MId::Str(s), Id::Str(t)) => text16(&lossy16(s)) == *t,
+        (MId::Num(a), Id::Num(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn same_params(model: &J, sent: Option<&J>, p: &crate::wire::Params) -> Result<(), String> {
+    let shape = held_kind(sent.map(normalise).as_ref());
+    if p.shape != shape {
+        return Err(format!("params shape: wire {} model {shape}", p.shape));
+    }
+    match normalise(model) {
+        J::Obj(m) if same_map(&m, p.object()) => Ok(()),
+        J::Deep(JKind::Object) => Ok(()),
+        _ => Err("params differ".into()),
+    }
+}
+
+/// Whether the wire's classification agrees with the model's.
+fn agree(c: &Classified, m: &Model) -> Result<(), String> {
+    let id_echo = |m: &MId, id: &Id| -> Result<(), String> {
+        if !same_id(m, id) {
+            return Err("ids differ".into());
+        }
+        let want = match m {
+            MId::Str(s) => oracle::stringify(&J::Str(lossy16(s))).unwrap_or_default(),
+            MId::Num(n) => oracle::number_to_string(*n),
+        };
+        if id.to_json() != want {
+            return Err(format!("id echo: wire {} model {want}", id.to_json()));
+        }
+        Ok(())
+    };
+    match (c, m) {
+        (Classified::Ignored(Ignored::Blank), Model::Malformed { blank: true }) => Ok(()),
+        (Classified::Ignored(Ignored::Malformed(_)), Model::Malformed { blank: false }) => Ok(()),
+        (Classified::Ignored(Ignored::NotAnObject(k)), Model::NotAnObject(j))
+            if *k == held_kind(Some(j)) =>
+        {
+            Ok(())
+        }
+        (Classified::Ignored(Ignored::Batch { len }), Model::Batch(n)) if len == n => Ok(()),
+        (
+            Classified::Ignored(Ignored::NoIdNoMethod { id, method }),
+            Model::Dropped { id: i, method: me },
+        ) if *id == held_kind(i.as_ref()) && *method == held_kind(me.as_ref()) => Ok(()),
+        (
+            Classified::Request(r),
+            Model::Request {
+                id,
+                method,
+                params,
+                params_sent,
+            },
+        ) => {
+            id_echo(id, &r.id)?;
+            if r.method != text16(method) {
+                return Err("methods differ".into());
+            }
+            same_params(params, params_sent.as_ref(), &r.params)
+        }
+        (
+            Classified::Response(r),
+            Model::Response {
+                id,
+                error,
+                result,
+                method,
+            },
+        ) => {
+            id_echo(id, &r.id)?;
+            if r.method_kind != held_kind(method.as_ref()) {
+                return Err("method kinds differ".into());
+            }
+            match (&r.outcome, error) {
+                (Outcome::Error(e), Some((code, message, data))) => {
+                    let code = code.filter(|c| c.is_finite());
+                    let message = message
+                        .as_ref()
+                        .map_or_else(|| "JSON-RPC error".to_owned(), |m| text16(m));
+                    let data_same = match (&e.data, data) {
+                        (None, None) => true,
+                        (Some(v), Some(j)) => same_value(&normalise(j), v),
+                        _ => false,
+                    };
+                    if e.code != code || e.message != message || !data_same {
+                        return Err("error objects differ".into());
+                    }
+                    Ok(())
+                }
+                (Outcome::Result(v), None) => match (v, result) {
+                    (None, None) => Ok(()),
+                    (Some(v), Some(j)) if same_value(&normalise(j), v) => Ok(()),
+                    _ => Err("results differ".into()),
+                },
+                _ => Err("outcomes differ".into()),
+            }
+        }
+        (
+            Classified::Notification(n),
+            Model::Notification {
+                method,
+                params,
+                params_sent,
+                id,
+            },
+        ) => {
+            if n.method != text16(method) {
+                return Err("methods differ".into());
+            }
+            if n.id_kind != held_kind(id.as_ref()) {
+                return Err(format!("id kinds: wire {} model {:?}", n.id_kind, id));
+            }
+            same_params(params, params_sent.as_ref(), &n.params)
+        }
+        _ => Err("classes differ".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_edge_lines_agree_with_the_model() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"."}}"#,
+            r#"{"id":"","method":""}"#,
+            r#"{"id":0,"method":"m","params":[1]}"#,
+            r#"{"id":1e400,"method":"m"}"#,
+            r#"{"id":12345678901234567890,"method":"m"}"#,
+            r#"{"id":null,"method":"foo"}"#,
+            r#"{"id":true}"#,
+            r#"{"id":5,"method":5}"#,
+            r#"{"id":"dup","id":"dup2","method":"m"}"#,
+            r#"{"id":1,"error":[],"result":3}"#,
+            r#"{"id":1,"error":{"code":1e400,"message":5}}"#,
+            r#"{"method":1e400}"#,
+            r#"{"\ud800":1,"\udbff":2}"#,
+            r#"{"id":"\ud83d\ude00\ud800","method":"\u0000"}"#,
+            "1e400",
+            "[]",
+            "[{\"id\":1,\"method\":\"m\"}]",
+            "A\rB",
+            "",
+            " ",
+        ] {
+            check_line(line).unwrap();
+        }
+    }
+
+    #[test]
+    fn byte_level_edges_agree_with_the_model() {
+        for data in [
+            &b"\xef\xbb\xbf{\"id\":1,\"method\":\"m\"}\r\n"[..],
+            b"{\"id\":\"\xe2\x82\xac\",\"method\":\"m\"}\n\xff\xfe\n{\"id\":2",
+            b"\n\n  \t\n\xc2\xa0\n",
+        ] {
+            check(data).unwrap();
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! Fuzzing: the logic behind the cargo-fuzz targets in `fuzz/`, kept in the library so that plain
+//! `cargo test` replays every committed corpus file and crasher through the very same code.
+//!
+//! Each target module has `run(data)` (panics on a finding: the fuzz entry point) and
+//! `check(data) -> Result<(), String>` (what tests call). [`oracle`] is an independent model of the
+//! contract's framing and classification, written without calling into [`crate::wire`].
+
+pub mod classify_line;
+pub mod line_stream;
+pub mod oracle;
+
+/// A target's check: `Err` describes the first broken invariant.
+pub type Check = fn(&[u8]) -> Result<(), String>;
+
+/// The fuzz targets, by name, with their check functions (corpus replay walks this list).
+pub const TARGETS: &[(&str, Check)] = &[
+    ("classify_line", classify_line::check),
+    ("line_stream", line_stream::check),
+];

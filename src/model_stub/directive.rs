@@ -1,0 +1,166 @@
+//! The scripted-model directive language, shared by the model stub and (so that one golden trace can
+//! drive both) the reference runtime's scripted model.
+//!
+//! A directive is read from the **start** of one prompt text (which text is the caller's business:
+//! the stub uses the last user-authored text block holding a directive, see [`super::request`]).
+//! Leading whitespace is ignored; keywords are case-sensitive; a bare keyword must end at the end
+//! of the text, at whitespace or at `:`. The grammar is exactly the reference runtime's
+//! (`runtime::script::parse`, a test checks they agree) so one golden trace drives both:
+//!
+//! | text | [`Directive`] |
+//! |---|---|
+//! | `reply:X` | [`Directive::Reply`] — X is the rest of the text with leading whitespace removed |
+//! | `maxtokens` | [`Directive::MaxTokens`] |
+//! | `thinking` | [`Directive::Thinking`] |
+//! | `empty` | [`Directive::Empty`] |
+//! | `slow <d>` / `slow:N <d>` | [`Directive::Slow`] — wait N seconds (digits and dots; default [`DEFAULT_SLOW_SECS`] when absent or unreadable), then act as `<d>`; a `<d>` holding no directive is a reply with that (trimmed) text |
+//! | `tool` / `tool: CMD` | [`Directive::Tool`] — a bash tool call running CMD (default [`DEFAULT_TOOL_COMMAND`]) |
+//! | `subagent:P` | [`Directive::Subagent`] — a subagent tool call with prompt P (leading whitespace removed) |
+//! | `error500`, `error400`, `sseerror`, `truncate`, `hang` | the variant of the same name |
+//! | anything else | [`Directive::Echo`] of the whole text (untrimmed) |
+//!
+//! [`parse_directive`] is total and pure: every text maps to exactly one directive;
+//! [`directive_in`] tells texts holding a directive from the rest.
+
+/// Seconds `slow` waits when no `:N` is given.
+pub const DEFAULT_SLOW_SECS: f64 = 2.0;
+/// The command `tool` runs when none is given.
+pub const DEFAULT_TOOL_COMMAND: &str = "echo hi";
+/// Upper bound for `slow:N` (one day), as the reference runtime clamps it.
+pub const MAX_SLOW_SECS: f64 = 86_400.0;
+
+/// What the scripted model does for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Directive {
+    /// Answer with this text and stop reason `end_turn`.
+    Reply(String),
+    /// Answer with a partial text (`partial...`) and stop reason `max_tokens`.
+    MaxTokens,
+    /// Answer with a reasoning block (`let me think`) then a text block (`thought done`).
+    Thinking,
+    /// Answer with a message holding no content block at all (`end_turn`).
+    Empty,
+    /// Wait `secs` seconds, then do `then`.
+    Slow {
+        /// Delay in seconds (0..=[`MAX_SLOW_SECS`]).
+        secs: f64,
+        /// What to do after the delay.
+        then: Box<Directive>,
+    },
+    /// Call the bash tool with this command; the next request (carrying the tool result) is answered
+    /// with `tool result: <result text>`.
+    Tool {
+        /// The shell command.
+        command: String,
+    },
+    /// Call the subagent tool with this prompt for the child.
+    Subagent {
+        /// The child's prompt (itself usually a directive).
+        prompt: String,
+    },
+    /// Answer HTTP 500 (retried by runtimes).
+    Error500,
+    /// Answer HTTP 400 (not retried).
+    Error400,
+    /// Answer a stream holding only an SSE `error` event (retried).
+    SseError,
+    /// Start a stream and end it before `message_stop`.
+    Truncate,
+    /// Never answer (until the client goes away or the model is shut down).
+    Hang,
+    /// No directive: answer with the prompt text itself.
+    Echo(String),
+}
+
+impl Directive {
+    /// A short label for logs (`reply`, `slow:2+reply`, `echo`, …).
+    pub fn label(&self) -> String {
+        match self {
+            Directive::Reply(_) => "reply".into(),
+            Directive::MaxTokens => "maxtokens".into(),
+            Directive::Thinking => "thinking".into(),
+            Directive::Empty => "empty".into(),
+            Directive::Slow { secs, then } => format!("slow:{secs}+{}", then.label()),
+            Directive::Tool { .. } => "tool".into(),
+            Directive::Subagent { .. } => "subagent".into(),
+            Directive::Error500 => "error500".into(),
+            Directive::Error400 => "error400".into(),
+            Directive::SseError => "sseerror".into(),
+            Directive::Truncate => "truncate".into(),
+            Directive::Hang => "hang".into(),
+            Directive::Echo(_) => "echo".into(),
+        }
+    }
+}
+
+/// Reads the directive at the start of `text` (see the module docs for the grammar).
+pub fn parse_directive(text: &str) -> Directive {
+    directive_in(text).unwrap_or_else(|| Directive::Echo(text.to_owned()))
+}
+
+/// The directive at the start of `text`, or `None` when it holds none (the echo case).
+pub fn directive_in(text: &str) -> Option<Directive> {
+    let body = text.trim_start();
+    if let Some(rest) = word(body, "slow") {
+        let (secs, rest) = match rest.strip_prefix(':') {
+            Some(r) => {
+                let end = r
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                    .unwrap_or(r.len());
+                (
+                    r[..end].parse::<f64>().unwrap_or(DEFAULT_SLOW_SECS),
+                    &r[end..],
+                )
+            }
+            None => (DEFAULT_SLOW_SECS, rest),
+        };
+        let then =
+            directive_in(rest).unwrap_or_else(|| Directive::Reply(rest.trim_start().to_owned()));
+        return Some(Directive::Slow {
+            secs: secs.clamp(0.0, MAX_SLOW_SECS),
+            then: Box::new(then),
+        });
+    }
+    if let Some(rest) = body.strip_prefix("reply:") {
+        return Some(Directive::Reply(rest.trim_start().to_owned()));
+    }
+    if let Some(rest) = word(body, "tool") {
+        let command = rest
+            .strip_prefix(':')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .unwrap_or(DEFAULT_TOOL_COMMAND);
+        return Some(Directive::Tool {
+            command: command.to_owned(),
+        });
+    }
+    if let Some(rest) = body.strip_prefix("subagent:") {
+        return Some(Directive::Subagent {
+            prompt: rest.trim_start().to_owned(),
+        });
+    }
+    let simple: [(&str, Directive); 8] = [
+        ("maxtokens", Directive::MaxTokens),
+        ("thinking", Directive::Thinking),
+        ("empty", Directive::Empty),
+        ("error500", Directive::Error500),
+        ("error400", Directive::Error400),
+        ("sseerror", Directive::SseError),
+        ("truncate", Directive::Truncate),
+        ("hang", Directive::Hang),
+    ];
+    simple
+        .into_iter()
+        .find(|(w, _)| word(body, w).is_some())
+        .map(|(_, d)| d)
+}
+
+/// `w` at the start of `s`, followed by the end, whitespace or `:`; returns the rest.
+fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
+    let rest = s.strip_prefix(w)?;
+    match rest.chars().next() {
+        None => Some(rest),
+        Some(c) if c.is_whitespace() || c == ':' => Some(rest),
+        _ => None,
+    }
+}

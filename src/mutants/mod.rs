@@ -1,0 +1,80 @@
+//! Deliberately broken runtimes, to prove that every conformance check can fail.
+//!
+//! A mutant is a stdio proxy in front of a good runtime (normally ours) that breaks exactly one
+//! rule of the contract: it rewrites, drops, adds or reorders frames, or misbehaves at exit. Because
+//! it works on the wire, the same mutant can wrap any runtime. `dsh-conformance mutant <name> -- <cmd>`
+//! runs one; the test suite asserts that each is caught by the check named in [`Mutant::catches`]
+//! while the unwrapped runtime passes everything.
+
+mod proxy;
+mod rewrite;
+
+pub use proxy::run;
+
+/// One way of breaking the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mutant {
+    /// Stable name (the CLI argument).
+    pub name: &'static str,
+    /// What it breaks, in one line.
+    pub breaks: &'static str,
+    /// The id of the check that must catch it.
+    pub catches: &'static str,
+}
+
+macro_rules! mutants {
+    ($($name:literal => $catches:literal : $breaks:literal,)*) => {
+        /// Every mutant, in a stable order.
+        pub const ALL: &[Mutant] = &[$(Mutant { name: $name, breaks: $breaks, catches: $catches },)*];
+    };
+}
+
+mutants! {
+    "wrong-server-name" => "initialize.server-info": "initialize answers serverInfo.name \"my-runtime\"",
+    "unknown-method-32000" => "error.unknown-method": "unknown methods answer code -32000 instead of -32603",
+    "answers-notifications" => "frame.notifications-ignored": "a client notification gets a response frame",
+    "replies-to-malformed" => "frame.malformed-ignored": "a malformed line gets a -32700 error frame",
+    "message-id-mismatch" => "receipt.id-matches-inserted": "the prompt response carries a messageId the receipt never had",
+    "no-receipt" => "receipt.id-matches-inserted": "the agent/inbox/spliced receipt of a prompt is never sent",
+    "response-before-receipt" => "receipt.precedes-response": "the prompt response is sent before its receipt",
+    "frozen-turn" => "turn.counts-per-session": "every turn is numbered 1",
+    "shared-turn-counter" => "turn.sessions-isolated": "turn numbers count across all sessions, not per session",
+    "replays-old-events" => "turn.no-replay": "a later prompt re-sends the session's earlier events first",
+    "idle-before-turn-end" => "turn.end-before-idle": "session.status idle is sent before the turn/end event",
+    "no-idle" => "status.idle-after-turn": "session.status idle is never sent",
+    "seq-gap" => "session.seq-contiguous": "event seq skips a number after the third event",
+    "stdout-log-line" => "stdout.frames-only": "a plain-text log line is written to stdout",
+    "pretty-printed" => "stdout.frames-only": "frames are pretty-printed over several lines",
+    "string-ids" => "response.id-type-preserved": "numeric request ids are echoed as strings",
+    "duplicate-response" => "response.exactly-once": "every response is sent twice",
+    "null-id-answered" => "frame.id-invalid-is-notification": "a request with id null is answered",
+    "batch-supported" => "frame.batch-ignored": "a JSON array of requests is unpacked and served",
+    "cr-as-separator" => "frame.cr-not-separator": "a lone \\r ends a frame",
+    "bom-rejected" => "frame.whitespace-trimmed": "a line starting with a BOM is dropped",
+    "tail-processed" => "frame.unterminated-tail-dropped": "an unterminated last line is served at EOF",
+    "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
+    "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
+    "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
+}
+
+/// Looks a mutant up by name.
+pub fn find(name: &str) -> Option<&'static Mutant> {
+    ALL.iter().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutant_names_are_unique_and_each_names_a_check() {
+        let mut names: Vec<_> = ALL.iter().map(|m| m.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        for m in ALL {
+            assert!(m.catches.contains('.'), "{} catches {}", m.name, m.catches);
+            assert_eq!(find(m.name), Some(m));
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The stdio plumbing of a mutant: client ⇄ rewriter ⇄ runtime child process.
+
+use super::rewrite::Rewriter;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn remember_signal(sig: libc::c_int) {
+    PENDING_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs mutant `name` in front of `cmd`; returns the process exit code (never returns for the
+/// mutants that refuse to exit, until killed).
+pub fn run(name: &str, cmd: &[String]) -> i32 {
+    let Some(m) = super::find(name) else {
+        eprintln!(
+            "dsh-conformance mutant: unknown mutant {name:?}; known: {}",
+            names()
+        );
+        return 2;
+    };
+    let Some((prog, args)) = cmd.split_first() else {
+        eprintln!("dsh-conformance mutant: no runtime command given (usage: mutant <name> -- <cmd> [args])");
+        return 2;
+    };
+    let mut child = match Command::new(prog)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("dsh-conformance mutant: cannot start {prog:?}: {e}");
+            return 2;
+        }
+    };
+    // Signals go to the runtime, so it decides the exit code as it would unwrapped.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            remember_signal as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            remember_signal as *const () as libc::sighandler_t,
+        );
+    }
+    let pid = child.id() as libc::pid_t;
+    std::thread::spawn(move || loop {
+        let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            unsafe { libc::kill(pid, sig) };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    });
+
+    let rw = Arc::new(Mutex::new(Rewriter::new(m.name)));
+    let out = Arc::new(Mutex::new(std::io::stdout()));
+    {
+        let mut o = lock(&out);
+        for l in lock(&rw).startup() {
+            let _ = writeln!(o, "{l}");
+        }
+        let _ = o.flush();
+    }
+
+    let mut child_in = child.stdin.take();
+    let (rw_in, out_in) = (rw.clone(), out.clone());
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut partial: Vec<u8> = Vec::new();
+        loop {
+            let n = match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            partial.extend_from_slice(&buf[..n]);
+            let mut start = 0;
+            let mut to_child = Vec::new();
+            let mut to_client = Vec::new();
+            while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
+                let act = lock(&rw_in).input(&partial[start..start + i]);
+                for f in act.forward {
+                    to_child.extend_from_slice(&f);
+                    to_child.push(b'\n');
+                }
+                to_client.extend(act.answer);
+                start += i + 1;
+            }
+            partial.drain(..start);
+            if !to_client.is_empty() {
+                let mut o = lock(&out_in);
+                for a in to_client {
+                    let _ = writeln!(o, "{a}");
+                }
+                let _ = o.flush();
+            }
+            if let Some(ci) = child_in.as_mut() {
+                if ci.write_all(&to_child).and_then(|_| ci.flush()).is_err() {
+                    child_in = None;
+                }
+            }
+        }
+        let (tail, keep_open) = {
+            let r = lock(&rw_in);
+            (r.tail(&partial), r.ignores_eof())
+        };
+        if let Some(ci) = child_in.as_mut() {
+            let _ = ci.write_all(&tail);
+            let _ = ci.flush();
+        }
+        if keep_open {
+            // Hold the runtime's stdin open for ever: the client's EOF never reaches it.
+            let _keep = child_in;
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+    });
+
+    let mut child_out = child.stdout.take().expect("piped stdout");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut partial: Vec<u8> = Vec::new();
+    loop {
+        let n = match child_out.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        partial.extend_from_slice(&buf[..n]);
+        let mut start = 0;
+        let mut lines = Vec::new();
+        while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
+            let text = String::from_utf8_lossy(&partial[start..start + i]).into_owned();
+            lines.extend(lock(&rw).output(&text));
+            start += i + 1;
+        }
+        partial.drain(..start);
+        let mut o = lock(&out);
+        for l in lines {
+            let _ = writeln!(o, "{l}");
+        }
+        let _ = o.flush();
+    }
+    let status = child.wait();
+    let code = match status {
+        Ok(s) => s.code().unwrap_or_else(|| {
+            use std::os::unix::process::ExitStatusExt;
+            128 + s.signal().unwrap_or(0)
+        }),
+        Err(_) => 1,
+    };
+    let exit = lock(&rw).exit_code(code);
+    match exit {
+        Some(c) => c,
+        None => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+    }
+}
+
+/// The known mutant names, comma-separated.
+pub fn names() -> String {
+    super::ALL
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

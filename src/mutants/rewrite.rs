@@ -1,0 +1,355 @@
+//! The frame rewriting of each mutant: pure, line in → lines out, so it is testable without processes.
+
+use crate::wire::{classify, json, Classified, Id, Ignored, Kind};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+/// What to do with one client line.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct InputAction {
+    /// Lines (without `\n`) to pass to the runtime.
+    pub forward: Vec<Vec<u8>>,
+    /// Frames (without `\n`) to write to the client directly.
+    pub answer: Vec<String>,
+}
+
+/// Per-mutant state.
+pub(crate) struct Rewriter {
+    name: &'static str,
+    shutdown_ids: HashSet<Id>,
+    /// A shutdown request has been answered.
+    pub shutdown_answered: bool,
+    global_turn: u64,
+    turn_map: HashMap<String, u64>,
+    history: HashMap<String, Vec<String>>,
+    held_turn_end: HashMap<String, String>,
+    held_receipts: Vec<String>,
+    event_count: HashMap<String, u64>,
+}
+
+fn session_event(v: &Value) -> Option<(&str, &str, &Value)> {
+    if v.get("method")?.as_str()? != "session.event" {
+        return None;
+    }
+    let p = v.get("params")?;
+    let ev = p.get("event")?;
+    Some((p.get("sessionId")?.as_str()?, ev.get("type")?.as_str()?, ev))
+}
+
+fn is_prompt_receipt(v: &Value) -> bool {
+    matches!(session_event(v), Some((_, "agent/inbox/spliced", ev))
+        if ev.pointer("/data/inserted").and_then(Value::as_array).is_some_and(|a| !a.is_empty()
+            && a.iter().any(|m| m.pointer("/source/kind") == Some(&json!("user")))))
+}
+
+fn status_idle_session(v: &Value) -> Option<&str> {
+    if v.get("method")?.as_str()? == "session.status"
+        && v.pointer("/params/status")?.as_str()? == "idle"
+    {
+        return v.pointer("/params/sessionId")?.as_str();
+    }
+    None
+}
+
+fn is_response(v: &Value) -> bool {
+    v.get("id").is_some() && v.get("method").is_none()
+}
+
+fn s(v: &Value) -> String {
+    json::to_string(v)
+}
+
+impl Rewriter {
+    pub(crate) fn new(name: &'static str) -> Self {
+        Rewriter {
+            name,
+            shutdown_ids: HashSet::new(),
+            shutdown_answered: false,
+            global_turn: 0,
+            turn_map: HashMap::new(),
+            history: HashMap::new(),
+            held_turn_end: HashMap::new(),
+            held_receipts: Vec::new(),
+            event_count: HashMap::new(),
+        }
+    }
+
+    /// Lines the mutant writes to stdout before anything else.
+    pub(crate) fn startup(&self) -> Vec<String> {
+        match self.name {
+            "stdout-log-line" => vec!["[info] runtime starting, logging to stdout".to_owned()],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the mutant keeps the runtime's stdin open after the client's EOF.
+    pub(crate) fn ignores_eof(&self) -> bool {
+        self.name == "ignores-eof"
+    }
+
+    /// The exit code the proxy reports, given the runtime's; `None` means never exit.
+    pub(crate) fn exit_code(&self, runtime_code: i32) -> Option<i32> {
+        match self.name {
+            "shutdown-no-exit" if self.shutdown_answered => None,
+            "shutdown-exit-1" if self.shutdown_answered && runtime_code == 0 => Some(1),
+            _ => Some(runtime_code),
+        }
+    }
+
+    /// What an unterminated last line at EOF becomes: `Some(bytes)` to forward as they are.
+    pub(crate) fn tail(&self, raw: &[u8]) -> Vec<u8> {
+        let mut t = raw.to_vec();
+        if self.name == "tail-processed" {
+            t.push(b'\n');
+        }
+        t
+    }
+
+    /// One client line (without its `\n`).
+    pub(crate) fn input(&mut self, raw: &[u8]) -> InputAction {
+        let mut act = InputAction::default();
+        let text = String::from_utf8_lossy(raw);
+        let class = classify(crate::wire::trim_js(&text));
+        if let Classified::Request(r) = &class {
+            if r.method == "shutdown" {
+                self.shutdown_ids.insert(r.id.clone());
+            }
+        }
+        match (self.name, &class) {
+            ("answers-notifications", Classified::Notification(n)) if n.id_kind == Kind::Absent => {
+                act.answer
+                    .push(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_owned());
+            }
+            ("replies-to-malformed", Classified::Ignored(Ignored::Malformed(_))) => {
+                act.answer.push(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#.to_owned());
+            }
+            ("null-id-answered", Classified::Notification(n)) if n.id_kind == Kind::Null => {
+                let mut out = Vec::new();
+                crate::wire::write::error(
+                    &mut out,
+                    &Id::Num(f64::INFINITY),
+                    crate::wire::ErrorCode::INTERNAL_ERROR,
+                    &format!("unknown DeepSeek Harness SDK runtime method: {}", n.method),
+                );
+                act.answer
+                    .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                return act;
+            }
+            ("batch-supported", Classified::Ignored(Ignored::Batch { .. })) => {
+                if let Ok(p) = json::parse(crate::wire::trim_js(&text)) {
+                    if let Value::Array(items) = p.value {
+                        act.forward.extend(items.iter().map(|i| s(i).into_bytes()));
+                        return act;
+                    }
+                }
+            }
+            ("cr-as-separator", _) if raw.contains(&b'\r') => {
+                act.forward.extend(
+                    raw.split(|b| *b == b'\r')
+                        .filter(|p| !p.is_empty())
+                        .map(<[u8]>::to_vec),
+                );
+                return act;
+            }
+            ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            _ => {}
+        }
+        act.forward.push(raw.to_vec());
+        act
+    }
+
+    /// One runtime line (without its `\n`) → the lines the client sees.
+    pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
+        let Ok(parsed) = json::parse(line) else {
+            return vec![line.to_owned()];
+        };
+        let mut v = parsed.value;
+        if is_response(&v) {
+            if let Ok(id) = serde_json::from_value::<Value>(v["id"].clone()) {
+                let id = match id {
+                    Value::String(s) => Some(Id::Str(s)),
+                    Value::Number(n) => n.as_f64().map(Id::Num),
+                    _ => None,
+                };
+                if id.is_some_and(|id| self.shutdown_ids.contains(&id)) {
+                    self.shutdown_answered = true;
+                }
+            }
+        }
+        match self.name {
+            "wrong-server-name" => {
+                if let Some(name) = v.pointer_mut("/result/serverInfo/name") {
+                    *name = json!("my-runtime");
+                }
+            }
+            "unknown-method-32000"
+                if v.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| {
+                        m.starts_with("unknown DeepSeek Harness SDK runtime method")
+                    }) =>
+            {
+                v["error"]["code"] = json!(-32000);
+            }
+            "message-id-mismatch" => {
+                if let Some(m) = v.pointer_mut("/result/messageId") {
+                    *m = json!(uuid::Uuid::new_v4().to_string());
+                }
+            }
+            "no-receipt" if is_prompt_receipt(&v) => return Vec::new(),
+            "response-before-receipt" => {
+                if is_prompt_receipt(&v) {
+                    self.held_receipts.push(s(&v));
+                    return Vec::new();
+                }
+                if v.pointer("/result/messageId").is_some() {
+                    let mut out = vec![s(&v)];
+                    out.append(&mut self.held_receipts);
+                    return out;
+                }
+            }
+            "frozen-turn" => {
+                if let Some(t) = v.pointer_mut("/params/event/data/turn") {
+                    *t = json!(1);
+                }
+            }
+            "shared-turn-counter" => {
+                let sid = v
+                    .pointer("/params/sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let is_start = session_event(&v).is_some_and(|(_, t, _)| t == "turn/start");
+                if let (Some(sid), Some(t)) = (sid, v.pointer_mut("/params/event/data/turn")) {
+                    if is_start {
+                        self.global_turn += 1;
+                        self.turn_map.insert(sid.clone(), self.global_turn);
+                    }
+                    if let Some(g) = self.turn_map.get(&sid) {
+                        *t = json!(g);
+                    }
+                }
+            }
+            "replays-old-events" => {
+                if let Some((sid, _, _)) = session_event(&v) {
+                    let sid = sid.to_owned();
+                    let line = s(&v);
+                    let mut out = Vec::new();
+                    if is_prompt_receipt(&v) {
+                        out.extend(self.history.get(&sid).cloned().unwrap_or_default());
+                    }
+                    self.history.entry(sid).or_default().push(line.clone());
+                    out.push(line);
+                    return out;
+                }
+            }
+            "idle-before-turn-end" => {
+                if let Some((sid, "turn/end", _)) = session_event(&v) {
+                    self.held_turn_end.insert(sid.to_owned(), s(&v));
+                    return Vec::new();
+                }
+                if let Some(sid) = status_idle_session(&v) {
+                    let held = self.held_turn_end.remove(sid);
+                    return std::iter::once(s(&v)).chain(held).collect();
+                }
+                if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
+                    if let Some(held) = self.held_turn_end.remove(sid) {
+                        return vec![held, s(&v)];
+                    }
+                }
+            }
+            "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
+            "seq-gap" => {
+                if let Some((sid, _, _)) = session_event(&v) {
+                    let n = self.event_count.entry(sid.to_owned()).or_default();
+                    *n += 1;
+                    if *n > 3 {
+                        if let Some(seq) = v.pointer_mut("/params/event/seq") {
+                            *seq = json!(seq.as_u64().unwrap_or(0) + 1);
+                        }
+                    }
+                }
+            }
+            "pretty-printed" => {
+                return serde_json::to_string_pretty(&v)
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect()
+            }
+            "string-ids" if is_response(&v) => {
+                if let Some(n) = v.get("id").and_then(Value::as_f64) {
+                    v["id"] = json!(json::js_number(n));
+                }
+            }
+            "duplicate-response" if is_response(&v) => return vec![s(&v), s(&v)],
+            _ => {}
+        }
+        vec![s(&v)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECEIPT: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"agent/inbox/spliced","seq":0,"time":1,"data":{"target":"next-turn","start":0,"inserted":[{"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}]}}}}"#;
+    const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#;
+
+    #[test]
+    fn every_mutant_changes_something_somewhere() {
+        // Each mutant must differ from the identity on at least one probe; otherwise it cannot be caught.
+        let probes_out = [
+            RECEIPT,
+            RESPONSE,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","seq":1,"time":1,"data":{"turn":2}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","seq":2,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,
+            RECEIPT,
+            r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
+        ];
+        let probes_in: [&[u8]; 6] = [
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
+            b"{not json",
+            b"{\"id\":null,\"method\":\"m\"}",
+            b"[{\"id\":1,\"method\":\"m\"}]",
+            b"{\"id\":1,\"method\":\"a\"}\r{\"id\":2,\"method\":\"b\"}",
+            "\u{feff}{\"id\":1,\"method\":\"m\"}".as_bytes(),
+        ];
+        for m in super::super::ALL {
+            let mut r = Rewriter::new(m.name);
+            let mut id = Rewriter::new("identity");
+            let mut differs =
+                !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
+            r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            for p in probes_in {
+                differs |= r.input(p) != id.input(p);
+            }
+            for p in probes_out {
+                differs |= r.output(p) != id.output(p);
+            }
+            r.output(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+            differs |= r.exit_code(0) != Some(0);
+            assert!(differs, "mutant {} is the identity on every probe", m.name);
+        }
+    }
+
+    #[test]
+    fn the_identity_rewriter_passes_frames_through_unchanged() {
+        let mut id = Rewriter::new("identity");
+        assert_eq!(id.output(RECEIPT), vec![RECEIPT.to_owned()]);
+        assert_eq!(id.input(b"{not json").forward, vec![b"{not json".to_vec()]);
+    }
+
+    #[test]
+    fn response_before_receipt_moves_the_receipt_after_the_response() {
+        let mut r = Rewriter::new("response-before-receipt");
+        assert!(r.output(RECEIPT).is_empty());
+        assert_eq!(
+            r.output(RESPONSE),
+            vec![RESPONSE.to_owned(), RECEIPT.to_owned()]
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Payloads of the session events and notifications, shaped like the released runtime's.
+//! Where the real payload is huge (system prompt, tool schemas) a short deterministic stand-in is
+//! used; the fidelity allowlist names those fields.
+
+use crate::wire::json::{write_str, write_value};
+use serde_json::{json, Value};
+
+/// The stand-in system prompt (the real one is ~10 kB of agent instructions).
+pub const SYSTEM_PROMPT: &str = "You are an AI agent powered by DeepSeek Harness. (dsh-conformance reference runtime: scripted model, no tools are run.)";
+
+/// The sandbox refusal the real runtime answers every bash call with on a host without a sandbox.
+pub const SANDBOX_REFUSAL: &str = "sandbox mode \"workspace-write\" is requested but no sandbox backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL restricted-token runner can start (Windows) — otherwise switch the consumer to danger-full-access.";
+
+/// Retry policy key of the DeepSeek adapter.
+pub const RETRY_POLICY: &str = "[\"normal\",5,[\"EMPTY_RESPONSE\",\"RATE_LIMIT\",\"SERVER\",\"TIMEOUT\",\"TRANSPORT\"],500,10000,0.1]";
+
+/// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `turn`).
+pub const RETRY_DELAYS: [f64; 5] = [500.0, 1000.0, 2000.0, 4000.0, 7500.0];
+
+/// Appends one `session.event` notification frame.
+#[allow(clippy::too_many_arguments)]
+pub fn write_event(
+    out: &mut Vec<u8>,
+    session: &str,
+    ty: &str,
+    seq: u64,
+    time: u64,
+    data: &Value,
+    source_seqs: Option<&[u64]>,
+    append: bool,
+) {
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"session.event\",\"params\":{\"sessionId\":",
+    );
+    write_str(session, out);
+    out.extend_from_slice(b",\"event\":{\"type\":");
+    write_str(ty, out);
+    out.extend_from_slice(b",\"seq\":");
+    out.extend_from_slice(seq.to_string().as_bytes());
+    out.extend_from_slice(b",\"time\":");
+    out.extend_from_slice(time.to_string().as_bytes());
+    out.extend_from_slice(b",\"data\":");
+    write_value(data, out);
+    if let Some(s) = source_seqs {
+        out.extend_from_slice(b",\"sourceEventSeqs\":");
+        write_value(&json!(s), out);
+    }
+    if append {
+        out.extend_from_slice(b",\"surfaceOp\":\"append\"");
+    }
+    out.extend_from_slice(b"}}}\n");
+}
+
+/// Appends a `session.status` notification.
+pub fn write_status(out: &mut Vec<u8>, session: &str, running: bool) {
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"session.status\",\"params\":{\"sessionId\":",
+    );
+    write_str(session, out);
+    out.extend_from_slice(if running {
+        b",\"status\":\"running\"}}\n"
+    } else {
+        b",\"status\":\"idle\"}}\n"
+    });
+}
+
+/// A fresh message / event id (hyphenated uuid v4, as the real runtime uses).
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
+/// A user message object (`{content, source, role, id}`, the real member order).
+pub fn user_message(content: Value, source: Value, id: String) -> Value {
+    json!({"content": content, "source": source, "role": "user", "id": id})
+}
+
+/// The runtime-context snapshot message a session sees on its first step.
+pub fn runtime_context(cwd: &str, workspace: &str, child_of: Option<()>) -> Value {
+    let wd = format!("Current working directory: {}.", js_quote(cwd));
+    let sandbox = format!("Current DSH file policy: workspace-write. Any available operation enforced by the DSH file sandbox may modify files under the session workspace: {}. Some platform temporary areas may also be writable.", js_quote(workspace));
+    let mut sections = vec![
+        ("working-directory:current", wd),
+        ("sandbox:policy", sandbox),
+    ];
+    match child_of {
+        None => sections.push(("approval:policy", "Approval policy: ask. Operations that require approval may ask through the configured answerers; without an available answerer, the request fails closed.".into())),
+        Some(()) => {
+            sections.push(("approval:policy", "Approval prompts are disabled in this session: actions that require approval are rejected automatically — do not request sandbox escalation (do not set `sandbox_permissions`).".into()));
+            sections.push(("tool:subagent:depth", "Delegation depth for `subagent`: current 1, maximum 1, remaining levels 0. Do not call `subagent` at this depth; carry out the work directly.".into()));
+            sections.push(("tool:subagent_fork:depth", "Delegation depth for `subagent_fork`: current 1, maximum 1, remaining levels 0. Do not call `subagent_fork` at this depth; carry out the work directly.".into()));
+            sections.push(("subagent:delegation", "You are a delegated subagent: your permission scope was fixed when you were started and cannot be widened from inside this session — operations that require approval are rejected automatically. When the task needs access beyond that scope, do not retry the denied operation; state the limitation in your reply so the delegating agent can handle it.".into()));
+        }
+    }
+    let mut text = String::from(
+        "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.",
+    );
+    for (_, t) in &sections {
+        text.push_str("\n\n");
+        text.push_str(t);
+    }
+    let sections: Vec<Value> = sections
+        .into_iter()
+        .map(|(n, t)| json!({"name": n, "text": t}))
+        .collect();
+    user_message(
+        json!([{"type":"text","text": text}]),
+        json!({"kind":"runtime-context","form":"snapshot","sections": sections}),
+        new_id(),
+    )
+}
+
+/// `JSON.stringify` of a string, as the runtime quotes paths in its texts.
+pub fn js_quote(s: &str) -> String {
+    let mut v = Vec::new();
+    write_str(s, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// The assistant message source block of the DeepSeek adapter.
+fn source(model: &str, blocks: Value) -> Value {
+    json!({"kind":"model","provider":"deepseek-official","model": model,
+        "replayState":{"response":{"kind":"deepseek-messages","version":1,"model": model},"blocks": blocks}})
+}
+
+const USAGE: fn() -> Value = || json!({"inputTokens":10,"outputTokens":5,"totalTokens":15});
+
+/// Splits a text the way the recording stub streamed it: two halves (one chunk when short).
+fn halves(text: &str) -> (Value, Value) {
+    let n = text.chars().count();
+    if n < 2 {
+        return (json!([text]), json!([]));
+    }
+    let cut = text.char_indices().nth(n / 2).map(|(i, _)| i).unwrap_or(0);
+    (json!([&text[..cut], &text[cut..]]), json!([10]))
+}
+
+/// One streamed content block of an assistant message.
+pub enum Block<'a> {
+    /// `{type:"text"}`.
+    Text(&'a str),
+    /// `{type:"reasoning"}` with the stub's fake signature.
+    Reasoning(&'a str),
+    /// `{type:"tool-call"}`.
+    ToolCall {
+        /// Call id.
+        id: &'a str,
+        /// Tool name.
+        name: &'a str,
+        /// Arguments as JSON text.
+        args: &'a str,
+    },
+}
+
+/// `assistant/message` data: message, usage and the recorded stream.
+pub fn assistant_message(
+    turn: u32,
+    step: u32,
+    model: &str,
+    blocks: &[Block<'_>],
+    finish: &str,
+    now: u64,
+) -> Value {
+    let mut content = Vec::new();
+    let mut replay = Vec::new();
+    let mut stream = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        match b {
+            Block::Text(t) => {
+                content.push(json!({"type":"text","text": t}));
+                replay.push(json!({"type":"text"}));
+                let (texts, dt) = halves(t);
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"text"}}));
+                stream.push(
+                    json!({"type":"text-chunks","time0": now,"index": i,"dt": dt,"texts": texts}),
+                );
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"text","text": t}}}));
+            }
+            Block::Reasoning(t) => {
+                content.push(json!({"type":"reasoning","text": t}));
+                replay.push(json!({"type":"reasoning","signature":"fakesig"}));
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"reasoning"}}));
+                stream.push(json!({"type":"reasoning-chunks","time0": now,"index": i,"dt": [],"texts": [t]}));
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"reasoning","text": t}}}));
+            }
+            Block::ToolCall { id, name, args } => {
+                content.push(json!({"type":"tool-call","id": id,"name": name,"arguments": args}));
+                replay.push(json!({"type":"tool-call"}));
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"tool-call"}}));
+                stream.push(json!({"type":"tool-call-chunks","time0": now,"index": i,"dt": [],"id": id,"name": name,"args": [""]}));
+                stream.push(json!({"type":"tool-call-chunks","time0": now,"index": i,"dt": [],"id": id,"args": [args]}));
+                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"tool-call","id": id,"name": name,"arguments": args}}}));
+            }
+        }
+    }
+    let replay = Value::Array(replay);
+    stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"usage","usage": USAGE()}}));
+    stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"finish","reason":{"kind": finish},
+        "replayState":{"response":{"kind":"deepseek-messages","version":1,"model": model},"blocks": replay.clone()}}}));
+    json!({"turn": turn, "step": step,
+        "message": {"role":"assistant","content": content,"source": source(model, replay),"id": new_id()},
+        "usage": USAGE(), "stream": stream})
+}
+
+/// `assistant/attempt` data for a failed model request.
+pub fn attempt(turn: u32, step: u32, failure: &Value, partial: Option<&str>, now: u64) -> Value {
+    let mut stream = Vec::new();
+    if let Some(t) = partial {
+        stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index":0,"blockType":"text"}}));
+        stream.push(json!({"type":"text-chunks","time0": now,"index":0,"dt":[],"texts":[t]}));
+    }
+    stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"finish","reason":{"kind":"error","failure": failure}}}));
+    json!({"turn": turn, "step": step, "stream": stream})
+}
+
+/// `request/header` data (tool schemas abbreviated to names).
+pub fn request_header(model: &str, max_tokens: Option<f64>) -> Value {
+    let max = max_tokens
+        .map(crate::wire::json::number_value)
+        .unwrap_or(json!(256000));
+    json!({"header":{"config":{"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"},
+        "adapterDefaults":{"reasoningEffort":true,"maxTokens": max_tokens.is_none()},
+        "tools":[{"name":"bash"},{"name":"subagent"}]}})
+}

@@ -1,0 +1,503 @@
+//! Request methods with the validation order and messages of CONTRACT §3 and §9, by edition.
+
+use super::events::{self, new_id, user_message, write_status};
+use super::{persist, script, Edition, Msg, Route, Runtime, Session};
+use crate::wire::json::{dispose, js_number};
+use crate::wire::{write, ErrorCode, Request};
+use serde_json::{json, Map, Value};
+use std::rc::Rc;
+
+/// What a handler decided: answer now, answer later (legacy prompt, wait), or fail.
+type Answer = Result<Option<Value>, String>;
+
+const NOT_INITIALIZED: &str = "SDK server is not initialized";
+const SHUTTING_DOWN: &str = "SDK server is shutting down";
+
+impl Runtime {
+    pub(super) fn request(&mut self, mut req: Request, now: u64, out: &mut Vec<u8>) {
+        let current = self.cfg.edition == Edition::Current;
+        let answer = match req.method.as_str() {
+            "initialize" => self.initialize(req.params.object()),
+            "session/prompt" => {
+                let params = req.params.take_object();
+                self.prompt(params, &req.id, now, out)
+            }
+            "shutdown" => {
+                // Memoized: every shutdown is answered `{}` and the process exits once.
+                self.shutting_down = true;
+                self.exit = Some(0);
+                Ok(Some(json!({})))
+            }
+            "session/resume" if current => self.resume(req.params.object()),
+            "session/wait" if current => self.wait(req.params.object(), &req.id),
+            "session/working-directory/get" if current => {
+                self.working_directory(req.params.object(), false, now, out)
+            }
+            "session/working-directory/set" if current => {
+                self.working_directory(req.params.object(), true, now, out)
+            }
+            m => Err(format!("unknown DeepSeek Harness SDK runtime method: {m}")),
+        };
+        match answer {
+            Ok(Some(v)) => write::result(out, &req.id, &v),
+            Ok(None) => {}
+            Err(m) => write::error(out, &req.id, ErrorCode::INTERNAL_ERROR, &m),
+        }
+    }
+
+    fn initialize(&mut self, p: &Map<String, Value>) -> Answer {
+        let current = self.cfg.edition == Edition::Current;
+        let effort = p.get("reasoningEffort");
+        if current {
+            if let Some(e) = effort {
+                if e.as_str().is_none_or(str::is_empty) {
+                    return Err("initialize reasoningEffort must be a non-empty string".into());
+                }
+            }
+        }
+        if let Some(mt) = p.get("maxTokens") {
+            if !positive_safe_integer(mt) {
+                return Err("initialize maxTokens must be a positive safe integer".into());
+            }
+        }
+        let cwd = resolve_cwd(&self.cfg.process_cwd.to_string_lossy(), p.get("cwd"))?;
+        let max_tokens = p.get("maxTokens").and_then(Value::as_f64);
+        if !current {
+            // 2026-08 commits the cwd before the provider check (CONTRACT §3.1 A).
+            self.route = Rc::new(Route {
+                cwd: Rc::from(cwd.as_str()),
+                ..(*self.route).clone()
+            });
+        }
+        let provider = js_string(p.get("provider"));
+        if provider != "deepseek-official" {
+            return Err(format!("no adapter registered for provider \"{provider}\""));
+        }
+        let model = match p.get("model") {
+            Some(Value::String(m)) => m.clone(),
+            other if current => {
+                return Err(format!("adapter returned invalid exact model metadata for provider \"deepseek-official\" model \"{}\"", js_string(other)));
+            }
+            other => js_string(other),
+        };
+        if current {
+            if let Some(Value::String(e)) = effort {
+                if !matches!(e.as_str(), "low" | "medium" | "high" | "max") {
+                    return Err(format!("provider \"deepseek-official\" model \"{model}\" does not support reasoning effort \"{e}\""));
+                }
+            }
+        }
+        self.route = Rc::new(Route {
+            model,
+            max_tokens,
+            cwd: Rc::from(cwd.as_str()),
+        });
+        self.initialized = true;
+        Ok(Some(
+            json!({"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}),
+        ))
+    }
+
+    fn prompt(
+        &mut self,
+        mut p: Map<String, Value>,
+        id: &crate::wire::Id,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> Answer {
+        let content = p.shift_remove("contentBlocks");
+        let sid = p.get("sessionId").cloned();
+        dispose(Value::Object(p));
+        self.prompt_inner(sid, content, id, now, out)
+    }
+
+    fn prompt_inner(
+        &mut self,
+        sid: Option<Value>,
+        content: Option<Value>,
+        id: &crate::wire::Id,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> Answer {
+        let edition = self.cfg.edition;
+        let drop_content = |c: Option<Value>| {
+            if let Some(c) = c {
+                dispose(c)
+            }
+        };
+        if edition == Edition::Current && !self.initialized {
+            drop_content(content);
+            return Err(NOT_INITIALIZED.into());
+        }
+        let sid = match sid {
+            Some(Value::String(s)) => s,
+            None => {
+                drop_content(content);
+                return Err(
+                    "agent id \"undefined\" does not match session id \"session-1\"".into(),
+                );
+            }
+            Some(_) => {
+                drop_content(content);
+                return Err("format v4 header id must be a string".into());
+            }
+        };
+        if let Err(e) = self.open_session(&sid, now, out) {
+            drop_content(content);
+            return Err(e);
+        }
+        let content = match content {
+            Some(Value::Array(a)) => Value::Array(a),
+            None => return Err("Cannot read properties of undefined (reading 'filter')".into()),
+            Some(Value::Null) => {
+                return Err("Cannot read properties of null (reading 'filter')".into())
+            }
+            Some(other) => {
+                dispose(other);
+                return Err("blocks.filter is not a function".into());
+            }
+        };
+        if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
+        {
+            dispose(content);
+            return Err(format!("session already has an active prompt: {sid}"));
+        }
+        let step = script::for_content(&content);
+        let mid = new_id();
+        let msg = Msg {
+            value: user_message(content, json!({"kind":"user"}), mid.clone()),
+            step,
+            finished: None,
+        };
+        self.deliver(&sid, msg, now, out);
+        if edition == Edition::Legacy {
+            if let Some(s) = self.sessions.get_mut(sid.as_str()) {
+                s.legacy_pending.push(id.clone());
+            }
+            return Ok(None);
+        }
+        Ok(Some(json!({"messageId": mid})))
+    }
+
+    /// Puts a message in a session's inbox (with its receipt) and starts a turn if it is idle.
+    pub(super) fn deliver(&mut self, sid: &str, mut msg: Msg, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let start = s.inbox.len();
+        let value = std::mem::take(&mut msg.value);
+        let mut data = json!({"target":"next-turn","start": start,"inserted":[value]});
+        s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
+        msg.value = data["inserted"]
+            .as_array_mut()
+            .and_then(Vec::pop)
+            .unwrap_or(Value::Null);
+        s.inbox.push_back(msg);
+        if s.turn.is_none() {
+            self.start_turn(sid, now, out);
+        }
+    }
+
+    /// Opens `sid` in this process, creating it when it is new (CONTRACT §3.2 getOrCreateSession).
+    pub(super) fn open_session(
+        &mut self,
+        sid: &str,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if self.sessions.contains_key(sid) {
+            return Ok(());
+        }
+        if self.shutting_down {
+            return Err(SHUTTING_DOWN.into());
+        }
+        if let Some(store) = &self.store {
+            if store.load(sid).is_some() {
+                return Err(format!("session \"{sid}\" already exists"));
+            }
+        }
+        let mut s = Session::new(self.route.clone());
+        if self.cfg.edition == Edition::Current {
+            s.emit(
+                out,
+                sid,
+                "permission/preset",
+                &json!({"preset":"workspace-write"}),
+                now,
+                None,
+                false,
+            );
+            s.emit(
+                out,
+                sid,
+                "sandbox/mode",
+                &json!({"mode":"workspace-write"}),
+                now,
+                None,
+                false,
+            );
+            s.emit(
+                out,
+                sid,
+                "approval/policy",
+                &json!({"policy":"ask"}),
+                now,
+                None,
+                false,
+            );
+        }
+        let stored = persist::Stored {
+            seq: s.seq,
+            turns: 0,
+        };
+        self.sessions.insert(Box::from(sid), s);
+        self.save(sid, stored);
+        Ok(())
+    }
+
+    pub(super) fn save(&self, sid: &str, st: persist::Stored) {
+        if let Some(store) = &self.store {
+            if sid.is_empty() {
+                return; // "" cannot be stored; its turns fail like the real runtime's (see turn.rs)
+            }
+            if let Err(e) = store.save(sid, st) {
+                eprintln!("dsh-reference-runtime: cannot persist session {sid:?}: {e}");
+            }
+        }
+    }
+
+    fn resume(&mut self, p: &Map<String, Value>) -> Answer {
+        let sid = match p.get("sessionId") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err("session/resume requires a non-empty sessionId string".into()),
+        };
+        if !self.initialized {
+            return Err(NOT_INITIALIZED.into());
+        }
+        if self.shutting_down {
+            return Err(SHUTTING_DOWN.into());
+        }
+        if self.sessions.contains_key(sid.as_str()) {
+            return Err(format!("SDK session is already open or opening: {sid}"));
+        }
+        let Some(store) = &self.store else {
+            return Err("cannot resume: session persistence is not configured (load a dsh-session-persistence backend)".into());
+        };
+        let Some(st) = store.load(&sid) else {
+            return Err(format!("session \"{sid}\" not found"));
+        };
+        let mut s = Session::new(self.route.clone());
+        // The real runtime appends one unstreamed event when it reopens a log.
+        s.seq = st.seq + 1;
+        s.turns = st.turns;
+        s.primed = true;
+        let stored = persist::Stored {
+            seq: s.seq,
+            turns: s.turns,
+        };
+        self.sessions.insert(Box::from(sid.as_str()), s);
+        self.save(&sid, stored);
+        Ok(Some(json!({})))
+    }
+
+    fn wait(&mut self, p: &Map<String, Value>, id: &crate::wire::Id) -> Answer {
+        let sid = match p.get("sessionId") {
+            Some(Value::String(s)) => s.as_str(),
+            _ => return Err("session/wait requires a sessionId string".into()),
+        };
+        if !self.initialized {
+            return Err(NOT_INITIALIZED.into());
+        }
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return Err(format!("unknown SDK session: {sid}"));
+        };
+        if s.busy() {
+            s.waiters.push(id.clone());
+            return Ok(None);
+        }
+        Ok(Some(json!({})))
+    }
+
+    fn working_directory(
+        &mut self,
+        p: &Map<String, Value>,
+        set: bool,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> Answer {
+        let sid = match p.get("sessionId") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err("working-directory requests require a non-empty sessionId".into()),
+        };
+        let path = match (set, p.get("path")) {
+            (false, _) => None,
+            (true, Some(Value::String(s))) => Some(s.clone()),
+            (true, _) => return Err("working-directory set requires a path string".into()),
+        };
+        if !self.initialized {
+            return Err(NOT_INITIALIZED.into());
+        }
+        self.open_session(&sid, now, out)?;
+        let Some(s) = self.sessions.get_mut(sid.as_str()) else {
+            return Err(format!("unknown SDK session: {sid}"));
+        };
+        let Some(path) = path else {
+            return Ok(Some(json!({"cwd": &*s.cwd})));
+        };
+        if path.is_empty() {
+            return Err("working-directory: cd must not be empty".into());
+        }
+        let target = resolve(&s.cwd, &path);
+        if !std::path::Path::new(&target).is_dir() {
+            return Err(format!(
+                "working-directory: directory does not exist: {}",
+                events::js_quote(&target)
+            ));
+        }
+        if *target != *s.cwd {
+            s.emit(
+                out,
+                &sid,
+                "working-directory/change",
+                &json!({"cwd": &target}),
+                now,
+                None,
+                false,
+            );
+            let text = format!(
+                "The working directory changed from {} to {}.",
+                events::js_quote(&s.cwd),
+                events::js_quote(&target)
+            );
+            let notice = user_message(
+                json!([{"type":"text","text": text}]),
+                json!({"kind":"working-directory"}),
+                new_id(),
+            );
+            s.emit(
+                out,
+                &sid,
+                "agent/inbox/spliced",
+                &json!({"target":"next-step","start":0,"inserted":[notice]}),
+                now,
+                None,
+                false,
+            );
+            s.cwd = Rc::from(target.as_str());
+        }
+        Ok(Some(json!({"cwd": &*s.cwd})))
+    }
+
+    /// Answers the parked `session/wait`s and legacy prompts of a session that just went idle.
+    pub(super) fn settle(&mut self, sid: &str, out: &mut Vec<u8>) {
+        let mtas = self.cfg.max_tokens_as_success();
+        let legacy = self.cfg.edition == Edition::Legacy;
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        if !legacy {
+            write_status(out, sid, false);
+        }
+        if s.busy() {
+            return;
+        }
+        for id in std::mem::take(&mut s.waiters) {
+            write::result(out, &id, &json!({}));
+        }
+        let pending = std::mem::take(&mut s.legacy_pending);
+        if !pending.is_empty() {
+            let reason = s.last_end.clone();
+            let status = if ok_status(reason.as_ref(), mtas) {
+                "ok"
+            } else {
+                "error"
+            };
+            for id in pending {
+                let mut params = json!({"sessionId": sid, "status": status});
+                if let Some(r) = &reason {
+                    params["reason"] = r.clone();
+                }
+                write::notification(out, "session.finished", Some(&params));
+                write::result(out, &id, &json!({"accepted": true}));
+            }
+        }
+    }
+}
+
+/// `status` of `subagent.finished` / `session.finished` for a `turn/end` reason.
+pub(super) fn ok_status(reason: Option<&Value>, max_tokens_as_success: bool) -> bool {
+    match reason.and_then(|r| r.get("kind")).and_then(Value::as_str) {
+        Some("completed") => true,
+        Some("max-tokens") => max_tokens_as_success,
+        _ => false,
+    }
+}
+
+/// `Number.isSafeInteger(v) && v > 0`.
+fn positive_safe_integer(v: &Value) -> bool {
+    v.as_f64()
+        .is_some_and(|f| f > 0.0 && f.fract() == 0.0 && f <= 9_007_199_254_740_991.0)
+}
+
+/// `String(v)` for a JSON value (`undefined` when absent).
+fn js_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => js_number(n.as_f64().unwrap_or(f64::NAN)),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(_)) => "".into(),
+        Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+/// Node's `path.resolve(base, cwd)`, with its type error for a non-string.
+fn resolve_cwd(base: &str, cwd: Option<&Value>) -> Result<String, String> {
+    let prefix = "The \"paths[0]\" argument must be of type string. Received ";
+    match cwd {
+        Some(Value::String(s)) => Ok(resolve(base, s)),
+        None => Err(format!("{prefix}undefined")),
+        Some(Value::Null) => Err(format!("{prefix}null")),
+        Some(Value::Bool(b)) => Err(format!("{prefix}type boolean ({b})")),
+        Some(Value::Number(n)) => Err(format!(
+            "{prefix}type number ({})",
+            js_number(n.as_f64().unwrap_or(f64::NAN))
+        )),
+        Some(Value::Array(_)) => Err(format!("{prefix}an instance of Array")),
+        Some(Value::Object(_)) => Err(format!("{prefix}an instance of Object")),
+    }
+}
+
+/// `path.resolve(base, p)` on POSIX: absolute, normalised, no trailing slash.
+pub(super) fn resolve(base: &str, p: &str) -> String {
+    let joined = if p.starts_with('/') {
+        p.to_string()
+    } else {
+        format!("{base}/{p}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_like_node() {
+        assert_eq!(resolve("/a/b", "."), "/a/b");
+        assert_eq!(resolve("/a/b", "../c/"), "/a/c");
+        assert_eq!(resolve("/a", "/x/./y/.."), "/x");
+        assert_eq!(resolve("/", ".."), "/");
+    }
+}

@@ -1,0 +1,244 @@
+//! The process around the runtime: argument parsing, the stdio loop, signals, exit codes.
+//!
+//! A reader thread moves stdin chunks into a channel; the main thread drains every chunk already
+//! available before running due model work, so two prompts in one write queue like the real
+//! runtime's. SIGTERM/SIGINT are caught with `sigaction` and a self-pipe read by a third thread.
+//! stdout carries only frames; diagnostics go to stderr.
+
+use super::{Config, Edition, Env, Profile, Runtime};
+use crate::wire::{LineDecoder, LineEvent};
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The usage text of `--help`.
+pub const USAGE: &str = "\
+usage: dsh-reference-runtime [--profile sdk|sdk-minimal] [--edition current|2026-08|legacy] [--patch FILE]...
+
+The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
+JSON-RPC 2.0 on stdin/stdout) with a scripted model (DESIGN §6). Sessions persist under $DSH_HOME
+when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
+";
+
+enum Input {
+    Chunk(Vec<u8>),
+    Eof,
+    Signal(i32),
+}
+
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let b = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; the buffer is a local byte.
+        unsafe {
+            libc::write(fd, &b as *const u8 as *const libc::c_void, 1);
+        }
+    }
+}
+
+fn install_signals(tx: mpsc::Sender<Input>) {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe(2) fills two descriptors we own from here on.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return;
+    }
+    SIGNAL_PIPE.store(fds[1], Ordering::Relaxed);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    let rfd = fds[0];
+    std::thread::spawn(move || loop {
+        let mut b = 0u8;
+        // SAFETY: reads one byte into a local from the pipe we created.
+        let n = unsafe { libc::read(rfd, &mut b as *mut u8 as *mut libc::c_void, 1) };
+        if n == 1 {
+            if tx.send(Input::Signal(b as i32)).is_err() {
+                return;
+            }
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {
+            continue;
+        } else {
+            return;
+        }
+    });
+}
+
+fn epoch_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Parsed command line.
+struct Args {
+    edition: Edition,
+    profile: Profile,
+}
+
+fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
+    let mut a = Args {
+        edition: Edition::Current,
+        profile: Profile::Sdk,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |n: &str| -> Result<String, String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => it.next().cloned().ok_or(format!("{n} needs a value")),
+            }
+        };
+        match name {
+            "-h" | "--help" => return Ok(None),
+            "--profile" => a.profile = value(name)?.parse()?,
+            "--edition" => a.edition = value(name)?.parse()?,
+            // Accepted for launcher compatibility (the real runtime applies config patches).
+            "--patch" => {
+                value(name)?;
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(Some(a))
+}
+
+/// The whole `main` of `dsh-reference-runtime` (and of `dsh-conformance runtime`): parses
+/// `args` (without the program name), serves stdio, returns the exit code. The caller should exit
+/// the process with it at once (the stdin reader thread may still be blocked in `read`).
+pub fn serve_stdio(args: &[String]) -> i32 {
+    let args = match parse_args(args) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            print!("{USAGE}");
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("dsh-reference-runtime: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    let env = match Env::from_process() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("dsh-reference-runtime: {e}");
+            return 1;
+        }
+    };
+    let cfg = Config {
+        edition: args.edition,
+        profile: args.profile,
+        home: std::env::var_os("DSH_HOME")
+            .filter(|h| !h.is_empty())
+            .map(Into::into),
+        process_cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
+        env,
+    };
+    let (tx, rx) = mpsc::channel::<Input>();
+    install_signals(tx.clone());
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut stdin = stdin.lock();
+        loop {
+            let mut buf = vec![0u8; 256 * 1024];
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    buf.truncate(n);
+                    if tx.send(Input::Chunk(buf)).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(Input::Eof);
+    });
+    run_loop(Runtime::new(cfg), rx)
+}
+
+fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
+    let stdout = std::io::stdout();
+    let mut stdout = stdout.lock();
+    let mut decoder = LineDecoder::default();
+    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut write_out = |out: &mut Vec<u8>| -> bool {
+        if out.is_empty() {
+            return true;
+        }
+        let ok = stdout.write_all(out).and_then(|_| stdout.flush()).is_ok();
+        out.clear();
+        ok
+    };
+    loop {
+        let msg = match rt.next_deadline() {
+            Some(due) => {
+                let now = epoch_ms();
+                if due <= now {
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                } else {
+                    rx.recv_timeout(Duration::from_millis(due - now))
+                }
+            }
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        let mut next = match msg {
+            Ok(m) => Some(m),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Input::Eof),
+        };
+        // Drain everything already available before running model work.
+        while let Some(m) = next.take() {
+            match m {
+                Input::Chunk(c) => {
+                    let now = epoch_ms();
+                    decoder.push(&c, &mut |ev| {
+                        if let LineEvent::Line(l) = ev {
+                            rt.handle_line(l, now, &mut out);
+                        }
+                    });
+                    if rt.exit_code().is_some() {
+                        break;
+                    }
+                    next = rx.try_recv().ok();
+                }
+                Input::Eof => {
+                    decoder.finish();
+                    let code = rt.on_eof(epoch_ms(), &mut out);
+                    write_out(&mut out);
+                    return code;
+                }
+                Input::Signal(s) => {
+                    write_out(&mut out);
+                    return if s == libc::SIGINT { 130 } else { 0 };
+                }
+            }
+        }
+        if let Some(code) = rt.exit_code() {
+            write_out(&mut out);
+            return code;
+        }
+        rt.poll(epoch_ms(), &mut out);
+        if !write_out(&mut out) {
+            eprintln!("dsh-reference-runtime: stdout closed");
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! Turns: claim → steps (request-building events, then the scripted model's answer) → `turn/end`,
+//! then the next queued message or idle. Subagents run as child sessions.
+//!
+//! Timing decision: only `slow:N` delays are waited (virtually). The real runtime's retry back-off
+//! (≈ 15.5 s for 5 retries) is reported in `llm/retry.delayMs` but not waited, so failing
+//! directives settle at once with the same events and `turn/end` error kinds and codes.
+
+use super::events::{self, new_id, write_status, Block};
+use super::methods::ok_status;
+use super::script::Script;
+use super::{persist, Edition, Msg, Phase, Runtime, Turn};
+use crate::wire::write;
+use serde_json::{json, Value};
+
+impl Runtime {
+    /// Claims the next inbox message as a new turn (`running`, `turn/start`, claim splice).
+    pub(super) fn start_turn(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        let legacy = self.cfg.edition == Edition::Legacy;
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(msg) = s.inbox.pop_front() else {
+            return;
+        };
+        s.turns += 1;
+        let n = s.turns;
+        if !s.running {
+            s.running = true;
+            if !legacy {
+                write_status(out, sid, true);
+            }
+        }
+        s.emit(
+            out,
+            sid,
+            "turn/start",
+            &json!({"turn": n}),
+            now,
+            None,
+            false,
+        );
+        s.emit(
+            out,
+            sid,
+            "agent/inbox/spliced",
+            &json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]}),
+            now,
+            None,
+            false,
+        );
+        if let Some(f) = &msg.finished {
+            write::notification(out, "subagent.finished", Some(f));
+        }
+        s.turn = Some(Turn {
+            n,
+            step: 1,
+            script: msg.step.script.clone(),
+            delay_ms: msg.step.delay_ms,
+            msg: Some(msg),
+            phase: Phase::Pre,
+        });
+        self.schedule(sid, now);
+    }
+
+    pub(super) fn run_phase(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        let phase = match self.sessions.get(sid).and_then(|s| s.turn.as_ref()) {
+            Some(t) => t.phase,
+            None => return,
+        };
+        match phase {
+            Phase::Pre => self.pre_step(sid, now, out),
+            Phase::Model => self.model_step(sid, now, out),
+            Phase::Hung => {}
+        }
+    }
+
+    /// `step/start` and the events the real runtime emits while building the model request.
+    fn pre_step(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        if sid.is_empty() {
+            // The real runtime cannot encode "" as a path segment: the turn fails at once. We
+            // copy that, but (unlike it) shutdown still works afterwards.
+            let reason = json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}});
+            return self.end_turn(sid, reason, now, out);
+        }
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(mut t) = s.turn.take() else {
+            return;
+        };
+        s.emit(
+            out,
+            sid,
+            "step/start",
+            &json!({"turn": t.n, "step": t.step}),
+            now,
+            None,
+            false,
+        );
+        if t.step == 1 {
+            let primed = s.primed;
+            if !primed {
+                let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
+                    "content":[{"type":"text","text": events::SYSTEM_PROMPT}],
+                    "source":{"kind":"system-prompt"},"id": new_id()}});
+                s.emit(out, sid, "system/message", &sys, now, None, true);
+            }
+            let mut prompt_seq = s.seq;
+            if let Some(m) = &t.msg {
+                prompt_seq = s.emit(out, sid, "user/message", &m.value, now, None, true);
+            }
+            if !primed {
+                let workspace = s.route.cwd.clone();
+                let ctx =
+                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()));
+                s.emit(out, sid, "user/message", &ctx, now, None, true);
+            }
+            if !s.header_sent {
+                s.header_sent = true;
+                let h = events::request_header(&s.route.model, s.route.max_tokens);
+                s.emit(out, sid, "request/header", &h, now, None, false);
+            }
+            if !primed {
+                let rc = json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
+                s.emit(out, sid, "request/context", &rc, now, None, false);
+                let title = t
+                    .msg
+                    .as_ref()
+                    .map(|m| title_of(&m.value["content"]))
+                    .unwrap_or_default();
+                let st =
+                    json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
+                s.emit(out, sid, "session/title", &st, now, None, false);
+                s.primed = true;
+            }
+        }
+        let delay = if t.step == 1 { t.delay_ms } else { 0 };
+        t.phase = if t.script == Script::Hang {
+            Phase::Hung
+        } else {
+            Phase::Model
+        };
+        let hung = t.phase == Phase::Hung;
+        s.turn = Some(t);
+        if !hung {
+            self.schedule(sid, now.saturating_add(delay));
+        }
+    }
+
+    /// The scripted model's answer to one request.
+    fn model_step(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(t) = s.turn.as_mut() else {
+            return;
+        };
+        let (n, step) = (t.n, t.step);
+        let script = t.script.clone();
+        let model = s.route.model.clone();
+        let delivery = |s: &mut super::Session, out: &mut Vec<u8>| {
+            let through = s.seq.saturating_sub(1);
+            let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": through});
+            s.emit(
+                out,
+                sid,
+                "session-log-deepseek/delivery-accepted",
+                &d,
+                now,
+                None,
+                false,
+            );
+        };
+        let reply =
+            |s: &mut super::Session, out: &mut Vec<u8>, blocks: &[Block<'_>], finish: &str| {
+                let d = events::assistant_message(n, step, &model, blocks, finish, now);
+                s.last_reply = Some(d["message"]["content"].clone());
+                s.emit(out, sid, "assistant/message", &d, now, None, true);
+            };
+        let step_end = |s: &mut super::Session, out: &mut Vec<u8>| {
+            s.emit(
+                out,
+                sid,
+                "step/end",
+                &json!({"turn": n, "step": step}),
+                now,
+                None,
+                false,
+            );
+        };
+        let reason = match script {
+            Script::Reply(text) => {
+                delivery(s, out);
+                reply(s, out, &[Block::Text(&text)], "stop");
+                step_end(s, out);
+                json!({"kind":"completed"})
+            }
+            Script::MaxTokens => {
+                delivery(s, out);
+                reply(s, out, &[Block::Text("partial...")], "max-tokens");
+                step_end(s, out);
+                json!({"kind":"max-tokens"})
+            }
+            Script::Thinking => {
+                delivery(s, out);
+                reply(
+                    s,
+                    out,
+                    &[
+                        Block::Reasoning("let me think"),
+                        Block::Text("thought done"),
+                    ],
+                    "stop",
+                );
+                step_end(s, out);
+                json!({"kind":"completed"})
+            }
+            Script::Empty | Script::Error500 | Script::SseError => {
+                let (failure, delivered) = match script {
+                    Script::Empty => (
+                        json!({"message":"DeepSeek Messages returned no content","code":"EMPTY_RESPONSE"}),
+                        true,
+                    ),
+                    Script::Error500 => (
+                        json!({"message":"fake internal error","code":"SERVER","status":500}),
+                        false,
+                    ),
+                    _ => (json!({"message":"fake overloaded","code":"SERVER"}), true),
+                };
+                let retry_id = new_id();
+                for i in 0..=events::RETRY_DELAYS.len() {
+                    if i > 0 {
+                        let d = json!({"retryId": retry_id,"turn": n,"step": step,"retry": i});
+                        s.emit(out, sid, "llm/retry-started", &d, now, None, false);
+                    }
+                    if delivered {
+                        delivery(s, out);
+                    }
+                    let a = events::attempt(n, step, &failure, None, now);
+                    s.emit(out, sid, "assistant/attempt", &a, now, None, false);
+                    if let Some(delay) = events::RETRY_DELAYS.get(i) {
+                        let d = json!({"retryId": retry_id,"turn": n,"step": step,"provider":"deepseek-official",
+                            "mode":"normal","policyKey": events::RETRY_POLICY,"retry": i + 1,"maxRetries":5,
+                            "delayMs": delay,"failure": failure});
+                        s.emit(out, sid, "llm/retry", &d, now, None, false);
+                    }
+                }
+                step_end(s, out);
+                json!({"kind":"error","error": failure})
+            }
+            Script::Error400 => {
+                let failure =
+                    json!({"message":"fake bad request","code":"INVALID_REQUEST","status":400});
+                let a = events::attempt(n, step, &failure, None, now);
+                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
+                step_end(s, out);
+                json!({"kind":"error","error": failure})
+            }
+            Script::Truncate => {
+                let failure = json!({"message":"DeepSeek Messages stream ended before message_stop","code":"STREAM_CLOSED"});
+                delivery(s, out);
+                let a = events::attempt(n, step, &failure, Some("trunc"), now);
+                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
+                step_end(s, out);
+                json!({"kind":"error","error": failure})
+            }
+            Script::BadContent(message, code) => {
+                step_end(s, out);
+                json!({"kind":"error","error":{"message": message,"code": code}})
+            }
+            Script::Hang => return,
+            Script::Tool(cmd) => {
+                delivery(s, out);
+                let args = format!(
+                    "{{\"description\": \"probe command\", \"command\": {}}}",
+                    events::js_quote(&cmd)
+                );
+                let call_id = "toolu_fake_1";
+                reply(
+                    s,
+                    out,
+                    &[Block::ToolCall {
+                        id: call_id,
+                        name: "bash",
+                        args: &args,
+                    }],
+                    "tool-calls",
+                );
+                let call = json!({"turn": n,"step": step,"callId": call_id,"name":"bash","arguments": args});
+                let call_seq = s.emit(out, sid, "tool/call", &call, now, None, false);
+                let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+                let mut job = json!({"jobId": job_id,"owner": sid,"kind":"bash","label": cmd,"startedAt": now,
+                    "toolCall":{"callId": call_id,"rootCallId": call_id}});
+                s.emit(out, sid, "job/registered", &job, now, None, false);
+                job["finishedAt"] = json!(now);
+                job["status"] = json!("failed");
+                job["cause"] = json!("producer");
+                job["producerReported"] = json!(true);
+                job["detail"] = json!(events::SANDBOX_REFUSAL);
+                s.emit(out, sid, "job/settled", &job, now, None, false);
+                let result_text = format!("Error: {}", events::SANDBOX_REFUSAL);
+                let tr = json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": call_id},
+                    "toolCallId": call_id,"content":[{"type":"text","text": result_text}],"isError": true,"id": new_id()}});
+                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
+                step_end(s, out);
+                return self.next_step(sid, format!("tool result: {result_text}"), now);
+            }
+            Script::Subagent(prompt) => {
+                delivery(s, out);
+                let args = format!(
+                    "{{\"description\": \"probe child\", \"prompt\": {}}}",
+                    events::js_quote(&prompt)
+                );
+                let call_id = "toolu_fake_1";
+                reply(
+                    s,
+                    out,
+                    &[Block::ToolCall {
+                        id: call_id,
+                        name: "subagent",
+                        args: &args,
+                    }],
+                    "tool-calls",
+                );
+                let call = json!({"turn": n,"step": step,"callId": call_id,"name":"subagent","arguments": args});
+                let call_seq = s.emit(out, sid, "tool/call", &call, now, None, false);
+                let child = self.spawn_child(sid, &prompt, now, out);
+                let Some(s) = self.sessions.get_mut(sid) else {
+                    return;
+                };
+                let cat = json!({"version":0,"childId": child,"childCreatedAt": now,"mode":"continuable","label":"probe child"});
+                s.emit(out, sid, "subagent/catalog", &cat, now, None, false);
+                let text = format!("started subagent {child}");
+                let tr = json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": call_id},
+                    "toolCallId": call_id,"content":[{"type":"text","text": text}],"isError": false,"id": new_id()}});
+                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
+                s.emit(
+                    out,
+                    sid,
+                    "step/end",
+                    &json!({"turn": n, "step": step}),
+                    now,
+                    None,
+                    false,
+                );
+                return self.next_step(sid, format!("tool result: {text}"), now);
+            }
+        };
+        self.end_turn(sid, reason, now, out);
+    }
+
+    /// After a tool result: the next model request answers with `text`.
+    fn next_step(&mut self, sid: &str, text: String, now: u64) {
+        if let Some(t) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
+            t.step += 1;
+            t.script = Script::Reply(text);
+            t.phase = Phase::Pre;
+        }
+        self.schedule(sid, now);
+    }
+
+    /// `turn/end`, then the next queued message or idle.
+    pub(super) fn end_turn(&mut self, sid: &str, reason: Value, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(t) = s.turn.take() else {
+            return;
+        };
+        s.emit(
+            out,
+            sid,
+            "turn/end",
+            &json!({"turn": t.n, "reason": reason}),
+            now,
+            None,
+            false,
+        );
+        s.last_end = Some(reason);
+        s.sched = 0;
+        let stored = persist::Stored {
+            seq: s.seq,
+            turns: s.turns,
+        };
+        let more = !s.inbox.is_empty();
+        drop(t);
+        self.save(sid, stored);
+        if more {
+            self.start_turn(sid, now, out);
+        } else {
+            self.go_idle(sid, now, out);
+        }
+    }
+
+    fn go_idle(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        s.running = false;
+        let parent = s.parent.clone();
+        self.settle(sid, out);
+        if let Some(p) = parent {
+            self.child_settled(&p, sid, now, out);
+        }
+    }
+
+    /// Starts a child session for `subagent: P`; returns its id.
+    fn spawn_child(&mut self, parent: &str, prompt: &str, now: u64, out: &mut Vec<u8>) -> String {
+        let child = new_id();
+        write::notification(
+            out,
+            "subagent.started",
+            Some(&json!({"parentSessionId": parent, "childSessionId": child})),
+        );
+        let route = self.route.clone();
+        let mut s = super::Session::new(route);
+        if let Some(p) = self.sessions.get_mut(parent) {
+            s.cwd = p.cwd.clone();
+            s.route = p.route.clone();
+            p.children += 1;
+        }
+        // The child's setup events (seq 0..2) are not streamed by the real runtime.
+        s.seq = 3;
+        s.parent = Some(Box::from(parent));
+        self.sessions.insert(Box::from(child.as_str()), s);
+        let note = format!("Your parent agent id is {}. Before you finish, send your result to that agent with send_message({{ agent_id: {}, message: \"<self-contained result>\" }}). The parent shares your workspace but does not automatically receive your transcript, tool output, or reasoning. Send earlier messages as well when a finding changes what the parent should do next; sending a message does not end your turn.", events::js_quote(parent), events::js_quote(parent));
+        let content = json!([{"type":"text","text": prompt},{"type":"text","text": note}]);
+        let step = super::script::for_content(&content);
+        let msg = Msg {
+            value: events::user_message(content, json!({"kind":"user"}), new_id()),
+            step,
+            finished: None,
+        };
+        self.deliver(&child, msg, now, out);
+        child
+    }
+
+    /// A child went idle: its closing message becomes a notice turn of the parent.
+    fn child_settled(&mut self, parent: &str, child: &str, now: u64, out: &mut Vec<u8>) {
+        let mtas = self.cfg.max_tokens_as_success();
+        let Some(c) = self.sessions.get(child) else {
+            return;
+        };
+        let reason = c.last_end.clone();
+        let last = c.last_reply.clone();
+        let Some(p) = self.sessions.get_mut(parent) else {
+            return;
+        };
+        p.children = p.children.saturating_sub(1);
+        let summary = format!("Background subagent {child} finished and will do no further work unless you send it more.");
+        let mut content = vec![json!({"type":"text","text": summary})];
+        if let Some(Value::Array(blocks)) = &last {
+            content.push(json!({"type":"text","text":"Its closing message:"}));
+            content.extend(blocks.iter().filter(|b| b["type"] == "text").cloned());
+        }
+        let content = Value::Array(content);
+        let stop = reason
+            .as_ref()
+            .and_then(|r| r.get("kind"))
+            .cloned()
+            .unwrap_or(json!("error"));
+        let mut finished = json!({"provider":"spawn","agentId": child,"parentSessionId": parent,"childSessionId": child,
+            "status": if ok_status(reason.as_ref(), mtas) { "ok" } else { "error" },"stopReason": stop});
+        if let Some(l) = last.filter(|l| l.as_array().is_some_and(|a| !a.is_empty())) {
+            finished["lastAssistantMessage"] = l;
+        }
+        let step = super::script::for_content(&content);
+        let source = json!({"kind":"subagent-settled","form":"notice","summary": summary,"senderSessionId": child});
+        let msg = Msg {
+            value: events::user_message(content, source, new_id()),
+            step,
+            finished: Some(finished),
+        };
+        self.deliver(parent, msg, now, out);
+    }
+}
+
+/// The fallback title: the first five words of the message's text.
+fn title_of(content: &Value) -> String {
+    let mut words = Vec::new();
+    if let Value::Array(blocks) = content {
+        for b in blocks {
+            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                words.extend(t.split_whitespace().take(5 - words.len().min(5)));
+            }
+            if words.len() >= 5 {
+                break;
+            }
+        }
+    }
+    words.join(" ")
+}

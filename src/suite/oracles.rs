@@ -1,0 +1,318 @@
+//! Programmatic oracles: whole-run rules a trace cannot state frame by frame. Each takes what was
+//! written to the runtime and what it wrote back, and says what broke, if anything.
+
+use crate::wire::{classify, json, Classified, Id, LineDecoder, LineEvent};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// One stdout line as the runtime wrote it (without `\n`; not trimmed).
+pub type Line = String;
+
+/// The requests (ids, in order) that the bytes written to the runtime hold, as the upstream
+/// decoder would see them (an unterminated tail holds none).
+pub fn sent_requests(sent: &[u8]) -> Vec<(Id, String)> {
+    let mut d = LineDecoder::default();
+    let mut out = Vec::new();
+    d.push(sent, &mut |e| {
+        if let LineEvent::Line(l) = e {
+            if let Classified::Request(r) = classify(l) {
+                out.push((r.id, r.method));
+            }
+        }
+    });
+    out
+}
+
+/// A response's id as written (`None` when the frame is not a response).
+fn response_id(v: &Value) -> Option<Id> {
+    if v.get("method").is_some() || !(v.get("result").is_some() || v.get("error").is_some()) {
+        return None;
+    }
+    match v.get("id")? {
+        Value::String(s) => Some(Id::Str(s.clone())),
+        Value::Number(n) => n.as_f64().map(Id::Num),
+        _ => None,
+    }
+}
+
+fn parse(line: &str) -> Option<Value> {
+    json::parse(line).ok().map(|p| p.value)
+}
+
+/// `stdout.frames-only`: every line is one JSON object with `"jsonrpc":"2.0"`, shaped as a
+/// response (`id` + `result`|`error`) or a notification (string `method`), with no padding.
+pub fn frames_only(lines: &[Line]) -> Result<(), String> {
+    for (i, l) in lines.iter().enumerate() {
+        let n = i + 1;
+        let show = preview(l);
+        if l.trim_matches(|c: char| c.is_ascii_whitespace()) != l {
+            return Err(format!(
+                "stdout line {n} has leading or trailing whitespace: {show}"
+            ));
+        }
+        let Some(v) = parse(l) else {
+            return Err(format!("stdout line {n} is not JSON: {show}"));
+        };
+        let Some(obj) = v.as_object() else {
+            return Err(format!("stdout line {n} is not a JSON object: {show}"));
+        };
+        if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+            return Err(format!("stdout line {n} lacks \"jsonrpc\":\"2.0\": {show}"));
+        }
+        let notification =
+            obj.get("method").is_some_and(Value::is_string) && obj.get("id").is_none();
+        let response =
+            obj.contains_key("id") && (obj.contains_key("result") ^ obj.contains_key("error"));
+        if !notification && !response {
+            return Err(format!(
+                "stdout line {n} is neither a response nor a notification: {show}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `response.exactly-once`: each request in `expected` is answered exactly once; nothing else is
+/// answered. `expected` may list an id twice when it was sent twice.
+pub fn exactly_once(expected: &[Id], lines: &[Line]) -> Result<(), String> {
+    let mut want: HashMap<&Id, usize> = HashMap::new();
+    for id in expected {
+        *want.entry(id).or_default() += 1;
+    }
+    let mut got: HashMap<Id, usize> = HashMap::new();
+    for l in lines {
+        if let Some(id) = parse(l).as_ref().and_then(response_id) {
+            *got.entry(id).or_default() += 1;
+        }
+    }
+    for (id, n) in &want {
+        let g = got.get(*id).copied().unwrap_or(0);
+        if g != *n {
+            return Err(format!(
+                "request id {id} was sent {n} time(s) but answered {g} time(s)"
+            ));
+        }
+    }
+    for (id, g) in &got {
+        if !want.contains_key(id) {
+            return Err(format!(
+                "{g} response(s) carry id {id}, which no request sent"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `response.id-type-preserved`: responses to numeric ids carry numbers, to string ids strings.
+pub fn id_types_preserved(expected: &[Id], lines: &[Line]) -> Result<(), String> {
+    for l in lines {
+        let Some(v) = parse(l) else { continue };
+        let Some(raw) = v.get("id") else { continue };
+        if v.get("method").is_some() {
+            continue;
+        }
+        let as_str = raw.as_str().map(|s| Id::Str(s.to_owned()));
+        let as_num = raw.as_f64();
+        // A string response id that equals the *text* of a numeric request id (or the reverse).
+        if let Some(Id::Str(s)) = &as_str {
+            if !expected.contains(&Id::Str(s.clone()))
+                && expected
+                    .iter()
+                    .any(|e| matches!(e, Id::Num(_)) && e.to_json() == *s)
+            {
+                return Err(format!(
+                    "numeric request id {s} was echoed as the string {raw}"
+                ));
+            }
+        }
+        if let Some(n) = as_num {
+            let text = json::js_number(n);
+            if !expected.contains(&Id::Num(n)) && expected.contains(&Id::Str(text.clone())) {
+                return Err(format!(
+                    "string request id \"{text}\" was echoed as the number {text}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `session.event` frames of each session: (seq, type, event), in arrival order.
+pub fn events_by_session(lines: &[Line]) -> BTreeMap<String, Vec<(Option<u64>, String, Value)>> {
+    let mut m: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for l in lines {
+        let Some(v) = parse(l) else { continue };
+        if v.get("method").and_then(Value::as_str) != Some("session.event") {
+            continue;
+        }
+        let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(ev) = v.pointer("/params/event") else {
+            continue;
+        };
+        let ty = ev
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        m.entry(sid.to_owned()).or_default().push((
+            ev.get("seq").and_then(Value::as_u64),
+            ty,
+            ev.clone(),
+        ));
+    }
+    m
+}
+
+/// `session.seq-contiguous`: per session, seq starts at `start(session)` (0 for a new session)
+/// and grows by exactly one per event.
+pub fn seq_contiguous(lines: &[Line], start: impl Fn(&str) -> Option<u64>) -> Result<(), String> {
+    for (sid, evs) in events_by_session(lines) {
+        let mut next = start(&sid);
+        for (i, (seq, ty, _)) in evs.iter().enumerate() {
+            let Some(seq) = *seq else {
+                return Err(format!(
+                    "session {sid:?}: event #{} ({ty}) has no integer seq",
+                    i + 1
+                ));
+            };
+            if let Some(want) = next {
+                if seq != want {
+                    return Err(format!(
+                        "session {sid:?}: event #{} ({ty}) has seq {seq}, expected {want}",
+                        i + 1
+                    ));
+                }
+            }
+            next = Some(seq + 1);
+        }
+    }
+    Ok(())
+}
+
+/// The `turn/end` turn numbers of each session, in order.
+pub fn turns_by_session(lines: &[Line]) -> BTreeMap<String, Vec<u64>> {
+    events_by_session(lines)
+        .into_iter()
+        .map(|(sid, evs)| {
+            let turns = evs
+                .iter()
+                .filter(|(_, ty, _)| ty == "turn/end")
+                .filter_map(|(_, _, ev)| ev.pointer("/data/turn").and_then(Value::as_u64))
+                .collect();
+            (sid, turns)
+        })
+        .collect()
+}
+
+fn preview(l: &str) -> String {
+    const MAX: usize = 160;
+    if l.len() <= MAX {
+        format!("{l:?}")
+    } else {
+        let mut end = MAX;
+        while !l.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{:?}… ({} bytes)", &l[..end], l.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(v: &[&str]) -> Vec<Line> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn frames_only_rejects_logs_pretty_printing_and_missing_jsonrpc() {
+        assert!(frames_only(&lines(&[
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"x"}"#
+        ]))
+        .is_ok());
+        assert!(frames_only(&lines(&["[info] starting"]))
+            .unwrap_err()
+            .contains("not JSON"));
+        assert!(frames_only(&lines(&["{", r#"  "jsonrpc": "2.0","#])).is_err());
+        assert!(frames_only(&lines(&[r#"{"id":1,"result":{}}"#]))
+            .unwrap_err()
+            .contains("jsonrpc"));
+        assert!(frames_only(&lines(&[r#"{"jsonrpc":"2.0","id":1}"#]))
+            .unwrap_err()
+            .contains("neither"));
+        assert!(frames_only(&lines(&["42"])).is_err());
+    }
+
+    #[test]
+    fn exactly_once_counts_duplicates_missing_and_strays() {
+        let sent = sent_requests(b"{\"id\":1,\"method\":\"a\"}\n{\"id\":\"1\",\"method\":\"b\"}\n{\"id\":null,\"method\":\"n\"}\n{\"id\":2,\"method\":\"tail\"}");
+        let ids: Vec<Id> = sent.iter().map(|(i, _)| i.clone()).collect();
+        assert_eq!(
+            ids,
+            vec![Id::from(1), Id::from("1")],
+            "null ids and the unterminated tail are not requests"
+        );
+        let ok = lines(&[
+            r#"{"jsonrpc":"2.0","id":"1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}"#,
+        ]);
+        assert!(exactly_once(&ids, &ok).is_ok());
+        let mut dup = ok.clone();
+        dup.push(ok[0].clone());
+        assert!(exactly_once(&ids, &dup).unwrap_err().contains("answered 2"));
+        assert!(exactly_once(&ids, &ok[..1])
+            .unwrap_err()
+            .contains("answered 0"));
+        let mut stray = ok.clone();
+        stray.push(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#.into());
+        assert!(
+            exactly_once(&ids, &stray).is_ok(),
+            "an id:null frame answers nothing countable"
+        );
+        stray.push(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#.into());
+        assert!(exactly_once(&ids, &stray)
+            .unwrap_err()
+            .contains("no request sent"));
+    }
+
+    #[test]
+    fn id_types_must_survive_the_round_trip() {
+        let ids = vec![Id::from(7)];
+        assert!(
+            id_types_preserved(&ids, &lines(&[r#"{"jsonrpc":"2.0","id":7,"result":{}}"#])).is_ok()
+        );
+        assert!(
+            id_types_preserved(&ids, &lines(&[r#"{"jsonrpc":"2.0","id":"7","result":{}}"#]))
+                .is_err()
+        );
+        let ids = vec![Id::from("7")];
+        assert!(
+            id_types_preserved(&ids, &lines(&[r#"{"jsonrpc":"2.0","id":7,"result":{}}"#])).is_err()
+        );
+    }
+
+    #[test]
+    fn seq_must_be_contiguous_per_session() {
+        let ev = |s: &str, seq: u64| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":"{s}","event":{{"type":"t","seq":{seq},"time":0,"data":{{}}}}}}}}"#
+            )
+        };
+        let ok = vec![ev("a", 0), ev("b", 0), ev("a", 1), ev("b", 1)];
+        assert!(seq_contiguous(&ok, |_| Some(0)).is_ok());
+        let gap = vec![ev("a", 0), ev("a", 2)];
+        assert!(seq_contiguous(&gap, |_| Some(0))
+            .unwrap_err()
+            .contains("expected 1"));
+        let late = vec![ev("a", 5), ev("a", 6)];
+        assert!(seq_contiguous(&late, |_| Some(0)).is_err());
+        assert!(
+            seq_contiguous(&late, |_| None).is_ok(),
+            "a resumed session may start anywhere"
+        );
+    }
+}
