@@ -3,6 +3,7 @@
 mod fuzz_corpus;
 mod fuzz_props;
 mod model_stub;
+mod runtime;
 mod support;
 mod trace;
 mod transport;

@@ -106,7 +106,12 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> Answer {
         let content = p.shift_remove("contentBlocks");
-        let sid = p.get("sessionId").cloned();
+        // Only a string id is kept (never clone a client value: it may be 100 000 levels deep).
+        let sid = match p.get("sessionId") {
+            None => None,
+            Some(Value::String(s)) => Some(Value::String(s.clone())),
+            Some(_) => Some(Value::Null),
+        };
         dispose(Value::Object(p));
         self.prompt_inner(sid, content, id, now, out)
     }
@@ -185,8 +190,9 @@ impl Runtime {
             return;
         };
         let start = s.inbox.len();
-        let value = std::mem::take(&mut msg.value);
-        let mut data = json!({"target":"next-turn","start": start,"inserted":[value]});
+        // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
+        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
+        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
         s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
         msg.value = data["inserted"]
             .as_array_mut()

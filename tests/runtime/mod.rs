@@ -1,0 +1,9 @@
+//! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
+
+mod fidelity;
+mod harness;
+mod interop;
+mod methods;
+mod persistence;
+mod process;
+mod turns;
