@@ -3,7 +3,7 @@
 //! 2 usage or harness error). The `dsh-conformance` binary only dispatches to them.
 
 use super::record::{diff_lines, header_of, record as record_run, RecordOptions};
-use super::{replay as replay_one, CommandSpec, Options, Outcome};
+use super::{CommandSpec, Options, Outcome};
 use crate::trace::Trace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -122,6 +122,7 @@ pub fn replay(args: &[String]) -> i32 {
         Err(e) => return usage_error(&e),
     };
     let (mut pass, mut fail, mut skip, mut broken) = (0, 0, 0, 0);
+    let mut runnable = Vec::new();
     for f in &files {
         let trace = match Trace::load(f) {
             Ok(t) => t,
@@ -153,7 +154,9 @@ pub fn replay(args: &[String]) -> i32 {
             }
             continue;
         }
-        let r = replay_one(&trace, &cmd, &opts);
+        runnable.push(trace);
+    }
+    for r in super::replay_all(&runnable, &cmd, &opts) {
         print!("{r}");
         match r.outcome {
             Outcome::Pass => pass += 1,

@@ -170,8 +170,8 @@ pub fn record(
 ) -> Result<Recording, String> {
     let dirs =
         CaseDirs::new(false).map_err(|e| format!("cannot create the case directories: {e}"))?;
-    let mut env = script.meta.env.clone();
-    env.extend(opts.env.iter().cloned());
+    let mut env = opts.env.clone();
+    env.extend(script.meta.env.iter().cloned());
     let mut child = Child::spawn(cmd, &dirs, &env, opts.max_line)
         .map_err(|e| format!("cannot start `{cmd}`: {e}"))?;
     let cwd = dirs.cwd.to_string_lossy().into_owned();

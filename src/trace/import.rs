@@ -1,7 +1,9 @@
 //! Import of raw transcripts (the layouts of the shared `traces/` folder, and what `record`
 //! writes) into traces, with identity-preserving redaction:
-//! - each distinct UUID becomes one capture (`{{$m1}}` for message ids, `{{$id1}}`, `{{$s1}}` …),
-//!   bound where it first appears and substituted into later sends;
+//! - each distinct UUID (and model tool-use id `toolu_…`) becomes one capture (`{{$m1}}` for
+//!   message ids, `{{$s1}}` child sessions, `{{$tool1}}`, `{{$id1}}` …), bound where it first
+//!   appears and substituted into later sends;
+//! - retry back-off (`delayMs`, jittered) becomes `{{number}}`;
 //! - `time`/`time0` become `{{int}}`; an event's `seq` becomes `{{seq}}` (increasing per session)
 //!   and values derived from seq (`throughSeq`, `sourceEventSeqs`, `messageSeqs`, `dt`) wildcards;
 //! - paths of the recording machine's case directory become `{{cwd}}`.
@@ -337,6 +339,7 @@ impl Redactor {
         }
         let prefix = match key {
             "messageId" => "m",
+            "toolu" => "tool",
             "childSessionId" | "agentId" | "sessionId" | "parentSessionId" => "s",
             _ => "id",
         };
@@ -369,6 +372,10 @@ impl Redactor {
                         ("throughSeq", Value::Number(_)) => {
                             *child = Value::String("{{int}}".into())
                         }
+                        // Retry back-off carries jitter.
+                        ("delayMs", Value::Number(_)) => {
+                            *child = Value::String("{{number}}".into())
+                        }
                         ("sourceEventSeqs" | "messageSeqs" | "dt", Value::Array(_)) => {
                             *child = Value::String("{{array}}".into())
                         }
@@ -394,7 +401,9 @@ impl Redactor {
     fn redact_str(&mut self, orig: &str, key: &str, first: &mut Vec<String>) -> Option<String> {
         let paths = String::from_utf8(self.paths(orig.as_bytes())).ok()?;
         let s = paths.as_str();
-        if is_uuid(s) {
+        // Tool-use ids come from the model (stub): opaque, but the same id recurs in later events.
+        if is_uuid(s) || (s.starts_with("toolu_") && !s.contains(char::is_whitespace)) {
+            let key = if is_uuid(s) { key } else { "toolu" };
             let (n, new) = self.name_for(s, key);
             if new {
                 first.push(n.clone());

@@ -89,10 +89,23 @@ fn every_fixture_replays_green_against_the_reference_runtime_in_each_edition() {
         // The reference runtime's scripted model needs no stub.
         let (traces, skipped) = hand_written(edition, &["model"]);
         assert!(skipped.is_empty(), "{skipped:?}");
-        let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk").arg("--edition").arg(edition);
+        let cmd = CommandSpec::new(exe)
+            .arg("--profile")
+            .arg("sdk")
+            .arg("--edition")
+            .arg(edition);
         ran += traces.len();
-        failures.extend(replay_all(&traces, &cmd, &opts).into_iter().map(|f| format!("[{edition}] {f}")));
+        failures.extend(
+            replay_all(&traces, &cmd, &opts)
+                .into_iter()
+                .map(|f| format!("[{edition}] {f}")),
+        );
     }
     assert!(ran >= 60, "{ran} case runs");
-    assert!(failures.is_empty(), "{} of {ran} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
