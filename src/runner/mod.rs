@@ -15,6 +15,7 @@ pub mod cli;
 pub mod record;
 
 pub use child::{CaseDirs, Child, CommandSpec, Event};
+pub use record::{record, RecordOptions, Recording};
 
 use crate::trace::matcher::{Action, ExitInfo, Failure, Line, Matcher, Stats};
 use crate::trace::pattern::Env;
@@ -173,19 +174,27 @@ impl std::fmt::Display for CaseReport {
     }
 }
 
-/// Replays one trace against `cmd`.
+/// Replays one trace against `cmd` in fresh directories.
 pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
-    replay_in(trace, cmd, opts, None)
+    match CaseDirs::new(opts.keep_dirs) {
+        Ok(d) => replay_in(trace, cmd, opts, &d),
+        Err(e) => CaseReport {
+            case: trace.meta.case.clone(),
+            file: trace.file.clone(),
+            outcome: Outcome::Broken(format!("cannot create the case directories: {e}")),
+            stderr_tail: String::new(),
+            stderr_len: 0,
+            exit: ExitInfo::Unknown,
+            wall: Duration::ZERO,
+            stats: Stats::default(),
+            transcript: Transcript::default(),
+        },
+    }
 }
 
-/// Replays one trace in given directories (`None`: fresh ones), so that consecutive cases can
-/// share a working directory and DSH_HOME across processes (e.g. `session/resume`).
-pub fn replay_in(
-    trace: &Trace,
-    cmd: &CommandSpec,
-    opts: &Options,
-    shared: Option<&CaseDirs>,
-) -> CaseReport {
+/// Replays one trace in given directories: cases that continue another process's work (resume
+/// across processes) share one cwd and DSH_HOME.
+pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDirs) -> CaseReport {
     let started = Instant::now();
     let mut report = CaseReport {
         case: trace.meta.case.clone(),
@@ -198,23 +207,9 @@ pub fn replay_in(
         stats: Stats::default(),
         transcript: Transcript::default(),
     };
-    let fresh;
-    let dirs = match shared {
-        Some(d) => d,
-        None => match CaseDirs::new(opts.keep_dirs) {
-            Ok(d) => {
-                fresh = d;
-                &fresh
-            }
-            Err(e) => {
-                report.outcome =
-                    Outcome::Broken(format!("cannot create the case directories: {e}"));
-                return report;
-            }
-        },
-    };
-    let mut env = trace.meta.env.clone();
-    env.extend(opts.env.iter().cloned());
+    // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
+    let mut env = opts.env.clone();
+    env.extend(trace.meta.env.iter().cloned());
     let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line) {
         Ok(c) => c,
         Err(e) => {
@@ -251,6 +246,49 @@ pub fn replay_in(
         Some(f) => Outcome::Fail(Box::new(f.clone())),
     };
     report
+}
+
+/// Replays traces in order. A trace with `# continues: <case>` runs in the directories of that
+/// earlier case (which stay alive until the end); one that names a case not run before is an error.
+pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<CaseReport> {
+    use std::collections::HashMap;
+    let wanted: Vec<&str> = traces
+        .iter()
+        .filter_map(|t| t.meta.continues.as_deref())
+        .collect();
+    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    let mut out = Vec::new();
+    for t in traces {
+        let r = match &t.meta.continues {
+            Some(prev) => match kept.get(prev) {
+                Some(d) => replay_in(t, cmd, opts, d),
+                None => CaseReport {
+                    case: t.meta.case.clone(),
+                    file: t.file.clone(),
+                    outcome: Outcome::Broken(format!(
+                        "it continues case `{prev}`, which did not run before it"
+                    )),
+                    stderr_tail: String::new(),
+                    stderr_len: 0,
+                    exit: ExitInfo::Unknown,
+                    wall: Duration::ZERO,
+                    stats: Stats::default(),
+                    transcript: Transcript::default(),
+                },
+            },
+            None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
+                Ok(d) => {
+                    let r = replay_in(t, cmd, opts, &d);
+                    kept.insert(t.meta.case.clone(), d);
+                    r
+                }
+                Err(_) => replay(t, cmd, opts),
+            },
+            None => replay(t, cmd, opts),
+        };
+        out.push(r);
+    }
+    out
 }
 
 /// Runs the I/O loop until the matcher is done.

@@ -163,7 +163,10 @@ fn run_case(
     let trace = case
         .trace(opts.strict_upstream)
         .map_err(|e| (format!("the check's trace is invalid: {e}"), String::new()))?;
-    let r = runner::replay_in(&trace, cmd, &runner_opts(opts), dirs);
+    let r = match dirs {
+        Some(d) => runner::replay_in(&trace, cmd, &runner_opts(opts), d),
+        None => runner::replay(&trace, cmd, &runner_opts(opts)),
+    };
     match &r.outcome {
         Outcome::Pass => {}
         Outcome::Broken(m) => return Err((format!("not testable: {m}"), r.to_string())),

@@ -114,6 +114,8 @@ pub struct Meta {
     pub env: Vec<(String, String)>,
     /// `# source:` where an imported trace came from.
     pub source: Option<String>,
+    /// `# continues:` a case whose cwd and DSH_HOME this one reuses (a later process).
+    pub continues: Option<String>,
 }
 
 /// A parsed trace.
@@ -289,6 +291,7 @@ impl Parser {
                 m.env.push((k.trim().to_owned(), v.trim().to_owned()));
             }
             "source" => m.source = Some(val.to_owned()),
+            "continues" => m.continues = Some(val.to_owned()),
             _ => {} // any other `# word: text` is a comment
         }
         Ok(())

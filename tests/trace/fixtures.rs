@@ -75,3 +75,37 @@ fn keyless_fixtures_replay_green_against_the_real_runtime() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn every_fixture_replays_green_against_the_reference_runtime_in_each_edition() {
+    let exe = env!("CARGO_BIN_EXE_dsh-reference-runtime");
+    let opts = Options {
+        frame_timeout: Duration::from_secs(20),
+        ..Options::default()
+    };
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for edition in ["current", "2026-08", "legacy"] {
+        // The reference runtime's scripted model needs no stub.
+        let (traces, skipped) = hand_written(edition, &["model"]);
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let cmd = CommandSpec::new(exe)
+            .arg("--profile")
+            .arg("sdk")
+            .arg("--edition")
+            .arg(edition);
+        ran += traces.len();
+        failures.extend(
+            replay_all(&traces, &cmd, &opts)
+                .into_iter()
+                .map(|f| format!("[{edition}] {f}")),
+        );
+    }
+    assert!(ran >= 60, "{ran} case runs");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
