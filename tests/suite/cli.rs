@@ -285,3 +285,18 @@ print(len(report["checks"]), report["summary"]["failed"], len(cases), ",".join(f
         .unwrap();
     assert!(!out.status.success(), "the schema accepted verdict MAYBE");
 }
+
+#[test]
+fn a_relative_runtime_path_is_resolved_against_the_kit_s_working_directory() {
+    let rt = std::path::Path::new(RUNTIME);
+    let (dir, name) = (
+        rt.parent().unwrap(),
+        rt.file_name().unwrap().to_str().unwrap(),
+    );
+    kit()
+        .current_dir(dir)
+        .args(["check", "--filter", "frame.crlf-accepted", "--"])
+        .arg(format!("./{name}"))
+        .assert()
+        .code(0);
+}
