@@ -132,6 +132,23 @@ impl Session {
         seq
     }
 
+    /// Like [`Session::emit`], with `data` written as raw JSON by a closure.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_with(
+        &mut self,
+        out: &mut Vec<u8>,
+        sid: &str,
+        ty: &str,
+        now: u64,
+        append: bool,
+        data: impl FnOnce(&mut Vec<u8>),
+    ) -> u64 {
+        let seq = self.seq;
+        events::write_event_with(out, sid, ty, seq, now, None, append, data);
+        self.seq += 1;
+        seq
+    }
+
     fn busy(&self) -> bool {
         self.turn.is_some() || !self.inbox.is_empty() || self.children > 0
     }
