@@ -4,6 +4,17 @@
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
 //! I/O is the session store under `DSH_HOME` ([`persist`]). [`serve_stdio`] wraps it in a process.
+//!
+//! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
+//! when it shows on the wire):
+//! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
+//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off;
+//! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
+//!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
+//! - sessions are created synchronously, so a `session/wait` pipelined with a session's first
+//!   prompt waits for it instead of racing to `unknown SDK session`;
+//! - the scripted model answers `ok` to runtime notices (a settled subagent) like the recording
+//!   stub, and echoes user text that holds no directive.
 
 mod config;
 mod events;
