@@ -2,32 +2,32 @@
 //! drive both) the reference runtime's scripted model.
 //!
 //! A directive is read from the **start** of one prompt text (which text is the caller's business:
-//! the stub uses the last user-authored text block of the request, see [`super::request`]). Leading
-//! whitespace is ignored; keywords are case-sensitive and must end at the end of the text, at
-//! whitespace, or (where an argument is allowed) at `:`:
+//! the stub uses the last user-authored text block holding a directive, see [`super::request`]).
+//! Leading whitespace is ignored; keywords are case-sensitive; a bare keyword must end at the end
+//! of the text, at whitespace or at `:`. The grammar is exactly the reference runtime's
+//! (`runtime::script::parse`, a test checks they agree) so one golden trace drives both:
 //!
 //! | text | [`Directive`] |
 //! |---|---|
-//! | `reply: X` (also `reply:X`) | [`Directive::Reply`]`(X)` — X is the rest of the text, verbatim after one optional space |
+//! | `reply:X` | [`Directive::Reply`] — X is the rest of the text with leading whitespace removed |
 //! | `maxtokens` | [`Directive::MaxTokens`] |
 //! | `thinking` | [`Directive::Thinking`] |
 //! | `empty` | [`Directive::Empty`] |
-//! | `slow <d>` / `slow:N <d>` | [`Directive::Slow`] — wait N seconds (default [`DEFAULT_SLOW_SECS`], N may be a decimal), then act as `<d>` (parsed recursively; an empty `<d>` means echo of the empty text) |
+//! | `slow <d>` / `slow:N <d>` | [`Directive::Slow`] — wait N seconds (digits and dots; default [`DEFAULT_SLOW_SECS`] when absent or unreadable), then act as `<d>`; a `<d>` holding no directive is a reply with that (trimmed) text |
 //! | `tool` / `tool: CMD` | [`Directive::Tool`] — a bash tool call running CMD (default [`DEFAULT_TOOL_COMMAND`]) |
-//! | `subagent: P` / `subagent` | [`Directive::Subagent`] — a subagent tool call with prompt P (default [`DEFAULT_SUBAGENT_PROMPT`]) |
+//! | `subagent:P` | [`Directive::Subagent`] — a subagent tool call with prompt P (leading whitespace removed) |
 //! | `error500`, `error400`, `sseerror`, `truncate`, `hang` | the variant of the same name |
 //! | anything else | [`Directive::Echo`] of the whole text (untrimmed) |
 //!
-//! `parse_directive` is total and pure: every text maps to exactly one directive.
+//! [`parse_directive`] is total and pure: every text maps to exactly one directive;
+//! [`directive_in`] tells texts holding a directive from the rest.
 
 /// Seconds `slow` waits when no `:N` is given.
-pub const DEFAULT_SLOW_SECS: f64 = 1.0;
+pub const DEFAULT_SLOW_SECS: f64 = 2.0;
 /// The command `tool` runs when none is given.
 pub const DEFAULT_TOOL_COMMAND: &str = "echo hi";
-/// The prompt `subagent` gives its child when none is given.
-pub const DEFAULT_SUBAGENT_PROMPT: &str = "reply: ok";
-/// Upper bound for `slow:N`, so a typo cannot park a test for hours.
-pub const MAX_SLOW_SECS: f64 = 600.0;
+/// Upper bound for `slow:N` (one day), as the reference runtime clamps it.
+pub const MAX_SLOW_SECS: f64 = 86_400.0;
 
 /// What the scripted model does for one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,30 +95,49 @@ impl Directive {
 
 /// Reads the directive at the start of `text` (see the module docs for the grammar).
 pub fn parse_directive(text: &str) -> Directive {
+    directive_in(text).unwrap_or_else(|| Directive::Echo(text.to_owned()))
+}
+
+/// The directive at the start of `text`, or `None` when it holds none (the echo case).
+pub fn directive_in(text: &str) -> Option<Directive> {
     let body = text.trim_start();
-    if let Some(rest) = keyword_arg(body, "reply") {
-        return Directive::Reply(rest.unwrap_or("").to_owned());
+    if let Some(rest) = word(body, "slow") {
+        let (secs, rest) = match rest.strip_prefix(':') {
+            Some(r) => {
+                let end = r
+                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                    .unwrap_or(r.len());
+                (
+                    r[..end].parse::<f64>().unwrap_or(DEFAULT_SLOW_SECS),
+                    &r[end..],
+                )
+            }
+            None => (DEFAULT_SLOW_SECS, rest),
+        };
+        let then =
+            directive_in(rest).unwrap_or_else(|| Directive::Reply(rest.trim_start().to_owned()));
+        return Some(Directive::Slow {
+            secs: secs.clamp(0.0, MAX_SLOW_SECS),
+            then: Box::new(then),
+        });
     }
-    if let Some(rest) = keyword_arg(body, "tool") {
+    if let Some(rest) = body.strip_prefix("reply:") {
+        return Some(Directive::Reply(rest.trim_start().to_owned()));
+    }
+    if let Some(rest) = word(body, "tool") {
         let command = rest
+            .strip_prefix(':')
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .unwrap_or(DEFAULT_TOOL_COMMAND);
-        return Directive::Tool {
+        return Some(Directive::Tool {
             command: command.to_owned(),
-        };
+        });
     }
-    if let Some(rest) = keyword_arg(body, "subagent") {
-        let prompt = rest
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .unwrap_or(DEFAULT_SUBAGENT_PROMPT);
-        return Directive::Subagent {
-            prompt: prompt.to_owned(),
-        };
-    }
-    if let Some(d) = parse_slow(body) {
-        return d;
+    if let Some(rest) = body.strip_prefix("subagent:") {
+        return Some(Directive::Subagent {
+            prompt: rest.trim_start().to_owned(),
+        });
     }
     let simple: [(&str, Directive); 8] = [
         ("maxtokens", Directive::MaxTokens),
@@ -130,52 +149,18 @@ pub fn parse_directive(text: &str) -> Directive {
         ("truncate", Directive::Truncate),
         ("hang", Directive::Hang),
     ];
-    for (word, d) in simple {
-        if let Some(after) = body.strip_prefix(word) {
-            if ends_word(after) {
-                return d;
-            }
-        }
-    }
-    Directive::Echo(text.to_owned())
+    simple
+        .into_iter()
+        .find(|(w, _)| word(body, w).is_some())
+        .map(|(_, d)| d)
 }
 
-/// `word` alone (→ `Some(None)`), or `word: arg` / `word:arg` (→ `Some(Some(arg))`, one leading
-/// space removed), or not this keyword (→ `None`).
-fn keyword_arg<'a>(body: &'a str, word: &str) -> Option<Option<&'a str>> {
-    let after = body.strip_prefix(word)?;
-    if let Some(arg) = after.strip_prefix(':') {
-        return Some(Some(arg.strip_prefix(' ').unwrap_or(arg)));
+/// `w` at the start of `s`, followed by the end, whitespace or `:`; returns the rest.
+fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
+    let rest = s.strip_prefix(w)?;
+    match rest.chars().next() {
+        None => Some(rest),
+        Some(c) if c.is_whitespace() || c == ':' => Some(rest),
+        _ => None,
     }
-    if after.trim().is_empty() {
-        return Some(None);
-    }
-    None
-}
-
-/// True when a keyword ends here: end of text or whitespace.
-fn ends_word(after: &str) -> bool {
-    after.chars().next().is_none_or(char::is_whitespace)
-}
-
-/// `slow <d>`, `slow:N <d>`, `slow`, `slow:N`.
-fn parse_slow(body: &str) -> Option<Directive> {
-    let after = body.strip_prefix("slow")?;
-    let (secs, rest) = if let Some(arg) = after.strip_prefix(':') {
-        let end = arg.find(char::is_whitespace).unwrap_or(arg.len());
-        let secs: f64 = arg[..end]
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
-        (secs.min(MAX_SLOW_SECS), &arg[end..])
-    } else if ends_word(after) {
-        (DEFAULT_SLOW_SECS, after)
-    } else {
-        return None;
-    };
-    let rest = rest.trim_start();
-    Some(Directive::Slow {
-        secs,
-        then: Box::new(parse_directive(rest)),
-    })
 }

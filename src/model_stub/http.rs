@@ -76,7 +76,12 @@ fn bad(status: u16, message: impl Into<String>) -> ReadError {
 }
 
 /// Reads one request. A request line that starts arriving but is never finished is an error.
-pub fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<HttpRequest, ReadError> {
+/// `interim` receives `100 Continue` when the client asks for it (curl does for bodies over 1 KiB).
+pub fn read_request<R: BufRead, W: Write>(
+    r: &mut R,
+    interim: &mut W,
+    limits: &Limits,
+) -> Result<HttpRequest, ReadError> {
     let mut line = Vec::new();
     // Tolerate empty lines before the request line (RFC 9112 §2.2).
     loop {
@@ -139,12 +144,22 @@ pub fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<HttpReques
         headers,
         body: Vec::new(),
     };
+    let expects_continue = req
+        .header("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
     let chunked = req
         .header("transfer-encoding")
         .is_some_and(|te| te.to_ascii_lowercase().contains("chunked"));
     match (chunked, req.header("content-length")) {
         (true, Some(_)) => return Err(bad(400, "both Transfer-Encoding and Content-Length")),
-        (true, None) => req.body = read_chunked(r, limits)?,
+        (true, None) => {
+            if expects_continue {
+                interim
+                    .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    .map_err(ReadError::Io)?;
+            }
+            req.body = read_chunked(r, limits)?;
+        }
         (false, Some(cl)) => {
             let n: usize = cl
                 .parse()
@@ -157,6 +172,11 @@ pub fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<HttpReques
                         limits.max_body
                     ),
                 ));
+            }
+            if expects_continue && n > 0 {
+                interim
+                    .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    .map_err(ReadError::Io)?;
             }
             req.body = vec![0; n];
             r.read_exact(&mut req.body).map_err(ReadError::Io)?;
@@ -267,6 +287,7 @@ pub fn reason(status: u16) -> &'static str {
         415 => "Unsupported Media Type",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Status",
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! ```no_run
 //! let stub = dsh_conformance::model_stub::ModelStub::start()?;
+//! let (home, cwd) = (std::env::temp_dir().join("dsh-home"), std::env::temp_dir().join("dsh-cwd"));
 //! let mut cmd = std::process::Command::new("./runtime");
-//! stub.configure(&mut cmd, "/tmp/home".as_ref(), "/tmp/cwd".as_ref());
+//! stub.configure(&mut cmd, &home, &cwd).arg("--profile").arg("sdk");
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
@@ -15,7 +16,8 @@
 //! `{cwd, provider:"deepseek-official", model:"deepseek-v4-flash"}`.
 //!
 //! # What the real runtime sends (observed with 0.2.1rc2 against this stub)
-//! Only `POST /v1/messages`, on one keep-alive connection per session. Headers: `host`,
+//! Only `POST /v1/messages`; every turn and every session of one runtime process reused a single
+//! keep-alive connection (22 requests over 2 sessions: one connection). Headers: `host`,
 //! `connection: keep-alive`, `user-agent: deepseek-harness/0.2.1-rc.2 (+https://github.com/deepseek-ai/deepseek-harness)`,
 //! `content-type: application/json`, `accept: text/event-stream`, `x-api-key`,
 //! `anthropic-version: 2023-06-01`, `x-deepseek-harness-user-id: <uuid>`,
@@ -30,7 +32,7 @@
 //! directive is read from, given the blocks the runtime adds to user messages: see [`request`].
 //!
 //! # What the stub answers
-//! The directive ([`directive`]) at the start of the last user-authored text block picks the
+//! The directive ([`directive`], the reference runtime's grammar) of the last user-authored text block holding one picks the
 //! answer ([`reply`]). Every stream is `200`, `content-type: text/event-stream`, sent whole with a
 //! `content-length` (after the `slow` delay), as `event: <type>\ndata: <json>\n\n` events:
 //!
@@ -42,7 +44,7 @@
 //! | `empty` | message_start, message_delta end_turn, message_stop (no block) | error `EMPTY_RESPONSE` after 5 retries (≈15 s) |
 //! | `tool[: CMD]` | message_start, B_start tool_use `{id:"toolu_stub_N", name:"bash", input:{}}`, one input_json_delta `{"description": "probe command", "command": "CMD"}`, B_stop, message_delta **tool_use**, message_stop | next request carries the tool_result → `tool result: <text>`; `completed` |
 //! | `subagent: P` | as tool with name `subagent`, args `{"description": "probe child", "prompt": "P"}` | `completed`; the child's prompt P drives the child; the parent's wake-up notice → `ok` |
-//! | `slow[:N] D` | D's answer after N s (default 1) | D's |
+//! | `slow[:N] D` | D's answer after N s (default 2; a D without directive is a reply with that text) | D's |
 //! | `error500` | HTTP 500 `{"type":"error","error":{"type":"api_error","message":"fake internal error"}}` | error `SERVER` status 500 after 5 retries |
 //! | `error400` | HTTP 400, `invalid_request_error`, `fake bad request` | error `INVALID_REQUEST` status 400, no retry |
 //! | `sseerror` | 200 with only `event: error` `{"type":"error","error":{"type":"overloaded_error","message":"fake overloaded"}}` | error `SERVER` after 5 retries |
@@ -54,6 +56,23 @@
 //! message_start carries `{id:"msg_stub_N", type:"message", role:"assistant", model:<request's>,
 //! content:[], stop_reason:null, stop_sequence:null, usage:{input_tokens:10, output_tokens:0}}`;
 //! message_delta carries `usage:{output_tokens:5}`.
+//!
+//! The real runtime maps the stub's refusals to `turn/end` errors carrying the stub's message:
+//! 401 → code `AUTH` (status 401), 404 → code `HTTP_404` (status 404), neither retried.
+//!
+//! Timing (2-core machine, debug build of the kit, real runtime 0.2.1rc2): boot + initialize
+//! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
+//! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
+//!
+//! # Against RUNTIME-BEHAVIOUR.md §1
+//! Confirmed: the `/v1` handling, the key as `x-api-key`, the body keys, 25 tools, the reasons and
+//! error codes per directive. Incomplete there: the user's prompt is not the last text block (the
+//! runtime appends its context snapshot, a subagent's parent note; it merges a prompt after a failed
+//! turn into the same message; it sends subagent-settled notices as user messages — the recorded
+//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the header list
+//! omits `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
+//! `accept-encoding: gzip, deflate`; the recorded `thinking` reply carried a signature (`fakesig`, seen in
+//! `replayState`), which the stub sends as a `signature_delta`. Nothing stated there was found wrong.
 //!
 //! Requests the stub cannot answer get an Anthropic-style JSON error body starting `model-stub:`
 //! (which the runtime copies into its `turn/end` error) and a log entry with the reason: 404 any

@@ -17,8 +17,10 @@
 //!
 //! Hence the rule ([`analyse`]): take the last message with role `user`. If it holds a
 //! `tool_result`, the model answers the tool result. If its first text is a subagent-settled notice,
-//! or every text block is runtime-authored, it is a runtime notice. Otherwise the directive is read
-//! from the last text block that is not runtime-authored.
+//! or every text block is runtime-authored, it is a runtime notice. Otherwise, among the text blocks
+//! that are not runtime-authored, the last one holding a directive is the prompt; when none holds
+//! one, the last of them is (and is echoed). This is the reference runtime's rule for the prompt's
+//! `contentBlocks`, with the runtime's own additions skipped.
 
 use serde_json::Value;
 
@@ -134,8 +136,14 @@ fn text_prompt(texts: Vec<&str>) -> Prompt {
     {
         return Prompt::Notice;
     }
-    match texts.into_iter().rev().find(|t| !is_runtime_text(t)) {
-        Some(t) => Prompt::Text(t.to_owned()),
+    let user: Vec<&str> = texts.into_iter().filter(|t| !is_runtime_text(t)).collect();
+    let chosen = user
+        .iter()
+        .rev()
+        .find(|t| super::directive::directive_in(t).is_some())
+        .or(user.last());
+    match chosen {
+        Some(t) => Prompt::Text((*t).to_owned()),
         None => Prompt::Notice,
     }
 }

@@ -23,6 +23,8 @@ pub struct Config {
     /// than any client keep-alive timeout, so the client is always the side that closes idle
     /// connections (a server-side close races with the client's reuse of the socket).
     pub read_timeout: Duration,
+    /// Most connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
 }
 
 impl Default for Config {
@@ -36,6 +38,7 @@ impl Default for Config {
                 max_body: 256 * 1024 * 1024,
             },
             read_timeout: Duration::from_secs(120),
+            max_connections: 256,
         }
     }
 }
@@ -203,7 +206,24 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         if shared.stopping.load(Ordering::SeqCst) {
             break;
         }
-        let Ok(stream) = stream else { continue };
+        let Ok(mut stream) = stream else {
+            // Out of descriptors or similar: do not spin.
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        if lock(&shared.open).len() >= shared.config.max_connections {
+            let message = format!(
+                "model-stub: more than {} connections at once",
+                shared.config.max_connections
+            );
+            shared.record(0, None, |r| {
+                r.status = Some(503);
+                r.refusal = Some(message.clone());
+            });
+            let body = reply::error_body("overloaded_error", &message);
+            let _ = http::write_response(&mut stream, 503, "application/json", &body, false);
+            continue;
+        }
         let id = next_conn;
         next_conn += 1;
         let Ok(clone) = stream.try_clone() else {
@@ -237,7 +257,7 @@ fn serve_connection(stream: TcpStream, conn: u64, shared: &Shared) {
     };
     let mut reader = BufReader::new(stream);
     while !shared.stopping.load(Ordering::SeqCst) {
-        let req = match http::read_request(&mut reader, &shared.config.limits) {
+        let req = match http::read_request(&mut reader, &mut writer, &shared.config.limits) {
             Ok(r) => r,
             Err(ReadError::Idle) | Err(ReadError::Io(_)) => return,
             Err(ReadError::Bad { status, message }) => {

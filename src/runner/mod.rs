@@ -1,1 +1,379 @@
-//! (to be built)
+//! Replaying traces against any runtime executable: spawn it with a fresh cwd and DSH_HOME, drive
+//! the [`Matcher`](crate::trace::Matcher) with real I/O and a real clock, and report.
+//!
+//! ```no_run
+//! use dsh_conformance::runner::{replay, CommandSpec, Options};
+//! use dsh_conformance::trace::Trace;
+//! let trace = Trace::load("fixtures/frame/unknown-method.trace").unwrap();
+//! let cmd = CommandSpec::new("./my-runtime").arg("--profile").arg("sdk");
+//! let report = replay(&trace, &cmd, &Options::default());
+//! assert!(report.passed(), "{report}");
+//! ```
+
+pub mod child;
+pub mod cli;
+pub mod record;
+
+pub use child::{CaseDirs, Child, CommandSpec, Event};
+pub use record::{record, RecordOptions, Recording};
+
+use crate::trace::matcher::{Action, ExitInfo, Failure, Line, Matcher, Stats};
+use crate::trace::pattern::Env;
+use crate::trace::Trace;
+use std::time::{Duration, Instant};
+
+/// Replay settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Default deadline of each expectation (a trace's `# timeout:` wins).
+    pub frame_timeout: Duration,
+    /// Bound on a whole case.
+    pub case_timeout: Duration,
+    /// Longest stdout line accepted, in bytes.
+    pub max_line: usize,
+    /// Extra environment for the runtime.
+    pub env: Vec<(String, String)>,
+    /// Keep the per-case directories (for debugging).
+    pub keep_dirs: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            frame_timeout: crate::trace::matcher::DEFAULT_FRAME_TIMEOUT,
+            case_timeout: Duration::from_secs(120),
+            max_line: crate::wire::lines::DEFAULT_MAX_LINE,
+            env: Vec::new(),
+            keep_dirs: false,
+        }
+    }
+}
+
+/// The verdict on one case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every expectation was met.
+    Pass,
+    /// The runtime did something the trace does not allow.
+    Fail(Box<Failure>),
+    /// The case could not be run meaningfully: the command did not start, or it ended without
+    /// writing anything while output was expected (the CLI maps this to exit 2).
+    Broken(String),
+}
+
+/// What happened in one case.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// `# case:` name.
+    pub case: String,
+    /// Trace file.
+    pub file: String,
+    /// Verdict.
+    pub outcome: Outcome,
+    /// Last bytes of the runtime's stderr.
+    pub stderr_tail: String,
+    /// Total stderr bytes.
+    pub stderr_len: usize,
+    /// How the runtime ended (it is killed at the end of a case that does not expect an exit).
+    pub exit: ExitInfo,
+    /// Wall time of the case.
+    pub wall: Duration,
+    /// Frame counters.
+    pub stats: Stats,
+    /// What was written and read (for the suite's whole-run oracles).
+    pub transcript: Transcript,
+}
+
+/// What was written to the runtime and what it wrote on stdout, bounded in size.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Every byte written to the runtime's stdin, in order.
+    pub sent: Vec<u8>,
+    /// Every stdout line read (JS-trimmed text; non-UTF-8 and over-long lines as a `<…>` note).
+    pub stdout: Vec<String>,
+    /// The bound was reached and later traffic was not recorded.
+    pub truncated: bool,
+}
+
+/// Bytes a transcript keeps before it stops recording.
+pub const TRANSCRIPT_BYTES: usize = 64 << 20;
+
+impl Transcript {
+    fn room(&mut self, n: usize) -> bool {
+        let used = self.sent.len() + self.stdout.iter().map(String::len).sum::<usize>();
+        if used + n > TRANSCRIPT_BYTES {
+            self.truncated = true;
+        }
+        !self.truncated
+    }
+
+    fn wrote(&mut self, b: &[u8]) {
+        if self.room(b.len()) {
+            self.sent.extend_from_slice(b);
+        }
+    }
+
+    fn read(&mut self, line: String) {
+        if self.room(line.len()) {
+            self.stdout.push(line);
+        }
+    }
+}
+
+impl CaseReport {
+    /// Whether the case passed.
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Pass
+    }
+
+    /// The failure, if the case failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.outcome {
+            Outcome::Fail(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// A one-line-per-fact rendering of the failure (empty on pass).
+    pub fn message(&self) -> String {
+        match &self.outcome {
+            Outcome::Pass => String::new(),
+            Outcome::Fail(f) => f.to_string(),
+            Outcome::Broken(m) => m.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for CaseReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tag = match self.outcome {
+            Outcome::Pass => "PASS",
+            Outcome::Fail(_) => "FAIL",
+            Outcome::Broken(_) => "ERROR",
+        };
+        writeln!(
+            f,
+            "{tag} {} ({}) in {:.2}s",
+            self.case,
+            self.file,
+            self.wall.as_secs_f64()
+        )?;
+        if !self.passed() {
+            for l in self.message().lines() {
+                writeln!(f, "  {l}")?;
+            }
+            if !self.stderr_tail.is_empty() {
+                writeln!(f, "  stderr tail ({} bytes total):", self.stderr_len)?;
+                let lines: Vec<&str> = self.stderr_tail.lines().collect();
+                for l in &lines[lines.len().saturating_sub(20)..] {
+                    writeln!(f, "    {}", crate::trace::explain::clip(l, 300))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Replays one trace against `cmd` in fresh directories.
+pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
+    match CaseDirs::new(opts.keep_dirs) {
+        Ok(d) => replay_in(trace, cmd, opts, &d),
+        Err(e) => CaseReport {
+            case: trace.meta.case.clone(),
+            file: trace.file.clone(),
+            outcome: Outcome::Broken(format!("cannot create the case directories: {e}")),
+            stderr_tail: String::new(),
+            stderr_len: 0,
+            exit: ExitInfo::Unknown,
+            wall: Duration::ZERO,
+            stats: Stats::default(),
+            transcript: Transcript::default(),
+        },
+    }
+}
+
+/// Replays one trace in given directories: cases that continue another process's work (resume
+/// across processes) share one cwd and DSH_HOME.
+pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDirs) -> CaseReport {
+    let started = Instant::now();
+    let mut report = CaseReport {
+        case: trace.meta.case.clone(),
+        file: trace.file.clone(),
+        outcome: Outcome::Pass,
+        stderr_tail: String::new(),
+        stderr_len: 0,
+        exit: ExitInfo::Unknown,
+        wall: Duration::ZERO,
+        stats: Stats::default(),
+        transcript: Transcript::default(),
+    };
+    // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
+    let mut env = opts.env.clone();
+    env.extend(trace.meta.env.iter().cloned());
+    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line) {
+        Ok(c) => c,
+        Err(e) => {
+            report.outcome = Outcome::Broken(format!("cannot start `{cmd}`: {e}"));
+            report.wall = started.elapsed();
+            return report;
+        }
+    };
+    let penv = Env {
+        cwd: dirs.cwd.to_string_lossy().into_owned(),
+        home: dirs.home.to_string_lossy().into_owned(),
+    };
+    let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
+    drive(&mut m, &mut child, started, &mut report.transcript);
+    child.kill();
+    report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
+    let (tail, len) = child.stderr_tail();
+    report.stderr_tail = tail;
+    report.stderr_len = len;
+    report.stats = m.stats;
+    report.wall = started.elapsed();
+    report.outcome = match m.failure() {
+        None => Outcome::Pass,
+        Some(f)
+            if m.stats.lines == 0
+                && f.reason.contains("the runtime")
+                && report.exit != ExitInfo::Unknown =>
+        {
+            Outcome::Broken(format!(
+                "`{cmd}` ended ({}) without writing anything on stdout; {}",
+                report.exit, f.reason
+            ))
+        }
+        Some(f) => Outcome::Fail(Box::new(f.clone())),
+    };
+    report
+}
+
+/// Replays traces in order. A trace with `# continues: <case>` runs in the directories of that
+/// earlier case (which stay alive until the end); one that names a case not run before is an error.
+pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<CaseReport> {
+    use std::collections::HashMap;
+    let wanted: Vec<&str> = traces
+        .iter()
+        .filter_map(|t| t.meta.continues.as_deref())
+        .collect();
+    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    let mut out = Vec::new();
+    for t in traces {
+        let r = match &t.meta.continues {
+            Some(prev) => match kept.get(prev) {
+                Some(d) => replay_in(t, cmd, opts, d),
+                None => CaseReport {
+                    case: t.meta.case.clone(),
+                    file: t.file.clone(),
+                    outcome: Outcome::Broken(format!(
+                        "it continues case `{prev}`, which did not run before it"
+                    )),
+                    stderr_tail: String::new(),
+                    stderr_len: 0,
+                    exit: ExitInfo::Unknown,
+                    wall: Duration::ZERO,
+                    stats: Stats::default(),
+                    transcript: Transcript::default(),
+                },
+            },
+            None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
+                Ok(d) => {
+                    let r = replay_in(t, cmd, opts, &d);
+                    kept.insert(t.meta.case.clone(), d);
+                    r
+                }
+                Err(_) => replay(t, cmd, opts),
+            },
+            None => replay(t, cmd, opts),
+        };
+        out.push(r);
+    }
+    out
+}
+
+/// Runs the I/O loop until the matcher is done.
+fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
+    let mut stdout_closed = false;
+    let mut exit_seen: Option<(ExitInfo, Instant)> = None;
+    loop {
+        let now = started.elapsed();
+        match m.poll(now) {
+            Action::Done => return,
+            Action::Write(b) => {
+                log.wrote(&b);
+                child.write(b)
+            }
+            Action::CloseStdin => child.close_stdin(),
+            Action::Signal(s) => child.signal(s),
+            Action::WaitUntil(t) => {
+                // Poll the exit status at a short interval: a process can end while a
+                // grandchild still holds stdout open.
+                let wait = t.saturating_sub(now).min(Duration::from_millis(50))
+                    + Duration::from_micros(200);
+                if stdout_closed {
+                    std::thread::sleep(wait.min(Duration::from_millis(10)));
+                } else {
+                    match child.events.recv_timeout(wait) {
+                        Ok(ev) => {
+                            child.consumed(&ev);
+                            let now = started.elapsed();
+                            match &ev {
+                                Event::Text(s) => {
+                                    m.on_line(Line::Text(s), now);
+                                    log.read(s.clone());
+                                }
+                                Event::NotUtf8 { at, len } => {
+                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now);
+                                    log.read(format!("<{len} bytes, not UTF-8 at byte {at}>"));
+                                }
+                                Event::TooLong(n) => {
+                                    m.on_line(Line::TooLong(*n), now);
+                                    log.read(format!("<line of {n} bytes over the bound>"));
+                                }
+                                Event::Closed(_) => {
+                                    stdout_closed = true;
+                                    // Give the process a moment to finish so the report has its status.
+                                    let until = Instant::now() + Duration::from_secs(2);
+                                    let mut st = child.try_exit();
+                                    while st.is_none()
+                                        && Instant::now() < until
+                                        && !m.awaiting_exit()
+                                    {
+                                        std::thread::sleep(Duration::from_millis(5));
+                                        st = child.try_exit();
+                                    }
+                                    m.on_stdout_closed(
+                                        st.unwrap_or(ExitInfo::Unknown),
+                                        started.elapsed(),
+                                    );
+                                    if let Some(st) = st {
+                                        exit_seen = Some((st, Instant::now()));
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                            stdout_closed = true
+                        }
+                    }
+                }
+                if exit_seen.is_none() {
+                    if let Some(st) = child.try_exit() {
+                        exit_seen = Some((st, Instant::now()));
+                        if stdout_closed {
+                            m.on_exit(st, started.elapsed());
+                        }
+                    }
+                } else if let Some((st, at)) = exit_seen {
+                    // Exited but stdout still open (held elsewhere): judge after a short drain.
+                    if !stdout_closed && at.elapsed() > Duration::from_secs(1) {
+                        m.on_exit(st, started.elapsed());
+                        exit_seen = Some((st, Instant::now() + Duration::from_secs(3600)));
+                    }
+                }
+            }
+        }
+    }
+}

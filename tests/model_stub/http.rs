@@ -388,3 +388,47 @@ fn a_client_leaving_a_hanging_request_frees_its_connection() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn expect_100_continue_is_answered_before_the_body_is_read() {
+    let stub = ModelStub::start().unwrap();
+    let body = messages_body("reply: after continue");
+    let mut s = connect(&stub);
+    let head = post(&stub, "", "expect: 100-continue\r\n").replace(
+        "content-length: 0",
+        &format!("content-length: {}", body.len()),
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    s.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(body.as_bytes()).unwrap();
+    let (status, _, sse) = read_response(&mut s);
+    assert_eq!(
+        (status, streamed_text(&sse)),
+        (200, "after continue".to_owned())
+    );
+}
+
+#[test]
+fn connections_beyond_the_limit_are_refused_with_503() {
+    let config = Config {
+        max_connections: 1,
+        ..Config::default()
+    };
+    let stub = ModelStub::start_with(config).unwrap();
+    let mut first = connect(&stub);
+    first
+        .write_all(post(&stub, &messages_body("reply: a"), "").as_bytes())
+        .unwrap();
+    assert_eq!(read_response(&mut first).0, 200);
+    let mut second = connect(&stub);
+    let (status, _, body) = read_response(&mut second);
+    assert_eq!(status, 503);
+    assert!(
+        error_message(&body).contains("more than 1 connections"),
+        "{body}"
+    );
+    assert_closed(&mut second);
+    drop(first);
+}

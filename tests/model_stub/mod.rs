@@ -27,11 +27,15 @@ fn prompt_of(messages: Value) -> Prompt {
 
 #[test]
 fn directives_are_read_from_the_start_of_the_text() {
+    let slow = |secs: f64, then: Directive| Directive::Slow {
+        secs,
+        then: Box::new(then),
+    };
     let cases: Vec<(&str, Directive)> = vec![
         ("reply: hello world", Directive::Reply("hello world".into())),
         ("reply:tight", Directive::Reply("tight".into())),
-        ("reply:  two spaces", Directive::Reply(" two spaces".into())),
-        ("reply", Directive::Reply(String::new())),
+        ("reply:  two spaces", Directive::Reply("two spaces".into())),
+        ("reply:", Directive::Reply(String::new())),
         ("  reply: indented", Directive::Reply("indented".into())),
         ("reply: multi\nline", Directive::Reply("multi\nline".into())),
         ("maxtokens", Directive::MaxTokens),
@@ -43,6 +47,7 @@ fn directives_are_read_from_the_start_of_the_text() {
         ("sseerror", Directive::SseError),
         ("truncate", Directive::Truncate),
         ("hang", Directive::Hang),
+        ("hang: now", Directive::Hang),
         (
             "tool",
             Directive::Tool {
@@ -56,48 +61,32 @@ fn directives_are_read_from_the_start_of_the_text() {
             },
         ),
         (
+            "tool ls",
+            Directive::Tool {
+                command: "echo hi".into(),
+            },
+        ),
+        (
             "subagent: reply: from child",
             Directive::Subagent {
                 prompt: "reply: from child".into(),
             },
         ),
         (
-            "subagent",
-            Directive::Subagent {
-                prompt: "reply: ok".into(),
-            },
-        ),
-        (
             "slow:2 reply: from A",
-            Directive::Slow {
-                secs: 2.0,
-                then: Box::new(Directive::Reply("from A".into())),
-            },
+            slow(2.0, Directive::Reply("from A".into())),
         ),
-        (
-            "slow:0.5 hang",
-            Directive::Slow {
-                secs: 0.5,
-                then: Box::new(Directive::Hang),
-            },
-        ),
-        (
-            "slow reply: x",
-            Directive::Slow {
-                secs: 1.0,
-                then: Box::new(Directive::Reply("x".into())),
-            },
-        ),
+        ("slow:0.5 hang", slow(0.5, Directive::Hang)),
+        ("slow reply: x", slow(2.0, Directive::Reply("x".into()))),
         (
             "slow:1 slow:2 empty",
-            Directive::Slow {
-                secs: 1.0,
-                then: Box::new(Directive::Slow {
-                    secs: 2.0,
-                    then: Box::new(Directive::Empty),
-                }),
-            },
+            slow(1.0, slow(2.0, Directive::Empty)),
         ),
+        (
+            "slow:3 just words",
+            slow(3.0, Directive::Reply("just words".into())),
+        ),
+        ("slow:abc x", slow(2.0, Directive::Reply("abc x".into()))),
     ];
     for (input, expected) in cases {
         assert_eq!(parse_directive(input), expected, "{input:?}");
@@ -111,12 +100,12 @@ fn texts_that_only_resemble_directives_are_echoed() {
         "hello",
         "Reply: x",
         "replying",
+        "reply",
         "reply x",
+        "subagent",
         "emptyish",
         "hang-glider",
         "tools",
-        "slow:abc x",
-        "slow:-1 x",
         "x reply: y",
     ] {
         assert_eq!(
@@ -124,6 +113,85 @@ fn texts_that_only_resemble_directives_are_echoed() {
             Directive::Echo(input.into()),
             "{input:?}"
         );
+    }
+}
+
+/// The reference runtime's script reader, flattened to (delay ms, answer) for comparison.
+fn reference(text: &str) -> Option<(u64, String)> {
+    use dsh_conformance::runtime::script::{for_content, Script};
+    // The reference runtime reads the prompt's content blocks; texts without a directive are echoed.
+    dsh_conformance::model_stub::directive::directive_in(text)?;
+    let step = for_content(&serde_json::json!([{"type": "text", "text": text}]));
+    let answer = match step.script {
+        Script::Reply(t) => format!("reply {t}"),
+        Script::Tool(c) => format!("tool {c}"),
+        Script::Subagent(p) => format!("subagent {p}"),
+        other => format!("{other:?}").to_lowercase(),
+    };
+    Some((step.delay_ms, answer))
+}
+
+fn stub(text: &str) -> Option<(u64, String)> {
+    let mut d = dsh_conformance::model_stub::directive::directive_in(text)?;
+    let mut delay = 0.0;
+    while let Directive::Slow { secs, then } = d {
+        delay += secs * 1000.0;
+        d = *then;
+    }
+    let answer = match d {
+        Directive::Reply(t) | Directive::Echo(t) => format!("reply {t}"),
+        Directive::Tool { command } => format!("tool {command}"),
+        Directive::Subagent { prompt } => format!("subagent {prompt}"),
+        other => other.label(),
+    };
+    Some((delay as u64, answer))
+}
+
+#[test]
+fn the_stub_and_the_reference_runtime_read_directives_alike() {
+    let corpus = [
+        "reply: hello world",
+        "reply:x",
+        "reply:   y",
+        "reply",
+        "replying",
+        "maxtokens",
+        "maxtokens x",
+        "thinking",
+        "thinking:",
+        "empty",
+        "emptyish",
+        "error500",
+        "error400",
+        "sseerror",
+        "truncate",
+        "hang",
+        "hang now",
+        "hangover",
+        "tool",
+        "tool: ls -l",
+        "tool:",
+        "tool ls",
+        "tools",
+        "subagent: reply: x",
+        "subagent:",
+        "subagent",
+        "slow",
+        "slow:3 reply: first",
+        "slow reply: x",
+        "slow:0.5 hang",
+        "slow:abc x",
+        "slow:1 slow:2 empty",
+        "slow:2",
+        "slow:4 words",
+        "  reply: indented",
+        "",
+        "hello",
+        "Reply: x",
+        "x reply: y",
+    ];
+    for text in corpus {
+        assert_eq!(stub(text), reference(text), "{text:?}");
     }
 }
 
@@ -147,6 +215,16 @@ fn a_subagent_child_prompt_is_read_before_the_parent_note_and_context() {
     let note = "Your parent agent id is \"s1\". Before you finish, send your result to that agent.";
     let m = json!([{"role": "user", "content": [text("reply: from child"), text(note), text(CONTEXT)]}]);
     assert_eq!(prompt_of(m), Prompt::Text("reply: from child".into()));
+}
+
+#[test]
+fn the_last_user_block_holding_a_directive_wins_and_otherwise_the_last_is_echoed() {
+    // The reference runtime's rule for contentBlocks, with the runtime's own blocks skipped.
+    let m =
+        json!([{"role": "user", "content": [text("reply: a"), text("not one"), text(CONTEXT)]}]);
+    assert_eq!(prompt_of(m), Prompt::Text("reply: a".into()));
+    let m = json!([{"role": "user", "content": [text("hi"), text("there"), text(CONTEXT)]}]);
+    assert_eq!(prompt_of(m), Prompt::Text("there".into()));
 }
 
 #[test]

@@ -49,11 +49,17 @@ pub struct Real {
 impl Real {
     /// Launches `<exe> --profile sdk` against `stub` and initializes it.
     pub fn start(exe: &Path, stub: &ModelStub) -> Real {
+        Real::start_with(exe, stub, &[])
+    }
+
+    /// Like [`Real::start`], with environment variables overriding the stub's.
+    pub fn start_with(exe: &Path, stub: &ModelStub, env: &[(&str, String)]) -> Real {
         let home = TempDir::new("home");
         let cwd = TempDir::new("cwd");
         let mut cmd = Command::new(exe);
         cmd.arg("--profile").arg("sdk");
         stub.configure(&mut cmd, &home.0, &cwd.0);
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -242,6 +248,16 @@ fn real_runtime_completes_a_reply_turn_through_the_stub() {
         assistant_contents(&real, "s1"),
         vec![json!([{"type": "text", "text": "hello world"}])]
     );
+    // Streamed in the two halves the recorded stub sent (traces/real-0.2.1rc2/happy_basic).
+    let stream = &real.events("s1", "assistant/message")[0]["data"]["stream"];
+    let chunks: Vec<&Value> = stream
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "text-chunks")
+        .collect();
+    assert_eq!(chunks.len(), 1, "{stream}");
+    assert_eq!(chunks[0]["texts"], json!(["hello", " world"]));
     real.idle("s1", 1);
     assert_eq!(real.shutdown(), Some(0));
 
@@ -315,6 +331,11 @@ fn real_runtime_turns_a_thinking_block_into_reasoning_content() {
     );
     let expected = json!([{"type": "reasoning", "text": "let me think"}, {"type": "text", "text": "thought done"}]);
     assert_eq!(assistant_contents(&real, "s1"), vec![expected]);
+    let message = &real.events("s1", "assistant/message")[0]["data"]["message"];
+    assert_eq!(
+        message["source"]["replayState"]["blocks"][0],
+        json!({"type": "reasoning", "signature": "fakesig"})
+    );
 }
 
 #[test]
@@ -545,4 +566,40 @@ fn real_runtime_retries_an_error500_five_times_then_ends_with_server_error() {
         .iter()
         .all(|r| r.status == Some(500) && r.directive.as_deref() == Some("error500")));
     assert_eq!(real.events("s1", "llm/retry").len(), 5);
+}
+
+#[test]
+fn real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1() {
+    let Some((exe, stub)) =
+        setup("real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1")
+    else {
+        return;
+    };
+    let base = format!("{}/v1", stub.base_url());
+    let mut real = Real::start_with(&exe, &stub, &[("DEEPSEEK_BASE_URL", base)]);
+    real.prompt("s1", "reply: x");
+    assert_eq!(
+        real.turn_end("s1", 1)["reason"],
+        json!({"kind": "completed"}),
+        "{}",
+        stub.log_text()
+    );
+    assert_eq!(stub.requests()[0].path, "/v1/messages");
+}
+
+#[test]
+fn a_refused_request_surfaces_the_stubs_reason_in_turn_end() {
+    let Some((exe, stub)) = setup("a_refused_request_surfaces_the_stubs_reason_in_turn_end") else {
+        return;
+    };
+    let mut real = Real::start_with(&exe, &stub, &[("DEEPSEEK_API_KEY", "wrong".to_owned())]);
+    real.prompt("s1", "reply: x");
+    let expected = json!({"kind": "error", "error": {"message": "model-stub: x-api-key does not match the stub's key", "code": "AUTH", "status": 401}});
+    assert_eq!(real.turn_end("s1", 1)["reason"], expected);
+    let log = stub.requests();
+    assert_eq!(log.len(), 1, "a 401 is not retried:\n{}", stub.log_text());
+    assert_eq!(
+        log[0].refusal.as_deref(),
+        Some("x-api-key does not match the stub's key")
+    );
 }

@@ -1,0 +1,391 @@
+//! A runtime under test as an untrusted child process: its own process group (killed on every
+//! exit path by [`Child`]'s `Drop`), a writer thread (a runtime that stops reading cannot block
+//! the kit), a bounded stdout reader and a bounded stderr tail.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use crate::trace::ExitInfo;
+
+/// What the stdout reader reports, in order.
+#[derive(Debug)]
+pub enum Event {
+    /// A complete, valid UTF-8, JS-trimmed, non-blank line.
+    Text(String),
+    /// A complete line that is not valid UTF-8.
+    NotUtf8 {
+        /// First invalid byte.
+        at: usize,
+        /// Line length.
+        len: usize,
+    },
+    /// A complete line over the bound (its bytes were discarded).
+    TooLong(usize),
+    /// Stdout ended; holds the length of an unterminated last line, if any.
+    Closed(Option<usize>),
+}
+
+/// Limits memory held for lines the matcher has not consumed yet.
+#[derive(Debug, Default)]
+struct Budget {
+    used: Mutex<usize>,
+    freed: Condvar,
+}
+
+const QUEUE_BYTES: usize = 32 * 1024 * 1024;
+const STDERR_TAIL: usize = 64 * 1024;
+
+/// The program to run and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Executable (looked up on PATH when it has no slash).
+    pub program: PathBuf,
+    /// Arguments.
+    pub args: Vec<String>,
+}
+
+impl CommandSpec {
+    /// A command with no arguments.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        CommandSpec {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, a: impl Into<String>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    /// From `[program, args…]`.
+    pub fn from_argv(argv: &[String]) -> Option<Self> {
+        let (p, rest) = argv.split_first()?;
+        Some(CommandSpec {
+            program: p.into(),
+            args: rest.to_vec(),
+        })
+    }
+}
+
+impl std::fmt::Display for CommandSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for a in &self.args {
+            write!(f, " {a}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Fresh per-case directories (`cwd` and `home` for DSH_HOME), removed on drop.
+#[derive(Debug)]
+pub struct CaseDirs {
+    root: PathBuf,
+    /// The runtime's working directory.
+    pub cwd: PathBuf,
+    /// The runtime's DSH_HOME.
+    pub home: PathBuf,
+    keep: bool,
+}
+
+impl CaseDirs {
+    /// Creates them under the system temp dir.
+    pub fn new(keep: bool) -> std::io::Result<CaseDirs> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let root = std::env::temp_dir().join(format!(
+            "dsh-conformance-{}-{}-{nanos:x}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let cwd = root.join("cwd");
+        let home = root.join("home");
+        std::fs::create_dir_all(&cwd)?;
+        std::fs::create_dir_all(&home)?;
+        // Canonical paths: the runtime reports resolved paths.
+        let cwd = cwd.canonicalize()?;
+        let home = home.canonicalize()?;
+        Ok(CaseDirs {
+            root,
+            cwd,
+            home,
+            keep,
+        })
+    }
+
+    /// Directories of an existing location (for cases that share DSH_HOME across processes).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl Drop for CaseDirs {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+enum WriteMsg {
+    Bytes(Vec<u8>),
+    Close,
+}
+
+/// A running runtime. Dropping it kills its whole process group and reaps it.
+pub struct Child {
+    child: std::process::Child,
+    pgid: i32,
+    writer: Option<SyncSender<WriteMsg>>,
+    /// Stdout events.
+    pub events: Receiver<Event>,
+    budget: Arc<Budget>,
+    stderr: Arc<Mutex<(VecDeque<u8>, usize)>>,
+    threads: Vec<JoinHandle<()>>,
+    exit: Option<ExitInfo>,
+}
+
+impl Child {
+    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`.
+    pub fn spawn(
+        cmd: &CommandSpec,
+        dirs: &CaseDirs,
+        env: &[(String, String)],
+        max_line: usize,
+    ) -> std::io::Result<Child> {
+        let mut c = Command::new(&cmd.program);
+        c.args(&cmd.args)
+            .current_dir(&dirs.cwd)
+            .env("DSH_HOME", &dirs.home)
+            .env_remove("DEEPSEEK_API_KEY")
+            .env_remove("DEEPSEEK_BASE_URL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn()?;
+        let pgid = child.id() as i32;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (wtx, wrx) = mpsc::sync_channel::<WriteMsg>(64);
+        let (etx, erx) = mpsc::sync_channel::<Event>(1024);
+        let budget = Arc::new(Budget::default());
+        let tail = Arc::new(Mutex::new((VecDeque::new(), 0usize)));
+        let mut threads = Vec::new();
+        threads.push(std::thread::spawn(move || {
+            while let Ok(m) = wrx.recv() {
+                match m {
+                    WriteMsg::Bytes(b) => {
+                        if stdin.write_all(&b).and_then(|_| stdin.flush()).is_err() {
+                            break;
+                        }
+                    }
+                    WriteMsg::Close => break,
+                }
+            }
+            drop(stdin);
+        }));
+        let b2 = budget.clone();
+        threads.push(std::thread::spawn(move || {
+            read_stdout(&mut stdout, max_line, etx, b2)
+        }));
+        let t2 = tail.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = t2.lock().unwrap_or_else(|e| e.into_inner());
+                t.1 += n;
+                t.0.extend(&buf[..n]);
+                let over = t.0.len().saturating_sub(STDERR_TAIL);
+                t.0.drain(..over);
+            }
+        }));
+        Ok(Child {
+            child,
+            pgid,
+            writer: Some(wtx),
+            events: erx,
+            budget,
+            stderr: tail,
+            threads,
+            exit: None,
+        })
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Queues bytes for stdin (never blocks on the child).
+    pub fn write(&mut self, bytes: Vec<u8>) {
+        if let Some(w) = &self.writer {
+            let _ = w.send(WriteMsg::Bytes(bytes));
+        }
+    }
+
+    /// Closes stdin once everything queued is written.
+    pub fn close_stdin(&mut self) {
+        if let Some(w) = self.writer.take() {
+            let _ = w.send(WriteMsg::Close);
+        }
+    }
+
+    /// Sends a signal to the runtime process itself.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) with a pid we spawned; no memory is involved.
+        unsafe {
+            libc::kill(self.pgid, sig);
+        }
+    }
+
+    /// Marks an event's bytes as consumed (frees reader budget).
+    pub fn consumed(&self, ev: &Event) {
+        let n = match ev {
+            Event::Text(s) => s.len(),
+            _ => 0,
+        };
+        if n > 0 {
+            let mut u = self.budget.used.lock().unwrap_or_else(|e| e.into_inner());
+            *u = u.saturating_sub(n);
+            self.budget.freed.notify_all();
+        }
+    }
+
+    /// The exit status, if the process has ended.
+    pub fn try_exit(&mut self) -> Option<ExitInfo> {
+        if self.exit.is_none() {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                self.exit = Some(match (st.code(), st.signal()) {
+                    (Some(c), _) => ExitInfo::Code(c),
+                    (None, Some(s)) => ExitInfo::Signal(s),
+                    _ => ExitInfo::Unknown,
+                });
+            }
+        }
+        self.exit
+    }
+
+    /// The last bytes written on stderr (lossy UTF-8) and the total written.
+    pub fn stderr_tail(&self) -> (String, usize) {
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let v: Vec<u8> = t.0.iter().copied().collect();
+        (String::from_utf8_lossy(&v).into_owned(), t.1)
+    }
+
+    /// Kills the process group and reaps the child; joins the I/O threads.
+    pub fn kill(&mut self) {
+        // SAFETY: kill(2) on the process group we created; no memory is involved.
+        unsafe {
+            libc::kill(-self.pgid, libc::SIGKILL);
+        }
+        self.writer = None;
+        let _ = self.child.wait();
+        self.try_exit();
+        // Unblock the reader if it waits for budget, then let it see EOF.
+        {
+            let mut u = self.budget.used.lock().unwrap_or_else(|e| e.into_inner());
+            *u = 0;
+            self.budget.freed.notify_all();
+        }
+        while self.events.try_recv().is_ok() {}
+        for t in self.threads.drain(..) {
+            // A grandchild outside the group could hold a pipe open; do not wait for it forever.
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budget: Arc<Budget>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    let mut discarding: Option<usize> = None;
+    let send = |ev: Event| -> bool {
+        if let Event::Text(s) = &ev {
+            let mut u = budget.used.lock().unwrap_or_else(|e| e.into_inner());
+            while *u > QUEUE_BYTES {
+                u = budget.freed.wait(u).unwrap_or_else(|e| e.into_inner());
+            }
+            *u += s.len();
+        }
+        tx.send(ev).is_ok()
+    };
+    loop {
+        let n = match out.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut chunk = &buf[..n];
+        while !chunk.is_empty() {
+            let nl = memchr::memchr(b'\n', chunk);
+            let seg = &chunk[..nl.unwrap_or(chunk.len())];
+            if let Some(d) = discarding.as_mut() {
+                *d += seg.len();
+            } else if line.len() + seg.len() > max_line {
+                discarding = Some(line.len() + seg.len());
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(seg);
+            }
+            match nl {
+                Some(i) => {
+                    let ev = if let Some(d) = discarding.take() {
+                        Some(Event::TooLong(d))
+                    } else {
+                        let ev = match std::str::from_utf8(&line) {
+                            Ok(s) => {
+                                let t = crate::wire::trim_js(s);
+                                (!t.is_empty()).then(|| Event::Text(t.to_owned()))
+                            }
+                            Err(e) => Some(Event::NotUtf8 {
+                                at: e.valid_up_to(),
+                                len: line.len(),
+                            }),
+                        };
+                        line.clear();
+                        if line.capacity() > 1 << 20 {
+                            line = Vec::new();
+                        }
+                        ev
+                    };
+                    if let Some(ev) = ev {
+                        if !send(ev) {
+                            return;
+                        }
+                    }
+                    chunk = &chunk[i + 1..];
+                }
+                None => break,
+            }
+        }
+    }
+    let tail = discarding.or((!line.is_empty()).then_some(line.len()));
+    let _ = send(Event::Closed(tail));
+}

@@ -1,0 +1,225 @@
+//! Failure explanations: how close a frame is to a pattern, and the smallest part where they differ.
+
+use super::pattern::{Attempt, Bindings, Env, Pat};
+use serde_json::Value;
+
+/// Shortens text to about `max` bytes (on a character boundary), marking the cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…(+{} bytes)", &s[..end], s.len() - end)
+}
+
+fn leaf_ok(p: &Pat, v: Option<&Value>, b: &Bindings, env: &Env) -> bool {
+    let mut at = Attempt::new(b, env, None);
+    // `{{seq}}` depends on history; for closeness any integer will do.
+    if let Pat::Seq = p {
+        return v.and_then(Value::as_f64).is_some_and(|f| f.fract() == 0.0);
+    }
+    p.matches(v, &mut at)
+}
+
+/// Fraction of the pattern's leaves that `v` satisfies (1.0 = every leaf).
+pub fn score(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> f64 {
+    let (ok, total) = count(p, Some(v), b, env);
+    if total == 0 {
+        1.0
+    } else {
+        ok as f64 / total as f64
+    }
+}
+
+fn count(p: &Pat, v: Option<&Value>, b: &Bindings, env: &Env) -> (usize, usize) {
+    match p {
+        Pat::Obj(members, _) => {
+            let m = v.and_then(Value::as_object);
+            let mut ok = 0;
+            let mut total = 0;
+            for (k, p) in members {
+                // Discriminating members weigh more: a frame of the right kind is "closer".
+                let w = if matches!(k.as_str(), "method" | "id" | "type") {
+                    3
+                } else {
+                    1
+                };
+                let (o, t) = count(p, m.and_then(|m| m.get(k)), b, env);
+                ok += o * w;
+                total += t * w;
+            }
+            (ok, total.max(1))
+        }
+        Pat::Arr(items, _) => {
+            let a = v.and_then(Value::as_array);
+            let mut ok = 0;
+            let mut total = 0;
+            for (i, p) in items.iter().enumerate() {
+                let (o, t) = count(p, a.and_then(|a| a.get(i)), b, env);
+                ok += o;
+                total += t;
+            }
+            (ok, total.max(1))
+        }
+        leaf => (usize::from(leaf_ok(leaf, v, b, env)), 1),
+    }
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => clip(&crate::wire::json::to_string(v), 200),
+    }
+}
+
+fn ptr_escape(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+/// The first (depth-first) place where `v` fails `p`: `"/json/pointer: expected X, got Y"`.
+pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<String> {
+    fn go(
+        p: &Pat,
+        v: Option<&Value>,
+        path: &mut String,
+        b: &Bindings,
+        env: &Env,
+    ) -> Option<String> {
+        match (p, v) {
+            (Pat::Obj(members, exact), Some(Value::Object(m))) => {
+                for (k, p) in members {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&ptr_escape(k));
+                    if let Some(d) = go(p, m.get(k), path, b, env) {
+                        return Some(d);
+                    }
+                    path.truncate(len);
+                }
+                if *exact {
+                    if let Some(extra) = m.keys().find(|k| !members.iter().any(|(mk, _)| mk == *k))
+                    {
+                        return Some(format!(
+                            "{}/{}: expected no such member (exact), got {}",
+                            path,
+                            ptr_escape(extra),
+                            show(m.get(extra))
+                        ));
+                    }
+                }
+                None
+            }
+            (Pat::Arr(items, rest), Some(Value::Array(a))) => {
+                for (i, p) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    if let Some(d) = go(p, a.get(i), path, b, env) {
+                        return Some(d);
+                    }
+                    path.truncate(len);
+                }
+                if !rest && a.len() != items.len() {
+                    return Some(format!(
+                        "{}: expected {} elements, got {}",
+                        if path.is_empty() { "/" } else { path },
+                        items.len(),
+                        a.len()
+                    ));
+                }
+                None
+            }
+            (p, v) => {
+                if leaf_ok(p, v, b, env) {
+                    return None;
+                }
+                let mut exp = crate::wire::json::to_string(&p.to_value());
+                if let Pat::Capture(n, _) = p {
+                    if let Some(bound) = b.vars.get(n) {
+                        exp = format!("{exp} = {}", show(Some(bound)));
+                    }
+                }
+                if matches!(p, Pat::Template(_)) && exp.contains("{{cwd}}") {
+                    exp = format!("{exp} (cwd = {:?})", env.cwd);
+                }
+                Some(format!(
+                    "{}: expected {}, got {}",
+                    if path.is_empty() { "/" } else { path },
+                    clip(&exp, 200),
+                    show(v)
+                ))
+            }
+        }
+    }
+    let mut path = String::new();
+    go(p, Some(v), &mut path, b, env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::pattern::compile;
+    use serde_json::json;
+
+    #[test]
+    fn the_smallest_differing_part_is_named_by_json_pointer() {
+        let p = compile(
+            &json!({"params":{"event":{"type":"turn/end","data":{"turn":2}}}}),
+            false,
+        )
+        .unwrap();
+        let v = json!({"params":{"event":{"type":"turn/end","data":{"turn":1}}}});
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        assert_eq!(d, "/params/event/data/turn: expected 2, got 1");
+    }
+
+    #[test]
+    fn a_bound_capture_shows_its_value_in_the_difference() {
+        let p = compile(&json!({"result":{"messageId":"{{$m}}"}}), false).unwrap();
+        let mut b = Bindings::default();
+        b.vars.insert("m".into(), json!("a"));
+        let d = first_difference(
+            &p,
+            &json!({"result":{"messageId":"b"}}),
+            &b,
+            &Env::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            d,
+            "/result/messageId: expected \"{{$m}}\" = \"a\", got \"b\""
+        );
+    }
+
+    #[test]
+    fn frames_of_the_right_kind_score_closer() {
+        let p = compile(
+            &json!({"method":"session.status","params":{"status":"idle"}}),
+            false,
+        )
+        .unwrap();
+        let b = Bindings::default();
+        let e = Env::default();
+        let near = score(
+            &p,
+            &json!({"method":"session.status","params":{"status":"running"}}),
+            &b,
+            &e,
+        );
+        let far = score(
+            &p,
+            &json!({"method":"session.event","params":{"status":"idle"}}),
+            &b,
+            &e,
+        );
+        assert!(near > far);
+    }
+
+    #[test]
+    fn clipping_respects_character_boundaries() {
+        assert_eq!(clip("ééé", 3), "é…(+4 bytes)");
+    }
+}
