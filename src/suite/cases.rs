@@ -36,18 +36,16 @@ pub struct CheckCase {
     pub setup_until: Option<usize>,
     /// Editions the trace applies to (empty: all of the check's editions).
     pub editions: Vec<String>,
-    /// `# shared-dirs`: every case of the check runs in one working directory and DSH_HOME.
-    pub shared_dirs: bool,
 }
 
 impl CheckCase {
     /// Parses the trace, with `-32601|-32603` narrowed to `-32603` when `strict` (`--strict-upstream`)
-    /// and `{{repeat:N:text}}` expanded to N copies of text (for 10 MB lines and deep nesting).
     pub fn trace(&self, strict: bool) -> Result<Trace, String> {
-        let mut text = expand_repeats(self.text)?;
-        if strict {
-            text = text.replace("{{-32601|-32603}}", "-32603");
-        }
+        let text = if strict {
+            self.text.replace("{{-32601|-32603}}", "-32603")
+        } else {
+            self.text.to_owned()
+        };
         Trace::parse(&text, &format!("fixtures/checks/{}", self.file)).map_err(|e| e.to_string())
     }
 
@@ -57,28 +55,6 @@ impl CheckCase {
     }
 }
 
-/// Expands `{{repeat:N:text}}` (text without `}}`; N up to 64 Mi copies of at most 64 MiB in all).
-pub fn expand_repeats(src: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(src.len());
-    let mut rest = src;
-    while let Some(i) = rest.find("{{repeat:") {
-        out.push_str(&rest[..i]);
-        let body = &rest[i + 9..];
-        let end = body.find("}}").ok_or("unclosed {{repeat:")?;
-        let (n, text) = body[..end]
-            .split_once(':')
-            .ok_or("expected {{repeat:N:text}}")?;
-        let n: usize = n.parse().map_err(|_| format!("bad repeat count {n:?}"))?;
-        if n.saturating_mul(text.len()) > 64 << 20 {
-            return Err("a repeat may expand to 64 MiB at most".into());
-        }
-        out.push_str(&text.repeat(n));
-        rest = &body[end + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 /// Every check case, validated: a known check id, known oracles, a trace that parses.
 pub fn all() -> Result<Vec<CheckCase>, String> {
     let mut out = Vec::new();
@@ -86,7 +62,6 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
         let mut check = None;
         let mut oracles = Vec::new();
         let mut setup_until = None;
-        let mut shared_dirs = false;
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if let Some(v) = l.strip_prefix("# check:") {
@@ -101,8 +76,6 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
                     })?;
                     oracles.push(*known);
                 }
-            } else if l == "# shared-dirs" {
-                shared_dirs = true;
             } else if l == "# ---- check ----" {
                 setup_until = Some(i + 1);
             }
@@ -116,7 +89,6 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
             oracles,
             setup_until,
             editions: Vec::new(),
-            shared_dirs,
         };
         let trace = case.trace(false)?;
         case.editions = trace.meta.editions.clone();
@@ -143,16 +115,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn repeats_expand_and_are_bounded() {
-        assert_eq!(
-            expand_repeats("a{{repeat:3:[}}b{{repeat:2:xy}}").unwrap(),
-            "a[[[bxyxy"
-        );
-        assert!(expand_repeats("{{repeat:99999999999:xx}}").is_err());
-        assert!(expand_repeats("{{repeat:3:x").is_err());
     }
 
     #[test]

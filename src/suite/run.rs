@@ -158,14 +158,32 @@ fn run_case(
     case: &CheckCase,
     cmd: &CommandSpec,
     opts: &Options,
-    dirs: Option<&runner::CaseDirs>,
+    kept: &mut std::collections::HashMap<String, runner::CaseDirs>,
 ) -> Result<(), (String, String)> {
     let trace = case
         .trace(opts.strict_upstream)
         .map_err(|e| (format!("the check's trace is invalid: {e}"), String::new()))?;
-    let r = match dirs {
-        Some(d) => runner::replay_in(&trace, cmd, &runner_opts(opts), d),
-        None => runner::replay(&trace, cmd, &runner_opts(opts)),
+    let r = match &trace.meta.continues {
+        Some(prev) => match kept.get(prev) {
+            Some(d) => runner::replay_in(&trace, cmd, &runner_opts(opts), d),
+            None => {
+                return Err((
+                    format!("not testable: it continues case `{prev}`, which did not run"),
+                    String::new(),
+                ))
+            }
+        },
+        None => {
+            let d = runner::CaseDirs::new(false).map_err(|e| {
+                (
+                    format!("not testable: cannot create the case directories: {e}"),
+                    String::new(),
+                )
+            })?;
+            let r = runner::replay_in(&trace, cmd, &runner_opts(opts), &d);
+            kept.insert(trace.meta.case.clone(), d);
+            r
+        }
     };
     match &r.outcome {
         Outcome::Pass => {}
@@ -227,26 +245,11 @@ fn judge(
                 details: String::new(),
             }
         } else {
+            // Cases that continue another case's process (`# continues: <case>`) reuse its directories.
+            let mut kept: std::collections::HashMap<String, runner::CaseDirs> = Default::default();
             let mut v = Verdict::Pass;
-            let shared = if mine.iter().any(|c| c.shared_dirs) {
-                match runner::CaseDirs::new(false) {
-                    Ok(d) => Some(d),
-                    Err(e) => {
-                        return CheckResult {
-                            info: *info,
-                            verdict: Verdict::Fail {
-                                reason: format!("not testable: cannot create directories: {e}"),
-                                details: String::new(),
-                            },
-                            duration: started.elapsed(),
-                        }
-                    }
-                }
-            } else {
-                None
-            };
             for c in mine {
-                if let Err((reason, details)) = run_case(c, cmd, opts, shared.as_ref()) {
+                if let Err((reason, details)) = run_case(c, cmd, opts, &mut kept) {
                     v = Verdict::Fail { reason, details };
                     break;
                 }
