@@ -165,7 +165,14 @@ impl Child {
         env: &[(String, String)],
         max_line: usize,
     ) -> std::io::Result<Child> {
-        let mut c = Command::new(&cmd.program);
+        // A relative path with a slash (`./my-runtime`) means the caller's directory, not the
+        // case's fresh cwd (where the child would otherwise look for it).
+        let program = if cmd.program.is_relative() && cmd.program.components().count() > 1 {
+            std::env::current_dir()?.join(&cmd.program)
+        } else {
+            cmd.program.clone()
+        };
+        let mut c = Command::new(&program);
         c.args(&cmd.args)
             .current_dir(&dirs.cwd)
             .env("DSH_HOME", &dirs.home)
