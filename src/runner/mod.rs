@@ -193,10 +193,13 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.wall = started.elapsed();
     report.outcome = match m.failure() {
         None => Outcome::Pass,
+        // Dying before writing anything while a frame was expected is a harness-level error
+        // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
         Some(f)
             if m.stats.lines == 0
-                && f.reason.contains("the runtime")
-                && report.exit != ExitInfo::Unknown =>
+                && (f.reason.starts_with("the runtime closed stdout")
+                    || f.reason.starts_with("the runtime ended ("))
+                && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
         {
             Outcome::Broken(format!(
                 "`{cmd}` ended ({}) without writing anything on stdout; {}",
