@@ -3,7 +3,8 @@
 //! - each distinct UUID (and model tool-use id `toolu_…`) becomes one capture (`{{$m1}}` for
 //!   message ids, `{{$s1}}` child sessions, `{{$tool1}}`, `{{$id1}}` …), bound where it first
 //!   appears and substituted into later sends;
-//! - retry back-off (`delayMs`, jittered) becomes `{{number}}`;
+//! - retry back-off (`delayMs`, jittered) becomes `{{number}}`; wall-clock stamps (`…At`, any
+//!   epoch-millisecond integer) become `{{int}}`; random job ids (`bash-<hex>`) become captures;
 //! - `time`/`time0` become `{{int}}`; an event's `seq` becomes `{{seq}}` (increasing per session)
 //!   and values derived from seq (`throughSeq`, `sourceEventSeqs`, `messageSeqs`, `dt`) wildcards;
 //! - paths of the recording machine's case directory become `{{cwd}}`.
@@ -340,6 +341,7 @@ impl Redactor {
         let prefix = match key {
             "messageId" => "m",
             "toolu" => "tool",
+            "job" => "job",
             "childSessionId" | "agentId" | "sessionId" | "parentSessionId" => "s",
             _ => "id",
         };
@@ -376,6 +378,15 @@ impl Redactor {
                         ("delayMs", Value::Number(_)) => {
                             *child = Value::String("{{number}}".into())
                         }
+                        // Wall-clock stamps under any name (`startedAt`, `childCreatedAt` …).
+                        (k, Value::Number(n))
+                            if k.ends_with("At")
+                                || n.as_f64().is_some_and(|f| {
+                                    (1e12..1e13).contains(&f) && f.fract() == 0.0
+                                }) =>
+                        {
+                            *child = Value::String("{{int}}".into())
+                        }
                         ("sourceEventSeqs" | "messageSeqs" | "dt", Value::Array(_)) => {
                             *child = Value::String("{{array}}".into())
                         }
@@ -401,9 +412,17 @@ impl Redactor {
     fn redact_str(&mut self, orig: &str, key: &str, first: &mut Vec<String>) -> Option<String> {
         let paths = String::from_utf8(self.paths(orig.as_bytes())).ok()?;
         let s = paths.as_str();
-        // Tool-use ids come from the model (stub): opaque, but the same id recurs in later events.
-        if is_uuid(s) || (s.starts_with("toolu_") && !s.contains(char::is_whitespace)) {
-            let key = if is_uuid(s) { key } else { "toolu" };
+        // Tool-use ids come from the model (stub) and job ids (`bash-<hex>`) from the runtime:
+        // opaque, but the same id recurs in later events.
+        let toolu = s.starts_with("toolu_") && !s.contains(char::is_whitespace);
+        if is_uuid(s) || toolu || is_job_id(s) {
+            let key = if is_uuid(s) {
+                key
+            } else if toolu {
+                "toolu"
+            } else {
+                "job"
+            };
             let (n, new) = self.name_for(s, key);
             if new {
                 first.push(n.clone());
@@ -461,6 +480,19 @@ impl Redactor {
         }
         out.push_str(&s[last..]);
         out.into_bytes()
+    }
+}
+
+/// `<word>-<16+ hex digits>`: a random runtime id such as a job id.
+fn is_job_id(s: &str) -> bool {
+    match s.split_once('-') {
+        Some((w, hex)) => {
+            !w.is_empty()
+                && w.bytes().all(|c| c.is_ascii_lowercase())
+                && hex.len() >= 16
+                && hex.bytes().all(|c| c.is_ascii_hexdigit())
+        }
+        None => false,
     }
 }
 
