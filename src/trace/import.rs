@@ -6,7 +6,8 @@
 //! - retry back-off (`delayMs`, jittered) becomes `{{number}}`; wall-clock stamps (`…At`, any
 //!   epoch-millisecond integer) become `{{int}}`; random job ids (`bash-<hex>`) become captures;
 //! - `time`/`time0` become `{{int}}`; an event's `seq` becomes `{{seq}}` (increasing per session)
-//!   and values derived from seq (`throughSeq`, `sourceEventSeqs`, `messageSeqs`, `dt`) wildcards;
+//!   and values derived from seq or stream timing (`throughSeq`, `sourceEventSeqs`, `messageSeqs`,
+//!   `dt`, the chunking `texts`) wildcards;
 //! - paths of the recording machine's case directory become `{{cwd}}`.
 //!
 //! Orderings the contract leaves open stay open by construction of the matcher (sessions are
@@ -387,7 +388,8 @@ impl Redactor {
                         {
                             *child = Value::String("{{int}}".into())
                         }
-                        ("sourceEventSeqs" | "messageSeqs" | "dt", Value::Array(_)) => {
+                        // `texts`: how the model's stream was chunked (a captured id can be split across chunks).
+                        ("sourceEventSeqs" | "messageSeqs" | "dt" | "texts", Value::Array(_)) => {
                             *child = Value::String("{{array}}".into())
                         }
                         _ => self.walk(child, k, first),
