@@ -631,11 +631,16 @@ pub fn to_trace(events: &[RawEvent], info: &ImportInfo) -> String {
                 let gap = t - seg_start;
                 let within = (gap * 2.0 + 5.0 > 10.0).then(|| (gap * 2.0 + 5.0).ceil() as u64);
                 let (pat, note, binds) = match truncated {
-                    Some(n) => (
-                        truncated_pattern(line),
-                        Some(format!("recorded line of {n} bytes, stored truncated")),
-                        Vec::new(),
-                    ),
+                    Some(n) => {
+                        // What the prefix reveals, redacted like any frame (a child session's id).
+                        let mut p = truncated_pattern(line);
+                        let binds = red.redact(&mut p);
+                        (
+                            p,
+                            Some(format!("recorded line of {n} bytes, stored truncated")),
+                            binds,
+                        )
+                    }
                     None => match crate::wire::json::parse(line) {
                         Ok(p) => {
                             let mut v = p.value;
