@@ -3,6 +3,9 @@
 
 Usage: fuzz/seed-corpora.py <traces-dir> [<out-corpus-dir>]   (default out: fuzz/corpus beside this file)
 
+Also copies the repository's golden traces (fixtures/**/*.trace) into the trace_parse corpus.
+runtime_session has no seeds from here: its inputs are `arbitrary` bytes, seeded by fuzzing itself.
+
 <traces-dir> is the shared `traces/` folder (`real-0.2.1rc2/*.jsonl` with `line`/`b64`/`partial`/`nonl`
 fields, `contract/s*.jsonl` with `raw` fields). Seeds are named by content hash, so re-running only adds.
 Long lines are cut to a prefix: committed corpora stay small (the fuzzer finds length by itself).
@@ -110,6 +113,11 @@ def main():
     for i, stream in enumerate(streams + EDGES):
         header = bytes([bounds[i % len(bounds)], len(cuts[i % len(cuts)])] + cuts[i % len(cuts)])
         write(os.path.join(out, "line_stream"), header + stream)
+    # trace_parse: the golden traces as they are.
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+    for path in sorted(glob.glob(os.path.join(fixtures, "**", "*.trace"), recursive=True)):
+        with open(path, "rb") as f:
+            write(os.path.join(out, "trace_parse"), f.read()[:MAX_STREAM])
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ mod fuzz_corpus;
 mod fuzz_props;
 mod model_stub;
 mod runtime;
+mod suite;
 mod support;
 mod trace;
 mod transport;

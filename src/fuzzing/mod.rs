@@ -6,8 +6,12 @@
 //! contract's framing and classification, written without calling into [`crate::wire`].
 
 pub mod classify_line;
+pub mod invariants;
 pub mod line_stream;
+pub mod ops;
 pub mod oracle;
+pub mod runtime_session;
+pub mod trace_parse;
 
 /// A target's check: `Err` describes the first broken invariant.
 pub type Check = fn(&[u8]) -> Result<(), String>;
@@ -16,4 +20,6 @@ pub type Check = fn(&[u8]) -> Result<(), String>;
 pub const TARGETS: &[(&str, Check)] = &[
     ("classify_line", classify_line::check),
     ("line_stream", line_stream::check),
+    ("runtime_session", runtime_session::check),
+    ("trace_parse", trace_parse::check),
 ];

@@ -80,6 +80,48 @@ pub struct CaseReport {
     pub wall: Duration,
     /// Frame counters.
     pub stats: Stats,
+    /// What was written and read (for the suite's whole-run oracles).
+    pub transcript: Transcript,
+}
+
+/// What was written to the runtime and what it wrote on stdout, bounded in size.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Every byte written to the runtime's stdin, in order.
+    pub sent: Vec<u8>,
+    /// Every stdout line read (JS-trimmed text; non-UTF-8 and over-long lines as a `<…>` note).
+    pub stdout: Vec<String>,
+    /// The bound was reached and later traffic was not recorded.
+    pub truncated: bool,
+    /// Bytes held so far (a running total: summing every line per line would be quadratic).
+    used: usize,
+}
+
+/// Bytes a transcript keeps before it stops recording.
+pub const TRANSCRIPT_BYTES: usize = 64 << 20;
+
+impl Transcript {
+    fn room(&mut self, n: usize) -> bool {
+        if self.used + n > TRANSCRIPT_BYTES {
+            self.truncated = true;
+        }
+        if !self.truncated {
+            self.used += n;
+        }
+        !self.truncated
+    }
+
+    fn wrote(&mut self, b: &[u8]) {
+        if self.room(b.len()) {
+            self.sent.extend_from_slice(b);
+        }
+    }
+
+    fn read(&mut self, line: String) {
+        if self.room(line.len()) {
+            self.stdout.push(line);
+        }
+    }
 }
 
 impl CaseReport {
@@ -149,6 +191,7 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
             exit: ExitInfo::Unknown,
             wall: Duration::ZERO,
             stats: Stats::default(),
+            transcript: Transcript::default(),
         },
     }
 }
@@ -166,6 +209,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
         exit: ExitInfo::Unknown,
         wall: Duration::ZERO,
         stats: Stats::default(),
+        transcript: Transcript::default(),
     };
     // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
     let mut env = opts.env.clone();
@@ -183,7 +227,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
         home: dirs.home.to_string_lossy().into_owned(),
     };
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
-    drive(&mut m, &mut child, started);
+    drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();
@@ -236,6 +280,7 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
                     exit: ExitInfo::Unknown,
                     wall: Duration::ZERO,
                     stats: Stats::default(),
+                    transcript: Transcript::default(),
                 },
             },
             None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
@@ -254,14 +299,17 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
 }
 
 /// Runs the I/O loop until the matcher is done.
-fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
+fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
         let now = started.elapsed();
         match m.poll(now) {
             Action::Done => return,
-            Action::Write(b) => child.write(b),
+            Action::Write(b) => {
+                log.wrote(&b);
+                child.write(b)
+            }
             Action::CloseStdin => child.close_stdin(),
             Action::Signal(s) => child.signal(s),
             Action::WaitUntil(t) => {
@@ -277,11 +325,18 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
                             child.consumed(&ev);
                             let now = started.elapsed();
                             match &ev {
-                                Event::Text(s) => m.on_line(Line::Text(s), now),
-                                Event::NotUtf8 { at, len } => {
-                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now)
+                                Event::Text(s) => {
+                                    m.on_line(Line::Text(s), now);
+                                    log.read(s.clone());
                                 }
-                                Event::TooLong(n) => m.on_line(Line::TooLong(*n), now),
+                                Event::NotUtf8 { at, len } => {
+                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now);
+                                    log.read(format!("<{len} bytes, not UTF-8 at byte {at}>"));
+                                }
+                                Event::TooLong(n) => {
+                                    m.on_line(Line::TooLong(*n), now);
+                                    log.read(format!("<line of {n} bytes over the bound>"));
+                                }
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

@@ -217,7 +217,7 @@ impl Runtime {
         if self.shutting_down {
             return Err(SHUTTING_DOWN.into());
         }
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_mut() {
             if store.load(sid).is_some() {
                 return Err(format!("session \"{sid}\" already exists"));
             }
@@ -261,8 +261,8 @@ impl Runtime {
         Ok(())
     }
 
-    pub(super) fn save(&self, sid: &str, st: persist::Stored) {
-        if let Some(store) = &self.store {
+    pub(super) fn save(&mut self, sid: &str, st: persist::Stored) {
+        if let Some(store) = self.store.as_mut() {
             if sid.is_empty() {
                 return; // "" cannot be stored; its turns fail like the real runtime's (see turn.rs)
             }
@@ -286,7 +286,7 @@ impl Runtime {
         if self.sessions.contains_key(sid.as_str()) {
             return Err(format!("SDK session is already open or opening: {sid}"));
         }
-        let Some(store) = &self.store else {
+        let Some(store) = self.store.as_mut() else {
             return Err("cannot resume: session persistence is not configured (load a dsh-session-persistence backend)".into());
         };
         let Some(st) = store.load(&sid) else {

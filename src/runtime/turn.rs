@@ -454,7 +454,7 @@ impl Runtime {
         };
         self.deliver(&child, msg, now, out);
         // The child's first request goes out after the parent's next one, as in the recording.
-        self.schedule(&child, now + 1);
+        self.schedule(&child, now.saturating_add(1));
         child
     }
 

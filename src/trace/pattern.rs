@@ -400,7 +400,13 @@ impl Pat {
                 "{{{{{}}}}}",
                 a.iter()
                     .map(|v| match v {
-                        Value::String(s) => s.clone(),
+                        // Raw only when it reads back as this string (an alternative is
+                        // JSON-parsed first): `"1"` must stay quoted, or it comes back a number.
+                        Value::String(s)
+                            if s.trim() == s && crate::wire::json::parse(s).is_err() =>
+                        {
+                            s.clone()
+                        }
                         o => crate::wire::json::to_string(o),
                     })
                     .collect::<Vec<_>>()

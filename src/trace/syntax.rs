@@ -136,7 +136,8 @@ pub struct Trace {
 impl Trace {
     /// Parses trace text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Trace, ParseError> {
-        Parser::new(file).run(text)
+        let text = super::repeat::expand(text, file)?;
+        Parser::new(file).run(&text)
     }
 
     /// Reads and parses a trace file.

@@ -1,7 +1,7 @@
 //! The fuzz targets' invariants as proptest properties, with small case counts so that plain
 //! `cargo test` exercises them on every run (the fuzzers go much further).
 
-use dsh_conformance::fuzzing::{classify_line, line_stream};
+use dsh_conformance::fuzzing::{classify_line, line_stream, runtime_session, trace_parse};
 use proptest::prelude::*;
 
 /// A JSON string literal mixing plain text, escapes (lone surrogates included) and raw non-ASCII.
@@ -118,6 +118,62 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
+/// A string holding trace placeholders, some of them odd.
+fn placeholder_str() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "{{any}}",
+        "{{string}}",
+        "{{uuid}}",
+        "{{$m}}",
+        "{{$m:uuid}}",
+        "{{-32601|-32603}}",
+        "{{\\\"1\\\"|2}}",
+        "{{absent}}",
+        "{{seq}}",
+        "{{cwd}}",
+        "{{...}}",
+        "{{",
+        "}}",
+        "x",
+        "|",
+    ]);
+    prop::collection::vec(piece, 1..4).prop_map(|p| format!("\"{}\"", p.concat()))
+}
+
+/// Text shaped like a golden trace: directives, frames with placeholders, metadata, junk.
+fn trace_text() -> impl Strategy<Value = String> {
+    let head = prop::sample::select(vec![
+        ">> ",
+        "<< ",
+        "<<exact ",
+        "<<? ",
+        "<<* ",
+        ">>raw ",
+        ">>eof",
+        "== exit 0",
+        "== exit 0 within 5s",
+        "# case: c",
+        "# editions: current",
+        "ignore ",
+        "{",
+        "}",
+        "",
+        "within 2s ",
+    ]);
+    let body = prop_oneof![
+        json_text(),
+        (key(), placeholder_str()).prop_map(|(k, v)| format!("{{{k}:{v}}}")),
+        placeholder_str(),
+        "[ -~]{0,12}",
+    ];
+    prop::collection::vec((head, body), 0..8).prop_map(|lines| {
+        lines
+            .into_iter()
+            .map(|(h, b)| format!("{h}{b}\n"))
+            .collect()
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 192, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -143,6 +199,20 @@ proptest! {
     ) {
         let input = line_stream::encode(bound, &cuts, &data);
         if let Err(e) = line_stream::check(&input) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn random_op_sequences_keep_the_runtime_invariants(data in prop::collection::vec(any::<u8>(), 0..3000)) {
+        if let Err(e) = runtime_session::check(&data) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn trace_parsing_never_panics_and_patterns_print_back(text in trace_text()) {
+        if let Err(e) = trace_parse::check(text.as_bytes()) {
             prop_assert!(false, "{}", e);
         }
     }

@@ -1,5 +1,5 @@
 //! Fidelity against the real runtime (issue item 6): the client side of every recorded transcript
-//! in `fixtures/real-0.2.1rc2/` and `fixtures/contract/` is replayed into the in-memory reference
+//! in `fixtures/real-0.2.1rc2/raw/` is replayed into the in-memory reference
 //! runtime; what comes back is normalised (uuids, times, job ids, cwd) and compared with what the
 //! real runtime answered, per response id and per session stream (responses and sessions may
 //! interleave differently). Every difference must be listed in `fixtures/fidelity-allowlist.json`
@@ -496,28 +496,23 @@ fn matches(pat: &str, s: &str) -> bool {
 
 #[test]
 fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_differences() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["contract", "real-0.2.1rc2"] {
-        let mut f: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        f.sort();
-        files.extend(f);
-    }
+    // The raw transcripts live once, in fixtures/real-0.2.1rc2/raw/ (contract sN as contract-sN).
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-0.2.1rc2/raw");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&raw)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
     assert!(files.len() >= 70, "fixtures missing: {}", files.len());
     let tmp = std::env::temp_dir().join(format!("dsh-fidelity-{}", std::process::id()));
     let mut diffs = Vec::new();
     for f in &files {
-        let dir = f
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        let name = f.file_stem().unwrap().to_string_lossy().to_string();
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let (dir, name) = match stem.strip_prefix("contract-") {
+            Some(n) => ("contract".to_string(), n.to_string()),
+            None => ("real-0.2.1rc2".to_string(), stem.clone()),
+        };
         let trace = format!("{dir}/{name}");
         let (recs, complete, end_t) = load(f);
         if !complete {

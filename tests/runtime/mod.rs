@@ -2,6 +2,7 @@
 
 mod fidelity;
 mod harness;
+mod hostile;
 mod interop;
 mod methods;
 mod persistence;

@@ -1,0 +1,414 @@
+//! Fuzz target `runtime_session`: structure-aware op sequences ([`super::ops`]) against the
+//! in-memory reference runtime, every output frame checked by [`super::invariants`].
+//!
+//! On top of the frame invariants, the driver knows the runtime is synchronous and in-memory:
+//! - a line that is no request produces no output at all;
+//! - every request is answered during its own `handle_line`, except the methods the contract
+//!   answers later (`session/wait` after idle; legacy `session/prompt` after settling);
+//! - when the ops run out, virtual time is advanced until nothing is scheduled (bounded), after
+//!   which a deferred request may stay unanswered only if some input could say `hang`;
+//!   after `shutdown` or EOF, deferred requests may stay unanswered (the process is gone);
+//! - `shutdown` and EOF exit with code 0; output stays proportionate to input.
+//!
+//! Input layout: one byte selects the edition (and, with its top bit, persistence under a scratch
+//! `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
+
+use super::invariants::{Checker, Received, Rules, Sent};
+use super::ops::{Op, Renderer};
+use crate::runtime::{Config, Edition, Runtime};
+use crate::wire::{LineDecoder, LineEvent};
+use arbitrary::{Arbitrary, Unstructured};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Epoch milliseconds the virtual clock starts at.
+const START_MS: u64 = 1_795_984_000_000;
+/// Polls allowed while draining scheduled work at the end.
+const MAX_DRAIN_POLLS: usize = 100_000;
+/// Ops taken from one input (keeps one execution short).
+const MAX_OPS: usize = 200;
+/// Line bound of the driver's decoder.
+const MAX_LINE: usize = 1 << 20;
+
+/// Runs the check; panics with a description on failure (the fuzz entry point).
+pub fn run(data: &[u8]) {
+    if let Err(e) = check(data) {
+        panic!("runtime_session: {e}");
+    }
+}
+
+/// How the runtime under test is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// Protocol edition.
+    pub edition: Edition,
+    /// Whether sessions persist under a scratch `DSH_HOME` (so resume and restarts matter).
+    pub persistent: bool,
+}
+
+/// Decodes the input into a setup and ops.
+pub fn decode(data: &[u8]) -> (Setup, Vec<Op>) {
+    let mut u = Unstructured::new(data);
+    let b = u.arbitrary::<u8>().unwrap_or(0);
+    let edition = match b % 3 {
+        0 => Edition::Current,
+        1 => Edition::Aug2026,
+        _ => Edition::Legacy,
+    };
+    let setup = Setup {
+        edition,
+        persistent: b & 0x80 != 0,
+    };
+    // Ops until the data runs out, keeping all decoded before one fails (no continuation bytes:
+    // every byte shapes an op).
+    let mut ops = Vec::new();
+    while !u.is_empty() && ops.len() < MAX_OPS {
+        match Op::arbitrary(&mut u) {
+            Ok(op) => ops.push(op),
+            Err(_) => break,
+        }
+    }
+    (setup, ops)
+}
+
+/// Runs the check on one input.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    let (setup, ops) = decode(data);
+    run_ops(setup, &ops)
+}
+
+/// The rules the reference runtime of an edition must follow.
+pub fn rules_for(edition: Edition, persistent: bool) -> Rules {
+    let mut methods = vec!["initialize", "session/prompt", "shutdown"];
+    if edition == Edition::Current {
+        methods.extend([
+            "session/resume",
+            "session/wait",
+            "session/working-directory/get",
+            "session/working-directory/set",
+        ]);
+    }
+    Rules {
+        methods: methods.into_iter().map(String::from).collect(),
+        legacy_prompt: edition == Edition::Legacy,
+        allow_method_not_found: false,
+        session_finished: edition == Edition::Legacy,
+        fresh_sessions: !persistent,
+    }
+}
+
+fn deferred(edition: Edition, method: &str) -> bool {
+    match edition {
+        Edition::Current => method == "session/wait",
+        Edition::Legacy => method == "session/prompt",
+        Edition::Aug2026 => false,
+    }
+}
+
+struct Driver {
+    edition: Edition,
+    rt: Runtime,
+    ck: Checker,
+    out: Vec<u8>,
+    in_bytes: usize,
+    out_bytes: usize,
+    /// The process exited (shutdown or EOF); ops wait for a restart.
+    gone: bool,
+}
+
+impl Driver {
+    /// Checks the output produced by one call; returns the responses in it.
+    fn drain_output(&mut self, what: &str) -> Result<Vec<Received>, String> {
+        self.out_bytes += self.out.len();
+        let mut got = Vec::new();
+        if self.out.is_empty() {
+            return Ok(got);
+        }
+        let text = std::str::from_utf8(&self.out)
+            .map_err(|e| format!("{what}: output is not UTF-8: {e}"))?;
+        let body = text
+            .strip_suffix('\n')
+            .ok_or_else(|| format!("{what}: output does not end with a newline"))?;
+        for line in body.split('\n') {
+            got.push(self.ck.received(line).map_err(|e| format!("{what}: {e}"))?);
+        }
+        self.out.clear();
+        Ok(got)
+    }
+
+    fn line(&mut self, line: &str, now: u64) -> Result<(), String> {
+        let sent = self.ck.sent(line);
+        self.rt.handle_line(line, now, &mut self.out);
+        let what = format!("after reading {}", clip(line));
+        let got = self.drain_output(&what)?;
+        match sent {
+            Sent::Nothing if !got.is_empty() => {
+                return Err(format!(
+                    "{what}: output for a line that is no request: {got:?}"
+                ))
+            }
+            _ => {}
+        }
+        let edition = self.edition;
+        if let Some((key, method)) = self
+            .ck
+            .pending()
+            .into_iter()
+            .find(|(_, m)| !deferred(edition, m))
+        {
+            return Err(format!(
+                "{what}: request {key} ({method}) was not answered while it was handled"
+            ));
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, now: u64) -> Result<(), String> {
+        self.rt.poll(now, &mut self.out);
+        self.drain_output("while polling").map(drop)
+    }
+}
+
+/// A scratch `DSH_HOME`, unique per run (tests run in parallel threads), removed on drop.
+struct Home(std::path::PathBuf);
+
+impl Home {
+    fn new() -> Home {
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("dsh-fuzz-home-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Home(dir)
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start(setup: Setup, home: Option<&Home>) -> Driver {
+    let mut cfg = Config::new(setup.edition);
+    cfg.home = home.map(|h| h.0.clone());
+    Driver {
+        edition: setup.edition,
+        rt: Runtime::new(cfg),
+        ck: Checker::new(rules_for(setup.edition, setup.persistent)),
+        out: Vec::new(),
+        in_bytes: 0,
+        out_bytes: 0,
+        gone: false,
+    }
+}
+
+/// Ends the process by EOF unless it already exited; either way the exit code must be 0.
+fn stop(d: &mut Driver, now: u64) -> Result<(), String> {
+    if d.rt.exit_code().is_none() {
+        let code = d.rt.on_eof(now, &mut d.out);
+        d.drain_output("at EOF")?;
+        if code != 0 || d.rt.exit_code() != Some(0) {
+            return Err(format!("EOF exited with {code}"));
+        }
+    }
+    match d.rt.exit_code() {
+        Some(0) => {
+            d.gone = true;
+            Ok(())
+        }
+        other => Err(format!("the process exited with {other:?}")),
+    }
+}
+
+/// Runs `ops` against a fresh reference runtime, checking every invariant.
+pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
+    let home = setup.persistent.then(Home::new);
+    let mut d = start(setup, home.as_ref());
+    let mut dec = LineDecoder::new(MAX_LINE);
+    let mut r = Renderer::default();
+    let mut now = START_MS;
+    let mut may_hang = false;
+    let mut bytes = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for op in ops {
+        if d.rt.exit_code().is_some() {
+            d.gone = true;
+        }
+        match op {
+            Op::Restart => {
+                stop(&mut d, now)?;
+                d = start(setup, home.as_ref());
+                dec = LineDecoder::new(MAX_LINE);
+                continue;
+            }
+            // The process is gone: nothing more reaches it until a restart.
+            _ if d.gone => continue,
+            Op::Advance(ms) => {
+                now += u64::from(*ms);
+                d.poll(now)?;
+                continue;
+            }
+            Op::Eof => {
+                dec.finish();
+                stop(&mut d, now)?;
+                continue;
+            }
+            _ => {}
+        }
+        bytes.clear();
+        r.render(op, &mut bytes);
+        d.in_bytes += bytes.len();
+        may_hang |= bytes.windows(4).any(|w| w.eq_ignore_ascii_case(b"hang"));
+        lines.clear();
+        dec.push(&bytes, &mut |e| {
+            if let LineEvent::Line(l) = e {
+                lines.push(l.to_owned());
+            }
+        });
+        for l in &lines {
+            d.line(l, now)?;
+            if d.rt.exit_code().is_some() {
+                // `shutdown` was answered: the process stops reading.
+                break;
+            }
+        }
+        if d.rt.exit_code().is_none() {
+            d.poll(now)?;
+        }
+        let budget = 256 * 1024 + 64 * d.in_bytes;
+        if d.out_bytes > budget {
+            return Err(format!(
+                "output grew to {} bytes for {} bytes of input",
+                d.out_bytes, d.in_bytes
+            ));
+        }
+    }
+    if !d.gone && d.rt.exit_code().is_none() {
+        // Let every scheduled turn run to its end.
+        let mut polls = 0;
+        while let Some(due) = d.rt.next_deadline() {
+            now = now.max(due);
+            d.poll(now)?;
+            polls += 1;
+            if polls > MAX_DRAIN_POLLS {
+                return Err("scheduled work never ends".into());
+            }
+        }
+        if let Some((key, method)) = d.ck.pending().into_iter().next() {
+            if !may_hang {
+                return Err(format!(
+                    "request {key} ({method}) is still unanswered after all work settled"
+                ));
+            }
+        }
+    }
+    stop(&mut d, now)
+}
+
+fn clip(s: &str) -> String {
+    if s.len() <= 200 {
+        return s.to_owned();
+    }
+    let end = (0..=200)
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzzing::ops::{BlockGen, BlocksGen, Directive, IdGen, PathGen, ProviderGen};
+    use crate::fuzzing::ops::{SessionGen, Small};
+
+    fn prompt(id: u16, s: u8, d: Directive) -> Op {
+        Op::Prompt {
+            id: IdGen::Num(id),
+            session: SessionGen::Pick(s),
+            blocks: BlocksGen::List(vec![BlockGen::Text(d)]),
+        }
+    }
+
+    fn init() -> Op {
+        Op::Initialize {
+            id: IdGen::Num(1),
+            cwd: PathGen::Root,
+            provider: ProviderGen::Official,
+            max_tokens: None,
+            effort: None,
+        }
+    }
+
+    #[test]
+    fn a_plain_conversation_keeps_every_invariant_in_every_edition() {
+        for e in Edition::ALL {
+            let ops = vec![
+                init(),
+                prompt(2, 0, Directive::Reply(Small("hi".into()))),
+                prompt(3, 0, Directive::Slow(5, Box::new(Directive::Tool(None)))),
+                prompt(4, 1, Directive::Subagent(Box::new(Directive::MaxTokens))),
+                Op::Wait {
+                    id: IdGen::Num(5),
+                    session: SessionGen::Pick(0),
+                },
+                Op::Advance(1000),
+                prompt(6, 2, Directive::Error500),
+                Op::Shutdown { id: IdGen::Num(9) },
+            ];
+            for persistent in [false, true] {
+                let setup = Setup {
+                    edition: e,
+                    persistent,
+                };
+                run_ops(setup, &ops).unwrap_or_else(|err| panic!("{setup:?}: {err}"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_session_resumed_after_a_restart_answers_every_request() {
+        let ops = vec![
+            init(),
+            prompt(2, 0, Directive::Reply(Small("one".into()))),
+            Op::Restart,
+            init(),
+            prompt(
+                3,
+                0,
+                Directive::Reply(Small("refused: already exists".into())),
+            ),
+            Op::Resume {
+                id: IdGen::Num(4),
+                session: SessionGen::Pick(0),
+            },
+            prompt(5, 0, Directive::Reply(Small("two".into()))),
+            Op::Wait {
+                id: IdGen::Num(6),
+                session: SessionGen::Pick(0),
+            },
+        ];
+        let setup = Setup {
+            edition: Edition::Current,
+            persistent: true,
+        };
+        run_ops(setup, &ops).unwrap();
+    }
+
+    #[test]
+    fn the_checker_notices_a_missing_answer() {
+        // A hand-made runtime failure: feed a request line to a checker and never answer it.
+        let mut ck = Checker::new(rules_for(Edition::Current, false));
+        ck.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
+        assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
+        assert!(ck
+            .received(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#)
+            .is_err());
+        assert!(ck
+            .received(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}"#)
+            .is_err());
+        assert!(ck
+            .received(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#)
+            .is_ok());
+        assert!(ck.pending().is_empty());
+    }
+}
