@@ -164,7 +164,8 @@ pub struct Child {
 }
 
 impl Child {
-    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`.
+    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`. On Linux the
+    /// runtime is killed if the spawning thread's process dies (keep the `Child` on that thread).
     pub fn spawn(
         cmd: &CommandSpec,
         dirs: &CaseDirs,
@@ -190,6 +191,16 @@ impl Child {
             .process_group(0);
         for (k, v) in env {
             c.env(k, v);
+        }
+        // If the kit itself is killed (no Drop runs), the runtime must not outlive it: the kernel
+        // sends it SIGKILL when the spawning thread's process dies.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            c.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
         }
         let mut child = c.spawn()?;
         let pgid = child.id() as i32;
