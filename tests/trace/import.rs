@@ -148,11 +148,6 @@ const KNOWN_DIFFERENT: &[(&str, &str, &str)] = &[
         "recorded with an earlier model stub that answered a fixed text (\"done\"); our stub echoes the prompt",
     ),
     (
-        "contract-s3",
-        "",
-        "continues contract-s2, whose run differs (see above), so the persisted session differs",
-    ),
-    (
         "contract-s5",
         "",
         "continues contract-s4, whose run differs (see above), so the persisted session differs",
