@@ -164,10 +164,12 @@ impl Checker {
                 "response to id {key}, which no unanswered request carries"
             ));
         };
-        // With duplicate ids, the response belongs to the first request whose shape it fits.
+        // With duplicate ids, the response belongs to the most recent request whose shape it
+        // fits: a synchronous runtime answers what it just read, and a deferred answer to an
+        // older request with the same id has nothing newer of another method left to confuse.
         let mut first_err = None;
         let mut hit = None;
-        for (i, m) in methods.iter().enumerate() {
+        for (i, m) in methods.iter().enumerate().rev() {
             match answer_fits(&self.rules, &self.receipts, m, frame) {
                 Ok(()) => {
                     hit = Some(i);
