@@ -94,19 +94,15 @@ pub fn rules_for(edition: Edition, persistent: bool) -> Rules {
         allow_method_not_found: false,
         session_finished: edition == Edition::Legacy,
         fresh_sessions: !persistent,
-    }
-}
-
-fn deferred(edition: Edition, method: &str) -> bool {
-    match edition {
-        Edition::Current => method == "session/wait",
-        Edition::Legacy => method == "session/prompt",
-        Edition::Aug2026 => false,
+        deferred: match edition {
+            Edition::Current => vec!["session/wait".into()],
+            Edition::Legacy => vec!["session/prompt".into()],
+            Edition::Aug2026 => Vec::new(),
+        },
     }
 }
 
 struct Driver {
-    edition: Edition,
     rt: Runtime,
     ck: Checker,
     out: Vec<u8>,
@@ -149,12 +145,12 @@ impl Driver {
             }
             _ => {}
         }
-        let edition = self.edition;
+        let deferred = &self.ck.rules().deferred;
         if let Some((key, method)) = self
             .ck
             .pending()
             .into_iter()
-            .find(|(_, m)| !deferred(edition, m))
+            .find(|(_, m)| !deferred.contains(m))
         {
             return Err(format!(
                 "{what}: request {key} ({method}) was not answered while it was handled"
@@ -199,7 +195,6 @@ fn start(setup: Setup, home: Option<&Home>) -> Driver {
     let mut cfg = Config::new(setup.edition);
     cfg.home = home.map(|h| h.0.clone());
     Driver {
-        edition: setup.edition,
         rt: Runtime::new(cfg),
         ck: Checker::new(rules_for(setup.edition, setup.persistent)),
         out: Vec::new(),
