@@ -8,7 +8,7 @@
 //! - when the ops run out, virtual time is advanced until nothing is scheduled (bounded), after
 //!   which a deferred request may stay unanswered only if some input could say `hang`;
 //!   after `shutdown` or EOF, deferred requests may stay unanswered (the process is gone);
-//! - `shutdown` and EOF exit with code 0; output stays proportionate to input.
+//! - `shutdown` and EOF exit with code 0; the output one op causes is bounded.
 //!
 //! Input layout: one byte selects the edition (and, with its two top bits set, persistence under a
 //! scratch `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
@@ -24,6 +24,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const START_MS: u64 = 1_795_984_000_000;
 /// Polls allowed while draining scheduled work at the end.
 const MAX_DRAIN_POLLS: usize = 100_000;
+/// Output one op may cause, beyond 64 bytes per input byte: a prompt running the deepest
+/// subagent chain the ops can express (7 levels) writes about 400 kB, because every level adds a
+/// turn to each of its ancestors (frames grow with the square of the depth).
+const MAX_OP_OUTPUT: usize = 1 << 20;
 /// Ops taken from one input (keeps one execution short).
 const MAX_OPS: usize = 200;
 /// Line bound of the driver's decoder.
@@ -108,6 +112,8 @@ struct Driver {
     out: Vec<u8>,
     in_bytes: usize,
     out_bytes: usize,
+    in_mark: usize,
+    out_mark: usize,
     /// The process exited (shutdown or EOF); ops wait for a restart.
     gone: bool,
 }
@@ -159,6 +165,21 @@ impl Driver {
         Ok(())
     }
 
+    /// Bounded growth: what one op (with the work it scheduled) makes the runtime write is
+    /// bounded; called between ops, it judges the previous one.
+    fn check_growth(&mut self, next: &Op) -> Result<(), String> {
+        let produced = self.out_bytes - self.out_mark;
+        let allowed = MAX_OP_OUTPUT + 64 * (self.in_bytes - self.in_mark);
+        if produced > allowed {
+            return Err(format!(
+                "one op made the runtime write {produced} bytes (bound {allowed}) before {next:?}"
+            ));
+        }
+        self.out_mark = self.out_bytes;
+        self.in_mark = self.in_bytes;
+        Ok(())
+    }
+
     fn poll(&mut self, now: u64) -> Result<(), String> {
         self.rt.poll(now, &mut self.out);
         self.drain_output("while polling").map(drop)
@@ -200,6 +221,8 @@ fn start(setup: Setup, home: Option<&Home>) -> Driver {
         out: Vec::new(),
         in_bytes: 0,
         out_bytes: 0,
+        in_mark: 0,
+        out_mark: 0,
         gone: false,
     }
 }
@@ -236,6 +259,7 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
         if d.rt.exit_code().is_some() {
             d.gone = true;
         }
+        d.check_growth(op)?;
         match op {
             Op::Restart => {
                 stop(&mut d, now)?;
@@ -277,14 +301,8 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
         if d.rt.exit_code().is_none() {
             d.poll(now)?;
         }
-        let budget = 256 * 1024 + 64 * d.in_bytes;
-        if d.out_bytes > budget {
-            return Err(format!(
-                "output grew to {} bytes for {} bytes of input",
-                d.out_bytes, d.in_bytes
-            ));
-        }
     }
+    d.check_growth(&Op::Eof)?;
     if !d.gone && d.rt.exit_code().is_none() {
         // Let every scheduled turn run to its end.
         let mut polls = 0;
@@ -295,6 +313,13 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
             if polls > MAX_DRAIN_POLLS {
                 return Err("scheduled work never ends".into());
             }
+        }
+        let produced = d.out_bytes - d.out_mark;
+        if produced > MAX_OP_OUTPUT * ops.len() {
+            return Err(format!(
+                "finishing the scheduled work wrote {produced} bytes for {} ops",
+                ops.len()
+            ));
         }
         if let Some((key, method)) = d.ck.pending().into_iter().next() {
             if !may_hang {
