@@ -1,7 +1,6 @@
 //! Classification of a realistic line mix vs one `serde_json::from_slice::<Value>` on the same lines.
 //!
-//! The mix: every line the real runtime wrote or was sent in `fixtures/real-0.2.1rc2/*.jsonl` and
-//! `fixtures/contract/*.jsonl` (lines over 64 KiB skipped so the mix is not dominated by a few
+//! The mix: every line the real runtime wrote or was sent in `fixtures/real-0.2.1rc2/raw/*.jsonl` (lines over 64 KiB skipped so the mix is not dominated by a few
 //! giant frames), plus malformed lines. Target (issue 6): classification ≥ 0.8× the parse throughput.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -12,7 +11,7 @@ use std::path::Path;
 fn line_mix() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut lines = Vec::new();
-    for dir in ["real-0.2.1rc2", "contract"] {
+    for dir in ["real-0.2.1rc2/raw"] {
         let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
             .expect("fixtures")
             .flatten()

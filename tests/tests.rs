@@ -4,6 +4,8 @@ mod fuzz_blackbox;
 mod fuzz_corpus;
 mod fuzz_props;
 mod model_stub;
+mod runtime;
+mod suite;
 mod support;
 mod trace;
 mod transport;

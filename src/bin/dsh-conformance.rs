@@ -20,6 +20,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run the conformance suite against a runtime (default: the built-in reference runtime).
+    Check(CheckArgs),
+    /// Replay golden traces against a runtime (`replay --help` for options).
+    #[command(disable_help_flag = true)]
+    Replay {
+        /// [options] <trace-or-dir>... -- <cmd> [args...]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run a script of sends against a runtime and write the trace of what it answered.
+    #[command(disable_help_flag = true)]
+    Record {
+        /// --script <file> [-o <out.trace>] [--settle D] -- <cmd> [args...]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Convert raw stdio transcripts into golden traces (identity-preserving redaction).
+    #[command(disable_help_flag = true)]
+    Import {
+        /// <raw.jsonl>... [-o <dir>]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Print a check's rule, the contract section it enforces and its trace.
+    Explain {
+        /// The check id (see `check --list`).
+        id: String,
+    },
     /// Serve the built-in reference runtime on stdio (same as `dsh-reference-runtime`).
     #[command(disable_help_flag = true)]
     Runtime {
@@ -38,6 +66,193 @@ enum Cmd {
         #[arg(last = true)]
         cmd: Vec<String>,
     },
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Write the report to FILE instead of stdout (the summary line still goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// List the checks (id, severity, editions, rule) and exit.
+    #[arg(long)]
+    list: bool,
+    /// Only checks whose id contains PATTERN (or matches it as a glob with `*`).
+    #[arg(long, value_name = "PATTERN")]
+    filter: Option<String>,
+    /// Protocol edition to check.
+    #[arg(long, value_parser = ["current", "2026-08", "legacy"], default_value = "current")]
+    edition: String,
+    /// Demand -32603 for unknown methods (do not accept the transport-level -32601).
+    #[arg(long)]
+    strict_upstream: bool,
+    /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.
+    #[arg(long, value_name = "FILE")]
+    known_failing: Option<std::path::PathBuf>,
+    /// Seconds to wait for each expected frame.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Checks run in parallel, each against its own runtime process.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
+    #[arg(long)]
+    model_stub: bool,
+    /// Print failure details for every failed check (human format).
+    #[arg(long, short)]
+    verbose: bool,
+    /// The runtime command line (default: the built-in reference runtime).
+    #[arg(last = true)]
+    cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    Junit,
+}
+
+fn check(a: CheckArgs) -> i32 {
+    use dsh_conformance::runner::CommandSpec;
+    use dsh_conformance::suite::{self, Baseline};
+    if a.list {
+        for c in suite::CHECKS {
+            println!(
+                "{:<36} {:<6} {:<8} {:<20} {}",
+                c.id,
+                c.severity,
+                c.section,
+                c.editions.names(),
+                c.rule
+            );
+        }
+        return 0;
+    }
+    let baseline = match &a.known_failing {
+        None => Baseline::default(),
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
+        {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("dsh-conformance check: --known-failing: {e}");
+                return 2;
+            }
+        },
+    };
+    let (argv, label) = if a.cmd.is_empty() {
+        match std::env::current_exe() {
+            Ok(exe) => (
+                vec![
+                    exe.display().to_string(),
+                    "runtime".into(),
+                    "--edition".into(),
+                    a.edition.clone(),
+                ],
+                "built-in reference runtime".to_owned(),
+            ),
+            Err(e) => {
+                eprintln!("dsh-conformance check: cannot find its own executable: {e}");
+                return 2;
+            }
+        }
+    } else {
+        (a.cmd.clone(), a.cmd.join(" "))
+    };
+    let Some(cmd) = CommandSpec::from_argv(&argv) else {
+        eprintln!("dsh-conformance check: empty runtime command");
+        return 2;
+    };
+    let stub = if a.model_stub {
+        match dsh_conformance::model_stub::ModelStub::start() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("dsh-conformance check: cannot start the model stub: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        eprintln!("dsh-conformance check: --timeout must be a positive number of seconds");
+        return 2;
+    }
+    let opts = suite::run::Options {
+        edition: a.edition.clone(),
+        filter: a.filter.clone(),
+        strict_upstream: a.strict_upstream,
+        frame_timeout: std::time::Duration::from_secs_f64(a.timeout),
+        jobs: a.jobs.max(1),
+        env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
+        baseline,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..suite::run::Options::default()
+    };
+    let report = match suite::run::run(&cmd, &label, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("dsh-conformance check: {e}");
+            return 2;
+        }
+    };
+    let text = match a.format {
+        Format::Human => report.human(a.verbose),
+        Format::Json => format!("{:#}\n", report.json()),
+        Format::Junit => report.junit(),
+    };
+    match &a.output {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, &text) {
+                eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
+                return 2;
+            }
+            eprintln!("{}", report.summary_line());
+        }
+        None => print!("{text}"),
+    }
+    if let Some(s) = &stub {
+        if report.exit_code() != 0 && a.verbose {
+            eprintln!("model stub log:\n{}", s.log_text());
+        }
+    }
+    report.exit_code()
+}
+
+fn explain(id: &str) -> i32 {
+    use dsh_conformance::suite;
+    let Some(info) = suite::registry::find(id) else {
+        eprintln!("dsh-conformance explain: no check {id:?} (see `dsh-conformance check --list`)");
+        return 2;
+    };
+    println!(
+        "{}  [{} {}; editions: {}]",
+        info.id,
+        info.severity,
+        info.section,
+        info.editions.names()
+    );
+    println!("rule: {}", info.rule);
+    match suite::cases::all() {
+        Ok(cases) => {
+            for c in cases.iter().filter(|c| c.check.id == info.id) {
+                println!(
+                    "\n--- fixtures/checks/{} ---\n{}",
+                    c.file,
+                    c.text.trim_end()
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("dsh-conformance explain: {e}");
+            return 2;
+        }
+    }
+    0
 }
 
 #[derive(clap::Args)]
@@ -149,6 +364,20 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
+        Cmd::Check(a) => check(a),
+        Cmd::Replay { args } | Cmd::Record { args } | Cmd::Import { args }
+            if args
+                .iter()
+                .take_while(|a| *a != "--")
+                .any(|a| a == "--help" || a == "-h") =>
+        {
+            print!("{}", dsh_conformance::runner::cli::USAGE);
+            0
+        }
+        Cmd::Replay { args } => dsh_conformance::runner::cli::replay(&args),
+        Cmd::Record { args } => dsh_conformance::runner::cli::record(&args),
+        Cmd::Import { args } => dsh_conformance::runner::cli::import(&args),
+        Cmd::Explain { id } => explain(&id),
         Cmd::Bench(a) => bench(a),
         Cmd::Mutant { name, cmd } => {
             if name == "list" {

@@ -51,10 +51,17 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
-    /// A command with no arguments.
+    /// A command with no arguments. A relative path with a slash (`./rt`, `bin/rt`) is made
+    /// absolute against the current directory: the runtime itself starts in a fresh case directory.
     pub fn new(program: impl Into<PathBuf>) -> Self {
+        let mut program: PathBuf = program.into();
+        if program.is_relative() && program.components().count() > 1 {
+            if let Ok(cwd) = std::env::current_dir() {
+                program = cwd.join(program);
+            }
+        }
         CommandSpec {
-            program: program.into(),
+            program,
             args: Vec::new(),
         }
     }
@@ -68,10 +75,9 @@ impl CommandSpec {
     /// From `[program, args…]`.
     pub fn from_argv(argv: &[String]) -> Option<Self> {
         let (p, rest) = argv.split_first()?;
-        Some(CommandSpec {
-            program: p.into(),
-            args: rest.to_vec(),
-        })
+        let mut c = CommandSpec::new(p);
+        c.args = rest.to_vec();
+        Some(c)
     }
 }
 

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod record;
 
 pub use child::{CaseDirs, Child, CommandSpec, Event};
+pub use record::{record, RecordOptions, Recording};
 
 use crate::trace::matcher::{Action, ExitInfo, Failure, Line, Matcher, Stats};
 use crate::trace::pattern::Env;
@@ -79,6 +80,44 @@ pub struct CaseReport {
     pub wall: Duration,
     /// Frame counters.
     pub stats: Stats,
+    /// What was written and read (for the suite's whole-run oracles).
+    pub transcript: Transcript,
+}
+
+/// What was written to the runtime and what it wrote on stdout, bounded in size.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    /// Every byte written to the runtime's stdin, in order.
+    pub sent: Vec<u8>,
+    /// Every stdout line read (JS-trimmed text; non-UTF-8 and over-long lines as a `<…>` note).
+    pub stdout: Vec<String>,
+    /// The bound was reached and later traffic was not recorded.
+    pub truncated: bool,
+}
+
+/// Bytes a transcript keeps before it stops recording.
+pub const TRANSCRIPT_BYTES: usize = 64 << 20;
+
+impl Transcript {
+    fn room(&mut self, n: usize) -> bool {
+        let used = self.sent.len() + self.stdout.iter().map(String::len).sum::<usize>();
+        if used + n > TRANSCRIPT_BYTES {
+            self.truncated = true;
+        }
+        !self.truncated
+    }
+
+    fn wrote(&mut self, b: &[u8]) {
+        if self.room(b.len()) {
+            self.sent.extend_from_slice(b);
+        }
+    }
+
+    fn read(&mut self, line: String) {
+        if self.room(line.len()) {
+            self.stdout.push(line);
+        }
+    }
 }
 
 impl CaseReport {
@@ -135,8 +174,27 @@ impl std::fmt::Display for CaseReport {
     }
 }
 
-/// Replays one trace against `cmd`.
+/// Replays one trace against `cmd` in fresh directories.
 pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
+    match CaseDirs::new(opts.keep_dirs) {
+        Ok(d) => replay_in(trace, cmd, opts, &d),
+        Err(e) => CaseReport {
+            case: trace.meta.case.clone(),
+            file: trace.file.clone(),
+            outcome: Outcome::Broken(format!("cannot create the case directories: {e}")),
+            stderr_tail: String::new(),
+            stderr_len: 0,
+            exit: ExitInfo::Unknown,
+            wall: Duration::ZERO,
+            stats: Stats::default(),
+            transcript: Transcript::default(),
+        },
+    }
+}
+
+/// Replays one trace in given directories: cases that continue another process's work (resume
+/// across processes) share one cwd and DSH_HOME.
+pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDirs) -> CaseReport {
     let started = Instant::now();
     let mut report = CaseReport {
         case: trace.meta.case.clone(),
@@ -147,17 +205,12 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
         exit: ExitInfo::Unknown,
         wall: Duration::ZERO,
         stats: Stats::default(),
+        transcript: Transcript::default(),
     };
-    let dirs = match CaseDirs::new(opts.keep_dirs) {
-        Ok(d) => d,
-        Err(e) => {
-            report.outcome = Outcome::Broken(format!("cannot create the case directories: {e}"));
-            return report;
-        }
-    };
-    let mut env = trace.meta.env.clone();
-    env.extend(opts.env.iter().cloned());
-    let mut child = match Child::spawn(cmd, &dirs, &env, opts.max_line) {
+    // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
+    let mut env = opts.env.clone();
+    env.extend(trace.meta.env.iter().cloned());
+    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line) {
         Ok(c) => c,
         Err(e) => {
             report.outcome = Outcome::Broken(format!("cannot start `{cmd}`: {e}"));
@@ -170,7 +223,7 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
         home: dirs.home.to_string_lossy().into_owned(),
     };
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
-    drive(&mut m, &mut child, started);
+    drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();
@@ -195,15 +248,61 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
     report
 }
 
+/// Replays traces in order. A trace with `# continues: <case>` runs in the directories of that
+/// earlier case (which stay alive until the end); one that names a case not run before is an error.
+pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<CaseReport> {
+    use std::collections::HashMap;
+    let wanted: Vec<&str> = traces
+        .iter()
+        .filter_map(|t| t.meta.continues.as_deref())
+        .collect();
+    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    let mut out = Vec::new();
+    for t in traces {
+        let r = match &t.meta.continues {
+            Some(prev) => match kept.get(prev) {
+                Some(d) => replay_in(t, cmd, opts, d),
+                None => CaseReport {
+                    case: t.meta.case.clone(),
+                    file: t.file.clone(),
+                    outcome: Outcome::Broken(format!(
+                        "it continues case `{prev}`, which did not run before it"
+                    )),
+                    stderr_tail: String::new(),
+                    stderr_len: 0,
+                    exit: ExitInfo::Unknown,
+                    wall: Duration::ZERO,
+                    stats: Stats::default(),
+                    transcript: Transcript::default(),
+                },
+            },
+            None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
+                Ok(d) => {
+                    let r = replay_in(t, cmd, opts, &d);
+                    kept.insert(t.meta.case.clone(), d);
+                    r
+                }
+                Err(_) => replay(t, cmd, opts),
+            },
+            None => replay(t, cmd, opts),
+        };
+        out.push(r);
+    }
+    out
+}
+
 /// Runs the I/O loop until the matcher is done.
-fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
+fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
         let now = started.elapsed();
         match m.poll(now) {
             Action::Done => return,
-            Action::Write(b) => child.write(b),
+            Action::Write(b) => {
+                log.wrote(&b);
+                child.write(b)
+            }
             Action::CloseStdin => child.close_stdin(),
             Action::Signal(s) => child.signal(s),
             Action::WaitUntil(t) => {
@@ -219,11 +318,18 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant) {
                             child.consumed(&ev);
                             let now = started.elapsed();
                             match &ev {
-                                Event::Text(s) => m.on_line(Line::Text(s), now),
-                                Event::NotUtf8 { at, len } => {
-                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now)
+                                Event::Text(s) => {
+                                    m.on_line(Line::Text(s), now);
+                                    log.read(s.clone());
                                 }
-                                Event::TooLong(n) => m.on_line(Line::TooLong(*n), now),
+                                Event::NotUtf8 { at, len } => {
+                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now);
+                                    log.read(format!("<{len} bytes, not UTF-8 at byte {at}>"));
+                                }
+                                Event::TooLong(n) => {
+                                    m.on_line(Line::TooLong(*n), now);
+                                    log.read(format!("<line of {n} bytes over the bound>"));
+                                }
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

@@ -69,9 +69,15 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().hyphenated().to_string()
 }
 
-/// A user message object (`{content, source, role, id}`, the real member order).
+/// A user message object (`{content, source, role, id}`, the real member order). Built by
+/// moving `content` in: `json!` would serialize it recursively, and prompt content may be deep.
 pub fn user_message(content: Value, source: Value, id: String) -> Value {
-    json!({"content": content, "source": source, "role": "user", "id": id})
+    let mut m = serde_json::Map::with_capacity(4);
+    m.insert("content".into(), content);
+    m.insert("source".into(), source);
+    m.insert("role".into(), Value::String("user".into()));
+    m.insert("id".into(), Value::String(id));
+    Value::Object(m)
 }
 
 /// The runtime-context snapshot message a session sees on its first step.

@@ -106,7 +106,12 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> Answer {
         let content = p.shift_remove("contentBlocks");
-        let sid = p.get("sessionId").cloned();
+        // Only a string id is kept (never clone a client value: it may be 100 000 levels deep).
+        let sid = match p.get("sessionId") {
+            None => None,
+            Some(Value::String(s)) => Some(Value::String(s.clone())),
+            Some(_) => Some(Value::Null),
+        };
         dispose(Value::Object(p));
         self.prompt_inner(sid, content, id, now, out)
     }
@@ -185,8 +190,9 @@ impl Runtime {
             return;
         };
         let start = s.inbox.len();
-        let value = std::mem::take(&mut msg.value);
-        let mut data = json!({"target":"next-turn","start": start,"inserted":[value]});
+        // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
+        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
+        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
         s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
         msg.value = data["inserted"]
             .as_array_mut()
@@ -211,7 +217,7 @@ impl Runtime {
         if self.shutting_down {
             return Err(SHUTTING_DOWN.into());
         }
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_mut() {
             if store.load(sid).is_some() {
                 return Err(format!("session \"{sid}\" already exists"));
             }
@@ -255,8 +261,8 @@ impl Runtime {
         Ok(())
     }
 
-    pub(super) fn save(&self, sid: &str, st: persist::Stored) {
-        if let Some(store) = &self.store {
+    pub(super) fn save(&mut self, sid: &str, st: persist::Stored) {
+        if let Some(store) = self.store.as_mut() {
             if sid.is_empty() {
                 return; // "" cannot be stored; its turns fail like the real runtime's (see turn.rs)
             }
@@ -280,7 +286,7 @@ impl Runtime {
         if self.sessions.contains_key(sid.as_str()) {
             return Err(format!("SDK session is already open or opening: {sid}"));
         }
-        let Some(store) = &self.store else {
+        let Some(store) = self.store.as_mut() else {
             return Err("cannot resume: session persistence is not configured (load a dsh-session-persistence backend)".into());
         };
         let Some(st) = store.load(&sid) else {

@@ -64,6 +64,8 @@ struct Turn {
     script: script::Script,
     delay_ms: u64,
     phase: Phase,
+    /// Last seq the model request carried (`delivery-accepted.throughSeq`).
+    through: u64,
 }
 
 struct Session {
@@ -189,11 +191,22 @@ impl Runtime {
 
     /// Runs all scheduled work due at or before `now_ms`.
     pub fn poll(&mut self, now_ms: u64, out: &mut Vec<u8>) {
+        self.poll_bounded(now_ms, out, usize::MAX);
+    }
+
+    /// Like [`Runtime::poll`], but returns once `out` holds at least `budget` bytes, so a caller
+    /// can write them out before continuing (bounded memory with thousands of busy sessions).
+    /// Returns whether due work is left.
+    pub fn poll_bounded(&mut self, now_ms: u64, out: &mut Vec<u8>, budget: usize) -> bool {
         while let Some(Reverse((due, _, _))) = self.heap.peek() {
             if *due > now_ms {
                 break;
             }
-            let Some(Reverse((_, token, sid))) = self.heap.pop() else {
+            if out.len() >= budget {
+                return true;
+            }
+            // Virtual time advances to the task's due time, so a late poll does not shift later work.
+            let Some(Reverse((due, token, sid))) = self.heap.pop() else {
                 break;
             };
             let live = self.sessions.get(&sid).is_some_and(|s| s.sched == token);
@@ -201,9 +214,10 @@ impl Runtime {
                 if let Some(s) = self.sessions.get_mut(&sid) {
                     s.sched = 0;
                 }
-                self.run_phase(&sid, now_ms, out);
+                self.run_phase(&sid, due, out);
             }
         }
+        false
     }
 
     /// When [`Runtime::poll`] next has work; `None` when nothing is scheduled (hung turns included).

@@ -1,12 +1,16 @@
-//! Session persistence under `DSH_HOME`: one small state file per session, so `session/resume`
-//! works from a new process with turn numbers and `seq` continuing.
+//! Session persistence under `DSH_HOME`, so `session/resume` works from a new process with turn
+//! numbers and `seq` continuing.
 //!
-//! Session ids are data, never paths: every byte outside `[A-Za-z0-9_-]` is escaped as `%XX`
-//! (so `.`, `..`, `a/b`, `../x` are plain file names), and ids whose escaped form would be too
-//! long for a file name are stored under a hash with the full id inside the file.
+//! One append-only log, `<DSH_HOME>/dsh-reference/sessions.jsonl`, one JSON line per state change
+//! (`{"id","seq","turns"}`; the last line of an id wins). Session ids are data inside JSON strings,
+//! never file names, so `../x`, `a/b`, `.` or a 5 000-character id cannot touch the filesystem.
+//! Appending one line is one `write(2)` (a per-session file written with rename cost ~2 ms a turn
+//! on a busy machine; this costs microseconds). Lines that do not parse (a torn last line after a
+//! crash) are skipped. Other processes' appends are picked up incrementally on lookup.
 
-use std::fs;
-use std::io::Write;
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 /// What is stored for one session.
@@ -18,85 +22,112 @@ pub struct Stored {
     pub turns: u32,
 }
 
-/// A session store rooted at `<DSH_HOME>/dsh-reference/sessions`.
-#[derive(Debug, Clone)]
+/// The session store of one `DSH_HOME`.
+#[derive(Debug)]
 pub struct Store {
-    dir: PathBuf,
-}
-
-const MAX_NAME: usize = 200;
-
-/// The file name for a session id (`None` for `""`, which cannot be a path segment).
-pub fn file_name(id: &str) -> Option<String> {
-    if id.is_empty() {
-        return None;
-    }
-    let mut s = String::with_capacity(id.len() + 5);
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
-            s.push(b as char);
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    if s.len() > MAX_NAME {
-        s = format!(
-            "h-{:016x}{:016x}",
-            fnv(id.as_bytes(), 0),
-            fnv(id.as_bytes(), 1)
-        );
-    }
-    s.push_str(".json");
-    Some(s)
-}
-
-fn fnv(bytes: &[u8], seed: u64) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325 ^ seed.wrapping_mul(0x9e3779b97f4a7c15);
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
+    path: PathBuf,
+    index: HashMap<Box<str>, Stored>,
+    /// Bytes of the log already read into `index`.
+    read_to: u64,
+    /// Incomplete last line seen while reading (a writer may be mid-append).
+    partial: Vec<u8>,
+    writer: Option<File>,
 }
 
 impl Store {
-    /// A store under `home` (created lazily on first write).
+    /// The store under `home` (nothing is created until the first save).
     pub fn new(home: PathBuf) -> Store {
         Store {
-            dir: home.join("dsh-reference").join("sessions"),
+            path: home.join("dsh-reference").join("sessions.jsonl"),
+            index: HashMap::new(),
+            read_to: 0,
+            partial: Vec::new(),
+            writer: None,
         }
+    }
+
+    /// Path of the log file.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Reads what was appended since the last look (by any process).
+    fn refresh(&mut self) {
+        let Ok(mut f) = File::open(&self.path) else {
+            return;
+        };
+        let Ok(len) = f.metadata().map(|m| m.len()) else {
+            return;
+        };
+        if len <= self.read_to || f.seek(SeekFrom::Start(self.read_to)).is_err() {
+            return;
+        }
+        let mut buf = Vec::with_capacity((len - self.read_to) as usize);
+        if f.read_to_end(&mut buf).is_err() {
+            return;
+        }
+        self.read_to += buf.len() as u64;
+        let mut data = std::mem::take(&mut self.partial);
+        data.extend_from_slice(&buf);
+        let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        for line in data[..complete].split(|&b| b == b'\n') {
+            if let Some((id, st)) = parse_line(line) {
+                self.index.insert(id.into(), st);
+            }
+        }
+        self.partial = data[complete..].to_vec();
     }
 
     /// The stored state of `id`, if any.
-    pub fn load(&self, id: &str) -> Option<Stored> {
-        let path = self.dir.join(file_name(id)?);
-        let text = fs::read_to_string(path).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        if v.get("id")?.as_str()? != id {
-            return None;
+    pub fn load(&mut self, id: &str) -> Option<Stored> {
+        if !self.index.contains_key(id) {
+            self.refresh();
         }
-        Some(Stored {
-            seq: v.get("seq")?.as_u64()?,
-            turns: v.get("turns")?.as_u64()? as u32,
-        })
+        self.index.get(id).copied()
     }
 
-    /// Stores the state of `id` (write to a temporary file, then rename: never a torn file).
-    pub fn save(&self, id: &str, st: Stored) -> std::io::Result<()> {
-        let Some(name) = file_name(id) else {
+    /// Records the state of `id` (one appended line).
+    pub fn save(&mut self, id: &str, st: Stored) -> std::io::Result<()> {
+        if id.is_empty() {
             return Err(std::io::Error::other("cannot encode an empty path segment"));
-        };
-        fs::create_dir_all(&self.dir)?;
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", std::process::id(), name));
-        let body = serde_json::json!({"id": id, "seq": st.seq, "turns": st.turns});
-        {
-            let mut f = fs::File::create(&tmp)?;
-            f.write_all(body.to_string().as_bytes())?;
         }
-        fs::rename(&tmp, self.dir.join(name))
+        if self.writer.is_none() {
+            if let Some(dir) = self.path.parent() {
+                fs::create_dir_all(dir)?;
+            }
+            let mut w = OpenOptions::new()
+                .create(true)
+                .read(true)
+                .append(true)
+                .open(&self.path)?;
+            // A process that died mid-append left a torn last line: end it so our records parse.
+            let len = w.metadata()?.len();
+            if len > 0 {
+                let mut last = [0u8; 1];
+                w.seek(SeekFrom::Start(len - 1))?;
+                w.read_exact(&mut last)?;
+                if last[0] != b'\n' {
+                    w.write_all(b"\n")?;
+                }
+            }
+            self.writer = Some(w);
+        }
+        let mut line = serde_json::json!({"id": id, "seq": st.seq, "turns": st.turns}).to_string();
+        line.push('\n');
+        if let Some(w) = self.writer.as_mut() {
+            w.write_all(line.as_bytes())?;
+        }
+        self.index.insert(id.into(), st);
+        Ok(())
     }
+}
+
+fn parse_line(line: &[u8]) -> Option<(String, Stored)> {
+    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let id = v.get("id")?.as_str()?.to_string();
+    let seq = v.get("seq")?.as_u64()?;
+    let turns = u32::try_from(v.get("turns")?.as_u64()?).ok()?;
+    Some((id, Stored { seq, turns }))
 }
 
 #[cfg(test)]
@@ -104,14 +135,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hostile_ids_become_plain_file_names() {
-        assert_eq!(file_name(".").unwrap(), "%2E.json");
-        assert_eq!(file_name("..").unwrap(), "%2E%2E.json");
-        assert_eq!(file_name("../x").unwrap(), "%2E%2E%2Fx.json");
-        assert_eq!(file_name("a/b").unwrap(), "a%2Fb.json");
-        assert_eq!(file_name(""), None);
-        let long = "é".repeat(500);
-        let n = file_name(&long).unwrap();
-        assert!(n.len() < 60 && !n.contains('/'));
+    fn the_last_record_wins_and_torn_lines_are_skipped() {
+        let home = std::env::temp_dir().join(format!("dsh-persist-unit-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&home);
+        let mut a = Store::new(home.clone());
+        a.save("../x", Stored { seq: 3, turns: 0 }).unwrap();
+        a.save("../x", Stored { seq: 17, turns: 1 }).unwrap();
+        assert!(a.save("", Stored::default()).is_err());
+        let mut f = OpenOptions::new().append(true).open(a.path()).unwrap();
+        f.write_all(b"{\"id\":\"torn\",\"se").unwrap();
+        let mut b = Store::new(home.clone());
+        assert_eq!(b.load("../x"), Some(Stored { seq: 17, turns: 1 }));
+        assert_eq!(b.load("torn"), None);
+        // A new writer ends the torn line first; its records are found by an older reader.
+        let mut c = Store::new(home.clone());
+        c.save("late", Stored { seq: 6, turns: 2 }).unwrap();
+        assert_eq!(b.load("late"), Some(Stored { seq: 6, turns: 2 }));
+        assert_eq!(b.load("torn"), None);
+        let _ = fs::remove_dir_all(&home);
     }
 }

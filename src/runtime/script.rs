@@ -1,16 +1,13 @@
 //! The scripted model (DESIGN §6): what the "model" answers, read from the prompt's text blocks.
 //!
-//! Like the model stub behind the recorded traces, the directive is the start of the last text
-//! block that holds one (so a subagent's appended instructions do not hide its directive). With
-//! no directive anywhere the model echoes the last text block (DESIGN §6; the recording stub
-//! answered `ok` instead, see the fidelity allowlist).
+//! The directive language is the model stub's ([`crate::model_stub::directive`]) and so is the
+//! choice of text ([`crate::model_stub::request`]): the last text block the runtime did not write
+//! itself; a subagent-settled notice (or runtime text only) is answered `ok`; no directive echoes
+//! the text. So one golden trace drives the reference runtime and a real runtime alike.
 
+use crate::model_stub::directive::{parse_directive, Directive};
+use crate::model_stub::request::{is_runtime_text, SUBAGENT_NOTICE_PREFIX};
 use serde_json::Value;
-
-/// Default delay of `slow` without `:N`, in seconds.
-pub const DEFAULT_SLOW_SECS: f64 = 2.0;
-/// Default command of `tool` without `: CMD`.
-pub const DEFAULT_TOOL_CMD: &str = "echo hi";
 
 /// What one model request answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,14 +84,39 @@ pub fn for_content(content: &Value) -> Step {
         .iter()
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
-    for t in texts.iter().rev() {
-        if let Some(step) = parse(t) {
-            return step;
-        }
+    let notice = texts
+        .first()
+        .is_some_and(|t| t.starts_with(SUBAGENT_NOTICE_PREFIX));
+    match texts.iter().rev().find(|t| !is_runtime_text(t)) {
+        Some(t) if !notice => from_directive(parse_directive(t)),
+        _ => plain(Script::Reply("ok".into())),
     }
-    plain(Script::Reply(
-        texts.last().map(|s| s.to_string()).unwrap_or_default(),
-    ))
+}
+
+/// Maps a stub directive to the runtime's step (nested `slow`s add up).
+fn from_directive(d: Directive) -> Step {
+    let script = match d {
+        Directive::Reply(t) | Directive::Echo(t) => Script::Reply(t),
+        Directive::MaxTokens => Script::MaxTokens,
+        Directive::Thinking => Script::Thinking,
+        Directive::Empty => Script::Empty,
+        Directive::Slow { secs, then } => {
+            let inner = from_directive(*then);
+            let delay = (secs.clamp(0.0, 86_400.0) * 1000.0) as u64;
+            return Step {
+                delay_ms: delay.saturating_add(inner.delay_ms),
+                script: inner.script,
+            };
+        }
+        Directive::Tool { command } => Script::Tool(command),
+        Directive::Subagent { prompt } => Script::Subagent(prompt),
+        Directive::Error500 => Script::Error500,
+        Directive::Error400 => Script::Error400,
+        Directive::SseError => Script::SseError,
+        Directive::Truncate => Script::Truncate,
+        Directive::Hang => Script::Hang,
+    };
+    plain(script)
 }
 
 fn plain(script: Script) -> Step {
@@ -104,113 +126,43 @@ fn plain(script: Script) -> Step {
     }
 }
 
-/// `word` at the start of `s`, followed by the end, whitespace or `:`; returns the rest.
-fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
-    let rest = s.strip_prefix(w)?;
-    match rest.chars().next() {
-        None => Some(rest),
-        Some(c) if c.is_whitespace() || c == ':' => Some(rest),
-        _ => None,
-    }
-}
-
-/// Parses a directive at the start of one text block; `None` when the block holds none.
-pub fn parse(text: &str) -> Option<Step> {
-    let t = text.trim_start();
-    if let Some(rest) = word(t, "slow") {
-        let (secs, rest) = match rest.strip_prefix(':') {
-            Some(r) => {
-                let end = r
-                    .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-                    .unwrap_or(r.len());
-                (
-                    r[..end].parse::<f64>().unwrap_or(DEFAULT_SLOW_SECS),
-                    &r[end..],
-                )
-            }
-            None => (DEFAULT_SLOW_SECS, rest),
-        };
-        let inner = parse(rest).unwrap_or_else(|| {
-            let r = rest.trim_start();
-            plain(Script::Reply(r.to_string()))
-        });
-        let delay = (secs.clamp(0.0, 86_400.0) * 1000.0) as u64;
-        return Some(Step {
-            delay_ms: delay.saturating_add(inner.delay_ms),
-            script: inner.script,
-        });
-    }
-    if let Some(rest) = t.strip_prefix("reply:") {
-        return Some(plain(Script::Reply(rest.trim_start().to_string())));
-    }
-    if let Some(rest) = word(t, "tool") {
-        let cmd = rest
-            .strip_prefix(':')
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .unwrap_or(DEFAULT_TOOL_CMD);
-        return Some(plain(Script::Tool(cmd.to_string())));
-    }
-    if let Some(rest) = t.strip_prefix("subagent:") {
-        return Some(plain(Script::Subagent(rest.trim_start().to_string())));
-    }
-    let simple = [
-        ("maxtokens", Script::MaxTokens),
-        ("thinking", Script::Thinking),
-        ("empty", Script::Empty),
-        ("error500", Script::Error500),
-        ("error400", Script::Error400),
-        ("sseerror", Script::SseError),
-        ("truncate", Script::Truncate),
-        ("hang", Script::Hang),
-    ];
-    for (w, s) in simple {
-        if word(t, w).is_some() {
-            return Some(plain(s));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    fn step(text: &str) -> Step {
+        for_content(&json!([{"type":"text","text": text}]))
+    }
+
     #[test]
-    fn directives_parse_with_their_arguments() {
+    fn directives_map_to_steps_with_their_delays() {
         assert_eq!(
-            parse("reply: hello world").unwrap().script,
+            step("reply: hello world").script,
             Script::Reply("hello world".into())
         );
-        let s = parse("slow:3 reply: first").unwrap();
+        let s = step("slow:3 reply: first");
         assert_eq!(
             (s.delay_ms, s.script),
             (3000, Script::Reply("first".into()))
         );
-        assert_eq!(parse("slow hang").unwrap().delay_ms, 2000);
+        assert_eq!(step("tool: ls -l").script, Script::Tool("ls -l".into()));
         assert_eq!(
-            parse("tool: ls -l").unwrap().script,
-            Script::Tool("ls -l".into())
-        );
-        assert_eq!(
-            parse("tool").unwrap().script,
-            Script::Tool(DEFAULT_TOOL_CMD.into())
-        );
-        assert_eq!(
-            parse("subagent: reply: x").unwrap().script,
+            step("subagent: reply: x").script,
             Script::Subagent("reply: x".into())
         );
-        assert_eq!(parse("hangover"), None);
-        assert_eq!(parse("hello"), None);
+        assert_eq!(step("hangover").script, Script::Reply("hangover".into()));
     }
 
     #[test]
-    fn the_last_block_holding_a_directive_wins_and_otherwise_the_text_is_echoed() {
-        let c = json!([{"type":"text","text":"reply: a"},{"type":"text","text":"not one"}]);
+    fn runtime_text_is_skipped_and_notices_are_answered_ok() {
+        let c = json!([{"type":"text","text":"reply: a"},{"type":"text","text":"Your parent agent id is \"s\"."}]);
         assert_eq!(for_content(&c).script, Script::Reply("a".into()));
         let c = json!([{"type":"text","text":"hi"},{"type":"text","text":"there"}]);
         assert_eq!(for_content(&c).script, Script::Reply("there".into()));
+        let c = json!([{"type":"text","text":"Background subagent x finished."},{"type":"text","text":"reply: no"}]);
+        assert_eq!(for_content(&c).script, Script::Reply("ok".into()));
+        assert_eq!(for_content(&json!([])).script, Script::Reply("ok".into()));
     }
 
     #[test]

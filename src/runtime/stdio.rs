@@ -27,6 +27,9 @@ enum Input {
     Signal(i32),
 }
 
+/// Output is written out once this much is buffered (bounded memory, big writes).
+const FLUSH_AT: usize = 1 << 20;
+
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -40,7 +43,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-fn install_signals(tx: mpsc::Sender<Input>) {
+fn install_signals(tx: mpsc::SyncSender<Input>) {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe(2) fills two descriptors we own from here on.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -150,7 +153,9 @@ pub fn serve_stdio(args: &[String]) -> i32 {
         process_cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
         env,
     };
-    let (tx, rx) = mpsc::channel::<Input>();
+    // Bounded: a client that writes faster than we answer is held back by the pipe, not by our
+    // memory (at most 16 chunks of 256 KB wait here).
+    let (tx, rx) = mpsc::sync_channel::<Input>(16);
     install_signals(tx.clone());
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
@@ -217,6 +222,9 @@ fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
                     if rt.exit_code().is_some() {
                         break;
                     }
+                    if out.len() >= FLUSH_AT && !write_out(&mut out) {
+                        return 1;
+                    }
                     next = rx.try_recv().ok();
                 }
                 Input::Eof => {
@@ -235,7 +243,12 @@ fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
             write_out(&mut out);
             return code;
         }
-        rt.poll(epoch_ms(), &mut out);
+        let now = epoch_ms();
+        while rt.poll_bounded(now, &mut out, FLUSH_AT) {
+            if !write_out(&mut out) {
+                return 1;
+            }
+        }
         if !write_out(&mut out) {
             eprintln!("dsh-reference-runtime: stdout closed");
             return 1;

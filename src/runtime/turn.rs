@@ -58,6 +58,7 @@ impl Runtime {
             delay_ms: msg.step.delay_ms,
             msg: Some(msg),
             phase: Phase::Pre,
+            through: 0,
         });
         self.schedule(sid, now);
     }
@@ -135,7 +136,19 @@ impl Runtime {
             }
         }
         let delay = if t.step == 1 { t.delay_ms } else { 0 };
+        t.through = s.seq.saturating_sub(1);
         t.phase = if t.script == Script::Hang {
+            // The hanging stub accepted the request, then never answered.
+            let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": t.through});
+            s.emit(
+                out,
+                sid,
+                "session-log-deepseek/delivery-accepted",
+                &d,
+                now,
+                None,
+                false,
+            );
             Phase::Hung
         } else {
             Phase::Model
@@ -155,11 +168,19 @@ impl Runtime {
         let Some(t) = s.turn.as_mut() else {
             return;
         };
-        let (n, step) = (t.n, t.step);
+        let (n, step, through) = (t.n, t.step, t.through);
         let script = t.script.clone();
         let model = s.route.model.clone();
-        let delivery = |s: &mut super::Session, out: &mut Vec<u8>| {
-            let through = s.seq.saturating_sub(1);
+        // The first delivery covers the log as it was when the request was built (a prompt
+        // queued meanwhile comes after it); retries cover everything before them.
+        let mut first = true;
+        let mut delivery = |s: &mut super::Session, out: &mut Vec<u8>| {
+            let through = if first {
+                through
+            } else {
+                s.seq.saturating_sub(1)
+            };
+            first = false;
             let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": through});
             s.emit(
                 out,
@@ -432,6 +453,8 @@ impl Runtime {
             finished: None,
         };
         self.deliver(&child, msg, now, out);
+        // The child's first request goes out after the parent's next one, as in the recording.
+        self.schedule(&child, now.saturating_add(1));
         child
     }
 

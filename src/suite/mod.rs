@@ -2,9 +2,11 @@
 //! any runtime command; verdicts reported as a table, JSON or JUnit.
 
 pub mod baseline;
+pub mod cases;
 pub mod oracles;
 pub mod registry;
 pub mod report;
+pub mod run;
 
 pub use baseline::Baseline;
 pub use registry::{CheckInfo, Editions, Severity, CHECKS};

@@ -23,6 +23,176 @@ pub fn sent_requests(sent: &[u8]) -> Vec<(Id, String)> {
     out
 }
 
+/// The requests of the bytes written, with their `params.sessionId` when it is a string.
+pub fn sent_session_requests(sent: &[u8]) -> Vec<(Id, String, Option<String>)> {
+    let mut d = LineDecoder::default();
+    let mut out = Vec::new();
+    d.push(sent, &mut |e| {
+        if let LineEvent::Line(l) = e {
+            if let Classified::Request(r) = classify(l) {
+                let sid = r
+                    .params
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                out.push((r.id, r.method, sid));
+            }
+        }
+    });
+    out
+}
+
+fn index_of_response(frames: &[Option<Value>], id: &Id) -> Option<usize> {
+    frames
+        .iter()
+        .position(|f| f.as_ref().and_then(response_id).as_ref() == Some(id))
+}
+
+fn parsed(lines: &[Line]) -> Vec<Option<Value>> {
+    lines.iter().map(|l| parse(l)).collect()
+}
+
+fn notification<'a>(f: &'a Option<Value>, method: &str) -> Option<&'a Value> {
+    let v = f.as_ref()?;
+    (v.get("method")?.as_str()? == method && v.get("id").is_none())
+        .then(|| v.get("params"))
+        .flatten()
+}
+
+/// `receipt.precedes-response`: for every answered `session/prompt`, a receipt
+/// (`agent/inbox/spliced` with `inserted[].id == messageId`) was written before the response.
+pub fn receipt_before_response(sent: &[u8], lines: &[Line]) -> Result<(), String> {
+    let frames = parsed(lines);
+    for (id, method, _) in sent_session_requests(sent) {
+        if method != "session/prompt" {
+            continue;
+        }
+        let Some(r) = index_of_response(&frames, &id) else {
+            continue;
+        };
+        let Some(mid) = frames[r]
+            .as_ref()
+            .and_then(|v| v.pointer("/result/messageId"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let receipt = frames.iter().position(|f| {
+            notification(f, "session.event").is_some_and(|p| {
+                p.pointer("/event/type").and_then(Value::as_str) == Some("agent/inbox/spliced")
+                    && p.pointer("/event/data/inserted")
+                        .and_then(Value::as_array)
+                        .is_some_and(|a| {
+                            a.iter()
+                                .any(|m| m.get("id").and_then(Value::as_str) == Some(mid))
+                        })
+            })
+        });
+        match receipt {
+            None => return Err(format!("prompt {id} was answered (stdout line {}) but no receipt carries messageId {mid:?}", r + 1)),
+            Some(at) if at > r => {
+                return Err(format!(
+                    "prompt {id}: the response (stdout line {}) came before its receipt (stdout line {})",
+                    r + 1,
+                    at + 1
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// `legacy.session-finished`: each successful prompt response is preceded by a `session.finished`
+/// for its session, written after that session's previous prompt response.
+pub fn finished_before_response(sent: &[u8], lines: &[Line]) -> Result<(), String> {
+    let frames = parsed(lines);
+    let mut last_response: std::collections::HashMap<String, usize> = Default::default();
+    let mut prompts: Vec<(usize, Id, String)> = Vec::new();
+    for (id, method, sid) in sent_session_requests(sent) {
+        if let (true, Some(sid), Some(r)) = (
+            method == "session/prompt",
+            sid,
+            index_of_response(&frames, &id),
+        ) {
+            if frames[r]
+                .as_ref()
+                .is_some_and(|v| v.get("result").is_some())
+            {
+                prompts.push((r, id, sid));
+            }
+        }
+    }
+    prompts.sort_by_key(|p| p.0);
+    for (r, id, sid) in prompts {
+        let from = last_response.get(&sid).map_or(0, |x| x + 1);
+        let found = (from..r).any(|i| {
+            notification(&frames[i], "session.finished")
+                .is_some_and(|p| p.get("sessionId").and_then(Value::as_str) == Some(sid.as_str()))
+        });
+        if !found {
+            return Err(format!(
+                "prompt {id} on session {sid:?} was answered (stdout line {}) without a session.finished before it",
+                r + 1
+            ));
+        }
+        last_response.insert(sid, r);
+    }
+    Ok(())
+}
+
+/// `wait.settles-after-idle`: a successful `session/wait` response is written when its session's
+/// last status is idle and no turn has started since.
+pub fn wait_after_idle(sent: &[u8], lines: &[Line]) -> Result<(), String> {
+    let frames = parsed(lines);
+    for (id, method, sid) in sent_session_requests(sent) {
+        let (true, Some(sid)) = (method == "session/wait", sid) else {
+            continue;
+        };
+        let Some(w) = index_of_response(&frames, &id) else {
+            continue;
+        };
+        if frames[w].as_ref().is_none_or(|v| v.get("result").is_none()) {
+            continue;
+        }
+        let mine = |f: &Option<Value>| -> Option<(bool, String)> {
+            let v = f.as_ref()?;
+            let p = v.get("params")?;
+            if p.get("sessionId")?.as_str()? != sid {
+                return None;
+            }
+            match v.get("method")?.as_str()? {
+                "session.status" => Some((true, p.get("status")?.as_str()?.to_owned())),
+                "session.event" => Some((false, p.pointer("/event/type")?.as_str()?.to_owned())),
+                _ => None,
+            }
+        };
+        let last_status = (0..w)
+            .rev()
+            .find_map(|i| mine(&frames[i]).filter(|(st, _)| *st).map(|(_, s)| (i, s)));
+        match last_status {
+            Some((i, s)) if s == "idle" => {
+                if let Some(j) = (i + 1..w).find(|j| mine(&frames[*j]).is_some_and(|(st, t)| !st && t == "turn/start")) {
+                    return Err(format!(
+                        "session/wait {id} was answered (stdout line {}) while a turn of {sid:?} that started at line {} was running",
+                        w + 1,
+                        j + 1
+                    ));
+                }
+            }
+            Some((i, s)) => {
+                return Err(format!(
+                    "session/wait {id} was answered (stdout line {}) while {sid:?} was {s} (status at line {})",
+                    w + 1,
+                    i + 1
+                ))
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
 /// A response's id as written (`None` when the frame is not a response).
 fn response_id(v: &Value) -> Option<Id> {
     if v.get("method").is_some() || !(v.get("result").is_some() || v.get("error").is_some()) {

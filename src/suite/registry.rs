@@ -136,6 +136,7 @@ checks! {
     "turn.overlap-rejected" "§6" Must LEGACY: "a prompt to a session with a prompt in flight fails with `session already has an active prompt: <id>`";
     "legacy.session-finished" "§4" Must LEGACY: "session.finished {sessionId, status, reason} precedes the {accepted:true} prompt response";
     "subagent.notifications" "§4" Should QUEUED: "a subagent run is bracketed by subagent.started and subagent.finished naming parent and child";
+    "session.ids-are-data" "§3.2" Should QUEUED: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
     // Methods of the 0.2.x release.
     "resume.validation" "§3.3 §9" Should CURRENT: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";
     "resume.across-processes" "§3.3" Must CURRENT: "a session resumed in a new process continues its turn numbers and seq";
@@ -145,6 +146,7 @@ checks! {
     // Lifecycle.
     "lifecycle.shutdown-responds" "§3.6" Must ALL: "shutdown answers {} (also twice in one write)";
     "lifecycle.shutdown-exits-0" "§3.6 §7" Must ALL: "after answering shutdown the process exits 0 by itself, stdin still open";
+    "lifecycle.shutdown-after-empty-session-id" "§3.2 §3.6" Should QUEUED: "after a prompt on session id \"\", shutdown still answers {} and the process exits 0";
     "lifecycle.eof-exits-0" "§7" Must ALL: "stdin EOF makes the process exit 0 promptly, answering what it had read";
     "lifecycle.sigterm-exits-0" "§7" Should ALL: "SIGTERM makes the process exit 0";
     "lifecycle.sigint-exits-130" "§7" Should ALL: "SIGINT makes the process exit 130";

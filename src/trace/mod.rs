@@ -6,6 +6,7 @@ pub mod explain;
 pub mod import;
 pub mod matcher;
 pub mod pattern;
+pub mod repeat;
 pub mod syntax;
 
 pub use matcher::{Action, ExitInfo, Failure, Line, Matcher};

@@ -114,6 +114,8 @@ pub struct Meta {
     pub env: Vec<(String, String)>,
     /// `# source:` where an imported trace came from.
     pub source: Option<String>,
+    /// `# continues:` a case whose cwd and DSH_HOME this one reuses (a later process).
+    pub continues: Option<String>,
 }
 
 /// A parsed trace.
@@ -134,7 +136,8 @@ pub struct Trace {
 impl Trace {
     /// Parses trace text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Trace, ParseError> {
-        Parser::new(file).run(text)
+        let text = super::repeat::expand(text, file)?;
+        Parser::new(file).run(&text)
     }
 
     /// Reads and parses a trace file.
@@ -289,6 +292,7 @@ impl Parser {
                 m.env.push((k.trim().to_owned(), v.trim().to_owned()));
             }
             "source" => m.source = Some(val.to_owned()),
+            "continues" => m.continues = Some(val.to_owned()),
             _ => {} // any other `# word: text` is a comment
         }
         Ok(())

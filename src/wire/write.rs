@@ -17,25 +17,25 @@ pub fn result(out: &mut Vec<u8>, id: &Id, result: &Value) {
 
 /// Appends `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}\n` (never a `data` member).
 pub fn error(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str) {
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    id.write_json(out);
-    out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(code.0.to_string().as_bytes());
-    out.extend_from_slice(b",\"message\":");
-    write_str(message, out);
-    out.extend_from_slice(b"}}\n");
+    error_frame(out, id, code, message, None);
 }
 
 /// Appends an error response that carries `data` (clients and tests; the runtime never sends it).
 pub fn error_with_data(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str, data: &Value) {
+    error_frame(out, id, code, message, Some(data));
+}
+
+fn error_frame(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str, data: Option<&Value>) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     id.write_json(out);
     out.extend_from_slice(b",\"error\":{\"code\":");
     out.extend_from_slice(code.0.to_string().as_bytes());
     out.extend_from_slice(b",\"message\":");
     write_str(message, out);
-    out.extend_from_slice(b",\"data\":");
-    write_value(data, out);
+    if let Some(d) = data {
+        out.extend_from_slice(b",\"data\":");
+        write_value(d, out);
+    }
     out.extend_from_slice(b"}}\n");
 }
 

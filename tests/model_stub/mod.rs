@@ -118,8 +118,10 @@ fn texts_that_only_resemble_directives_are_echoed() {
 
 /// The reference runtime's script reader, flattened to (delay ms, answer) for comparison.
 fn reference(text: &str) -> Option<(u64, String)> {
-    use dsh_conformance::runtime::script::{parse, Script};
-    let step = parse(text)?;
+    use dsh_conformance::runtime::script::{for_content, Script};
+    // The reference runtime reads the prompt's content blocks; texts without a directive are echoed.
+    dsh_conformance::model_stub::directive::directive_in(text)?;
+    let step = for_content(&serde_json::json!([{"type": "text", "text": text}]));
     let answer = match step.script {
         Script::Reply(t) => format!("reply {t}"),
         Script::Tool(c) => format!("tool {c}"),

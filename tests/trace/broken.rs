@@ -8,6 +8,7 @@ const SECOND_PROMPT: &str = "session/second-prompt-reuses-session.trace";
 fn fails(mode: &str) -> String {
     let r = replay(&fixture(SECOND_PROMPT), &mock(mode), &quick());
     assert!(!r.passed(), "mode {mode} should fail:\n{r}");
+    println!("{r}");
     r.to_string()
 }
 

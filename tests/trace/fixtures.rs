@@ -3,7 +3,7 @@
 
 use super::{root, traces_under};
 use crate::support::pypi::real_runtime_or_skip;
-use dsh_conformance::runner::{replay, CommandSpec, Options};
+use dsh_conformance::runner::{CommandSpec, Options};
 use dsh_conformance::trace::Trace;
 use std::time::Duration;
 
@@ -30,8 +30,8 @@ fn hand_written(edition: &str, have: &[&str]) -> (Vec<Trace>, Vec<String>) {
 
 fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<String> {
     let mut failures = Vec::new();
-    for t in traces {
-        let r = replay(t, cmd, opts);
+    // The runner's replay_all keeps the directories of cases that others continue.
+    for r in dsh_conformance::runner::replay_all(traces, cmd, opts) {
         println!("{}", r.to_string().trim_end());
         if !r.passed() {
             failures.push(r.to_string());
@@ -66,12 +66,62 @@ fn keyless_fixtures_replay_green_against_the_real_runtime() {
         frame_timeout: Duration::from_secs(20),
         ..Options::default()
     };
-    let failures = replay_all(&traces, &cmd, &opts);
+    // Cases named in the real runtime's baseline are real upstream bugs: they must still fail.
+    let baseline =
+        std::fs::read_to_string(root().join("fixtures/real-0.2.1rc2.known-failing")).unwrap();
+    let known =
+        dsh_conformance::suite::Baseline::parse(&baseline, "real-0.2.1rc2.known-failing").unwrap();
+    let mut failures = Vec::new();
+    for r in dsh_conformance::runner::replay_all(&traces, &cmd, &opts) {
+        println!("{}", r.to_string().trim_end());
+        match (r.passed(), known.reason(&r.case)) {
+            (false, None) => failures.push(r.to_string()),
+            (true, Some(why)) => failures.push(format!(
+                "{} passes but is listed as known failing ({why})",
+                r.case
+            )),
+            _ => {}
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} of {} failed:\n{}",
         failures.len(),
         traces.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_fixture_replays_green_against_the_reference_runtime_in_each_edition() {
+    let exe = env!("CARGO_BIN_EXE_dsh-reference-runtime");
+    let opts = Options {
+        frame_timeout: Duration::from_secs(20),
+        ..Options::default()
+    };
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for edition in ["current", "2026-08", "legacy"] {
+        // The reference runtime's scripted model needs no stub.
+        let (traces, skipped) = hand_written(edition, &["model"]);
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let cmd = CommandSpec::new(exe)
+            .arg("--profile")
+            .arg("sdk")
+            .arg("--edition")
+            .arg(edition);
+        ran += traces.len();
+        failures.extend(
+            replay_all(&traces, &cmd, &opts)
+                .into_iter()
+                .map(|f| format!("[{edition}] {f}")),
+        );
+    }
+    assert!(ran >= 60, "{ran} case runs");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} failed:\n{}",
+        failures.len(),
         failures.join("\n")
     );
 }

@@ -4,6 +4,7 @@
 mod broken;
 mod fixtures;
 mod hostile;
+mod import;
 
 use dsh_conformance::runner::{replay, CaseReport, CommandSpec, Options};
 use dsh_conformance::trace::Trace;

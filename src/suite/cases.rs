@@ -1,0 +1,140 @@
+//! The traces behind the checks: `fixtures/checks/*.trace`, embedded at build time.
+//!
+//! Each file names its check (`# check: <id>`), may name oracles to run over the whole transcript
+//! once its expectations held (`# oracle: exactly-once seq-contiguous`), and may mark where its
+//! setup ends (`# ---- check ----`): a failure before that line means the check could not be tested.
+
+use super::registry::{self, CheckInfo};
+use crate::trace::Trace;
+
+include!(concat!(env!("OUT_DIR"), "/check_traces.rs"));
+
+/// Whole-run oracles a check trace may ask for.
+pub const ORACLES: &[&str] = &[
+    "exactly-once",
+    "id-types",
+    "seq-contiguous",
+    "turns-increase",
+    "frames-only",
+    "receipt-order",
+    "finished-order",
+    "wait-after-idle",
+];
+
+/// One trace of a check.
+#[derive(Debug, Clone)]
+pub struct CheckCase {
+    /// File name under `fixtures/checks/`.
+    pub file: &'static str,
+    /// The trace text as written.
+    pub text: &'static str,
+    /// The check it belongs to.
+    pub check: &'static CheckInfo,
+    /// Oracles to run after the trace passed.
+    pub oracles: Vec<&'static str>,
+    /// 1-based line of the `# ---- check ----` marker: failures above it are prerequisites.
+    pub setup_until: Option<usize>,
+    /// Editions the trace applies to (empty: all of the check's editions).
+    pub editions: Vec<String>,
+}
+
+impl CheckCase {
+    /// Parses the trace, with `-32601|-32603` narrowed to `-32603` when `strict` (`--strict-upstream`)
+    pub fn trace(&self, strict: bool) -> Result<Trace, String> {
+        let text = if strict {
+            self.text.replace("{{-32601|-32603}}", "-32603")
+        } else {
+            self.text.to_owned()
+        };
+        Trace::parse(&text, &format!("fixtures/checks/{}", self.file)).map_err(|e| e.to_string())
+    }
+
+    /// Whether the trace applies to `edition`.
+    pub fn applies_to(&self, edition: &str) -> bool {
+        self.editions.is_empty() || self.editions.iter().any(|e| e == edition)
+    }
+}
+
+/// Every check case, validated: a known check id, known oracles, a trace that parses.
+pub fn all() -> Result<Vec<CheckCase>, String> {
+    let mut out = Vec::new();
+    for (file, text) in CHECK_TRACES {
+        let mut check = None;
+        let mut oracles = Vec::new();
+        let mut setup_until = None;
+        for (i, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if let Some(v) = l.strip_prefix("# check:") {
+                let id = v.trim();
+                check = Some(registry::find(id).ok_or_else(|| {
+                    format!("fixtures/checks/{file}:{}: unknown check id {id:?}", i + 1)
+                })?);
+            } else if let Some(v) = l.strip_prefix("# oracle:") {
+                for o in v.split_whitespace() {
+                    let known = ORACLES.iter().find(|k| **k == o).ok_or_else(|| {
+                        format!("fixtures/checks/{file}:{}: unknown oracle {o:?}", i + 1)
+                    })?;
+                    oracles.push(*known);
+                }
+            } else if l == "# ---- check ----" {
+                setup_until = Some(i + 1);
+            }
+        }
+        let check =
+            check.ok_or_else(|| format!("fixtures/checks/{file}: no `# check: <id>` line"))?;
+        let mut case = CheckCase {
+            file,
+            text,
+            check,
+            oracles,
+            setup_until,
+            editions: Vec::new(),
+        };
+        let trace = case.trace(false)?;
+        case.editions = trace.meta.editions.clone();
+        out.push(case);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_trace_parses_and_names_a_registered_check() {
+        let cases = all().unwrap();
+        assert!(!cases.is_empty());
+        for c in &cases {
+            c.trace(true).unwrap();
+            for e in &c.editions {
+                assert!(
+                    c.check.editions.contains_name(e),
+                    "{} applies to {e}, which its check does not",
+                    c.file
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_check_has_a_trace_for_each_of_its_editions() {
+        let cases = all().unwrap();
+        let mut missing = Vec::new();
+        for info in registry::CHECKS {
+            for ed in info.editions.names().split(' ') {
+                if !cases
+                    .iter()
+                    .any(|c| c.check.id == info.id && c.applies_to(ed))
+                {
+                    missing.push(format!("{} ({ed})", info.id));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "checks without a trace: {}",
+            missing.join(", ")
+        );
+    }
+}

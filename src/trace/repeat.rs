@@ -1,0 +1,77 @@
+//! `{{repeat:N:text}}`: N copies of `text`, expanded before a trace is parsed, so a trace can send
+//! a 10 MB line or a 1000-deep array without holding it. `text` may not contain `}}`.
+
+use super::syntax::ParseError;
+use std::borrow::Cow;
+
+/// The most one trace may expand to.
+pub const MAX_EXPANSION: usize = 64 << 20;
+
+/// Expands every `{{repeat:N:text}}` in `src`; errors name file:line:column.
+pub fn expand<'a>(src: &'a str, file: &str) -> Result<Cow<'a, str>, ParseError> {
+    if !src.contains("{{repeat:") {
+        return Ok(Cow::Borrowed(src));
+    }
+    let mut out = String::with_capacity(src.len());
+    let mut total = 0usize;
+    for (i, line) in src.split_inclusive('\n').enumerate() {
+        let err = |at: usize, msg: String| ParseError {
+            file: file.to_owned(),
+            line: i + 1,
+            col: line[..at].chars().count() + 1,
+            msg,
+        };
+        let mut rest = line;
+        let mut base = 0;
+        while let Some(k) = rest.find("{{repeat:") {
+            out.push_str(&rest[..k]);
+            let body = &rest[k + 9..];
+            let at = base + k;
+            let end = body
+                .find("}}")
+                .ok_or_else(|| err(at, "unclosed `{{repeat:`".into()))?;
+            let (n, text) = body[..end]
+                .split_once(':')
+                .ok_or_else(|| err(at, "expected `{{repeat:N:text}}`".into()))?;
+            let n: usize = n
+                .parse()
+                .map_err(|_| err(at, format!("expected a repeat count, found `{n}`")))?;
+            total = total.saturating_add(n.saturating_mul(text.len()));
+            if total > MAX_EXPANSION {
+                return Err(err(
+                    at,
+                    format!("repeats may expand to {MAX_EXPANSION} bytes at most"),
+                ));
+            }
+            out.push_str(&text.repeat(n));
+            base = at + 9 + end + 2;
+            rest = &body[end + 2..];
+        }
+        out.push_str(rest);
+    }
+    Ok(Cow::Owned(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_expand_in_place_and_errors_point_at_them() {
+        assert_eq!(
+            expand("a{{repeat:3:[}}b{{repeat:2:xy}}\nc", "t").unwrap(),
+            "a[[[bxyxy\nc"
+        );
+        assert_eq!(expand("plain", "t").unwrap(), "plain");
+        let e = expand("ok\n  {{repeat:x:y}}", "t.trace").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 3));
+        assert!(expand("{{repeat:99999999999:xx}}", "t")
+            .unwrap_err()
+            .msg
+            .contains("at most"));
+        assert!(expand("{{repeat:3:x", "t")
+            .unwrap_err()
+            .msg
+            .contains("unclosed"));
+    }
+}

@@ -1,0 +1,10 @@
+//! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
+
+mod fidelity;
+mod harness;
+mod hostile;
+mod interop;
+mod methods;
+mod persistence;
+mod process;
+mod turns;

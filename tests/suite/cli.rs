@@ -1,0 +1,301 @@
+//! `dsh-conformance check` as a user and a CI job see it: exit codes, formats, baseline, explain.
+
+use super::{KIT, RUNTIME};
+use crate::support::pypi;
+use assert_cmd::Command;
+use std::path::PathBuf;
+
+fn kit() -> Command {
+    Command::new(KIT)
+}
+
+fn temp_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "dsh-suite-cli-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn list_names_every_check_with_severity_and_editions() {
+    let out = kit()
+        .args(["check", "--list"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for c in dsh_conformance::suite::CHECKS {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(c.id))
+            .unwrap_or_else(|| panic!("{} missing", c.id));
+        assert!(line.contains(&c.severity.to_string()) && line.contains(c.rule));
+    }
+}
+
+#[test]
+fn the_built_in_runtime_passes_and_the_table_ends_with_the_summary() {
+    let out = kit()
+        .args(["check", "--filter", "frame.*"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let last = text.trim_end().lines().last().unwrap();
+    assert!(last.ends_with("passed, 0 failed"), "{last}");
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with("PASS  frame."))
+            .count()
+            >= 15,
+        "{text}"
+    );
+}
+
+#[test]
+fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
+    let out = kit()
+        .args([
+            "check",
+            "--filter",
+            "frame.batch-ignored",
+            "--",
+            KIT,
+            "mutant",
+            "batch-supported",
+            "--",
+            RUNTIME,
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL  frame.batch-ignored")),
+        "{text}"
+    );
+    assert!(text.contains("0 passed, 1 failed"), "{text}");
+}
+
+#[test]
+fn a_should_failure_is_reported_but_does_not_fail_the_run() {
+    let out = kit()
+        .args([
+            "check",
+            "--filter",
+            "frame.cr-not-separator",
+            "--",
+            KIT,
+            "mutant",
+            "cr-as-separator",
+            "--",
+            RUNTIME,
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("FAIL  frame.cr-not-separator") && text.contains("(SHOULD)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_runtime_that_does_not_exist_is_exit_2_with_a_clear_message() {
+    let out = kit()
+        .args(["check", "--", "/nonexistent/runtime", "--profile", "sdk"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("/nonexistent/runtime"), "{err}");
+    kit().args(["check", "--edition", "2027"]).assert().code(2);
+    kit()
+        .args(["check", "--filter", "no-such-check-anywhere"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn the_baseline_turns_a_known_failure_into_xfail_and_flags_stale_entries() {
+    let base = temp_file("baseline.txt");
+    std::fs::write(
+        &base,
+        "frame.batch-ignored  # this mutant unpacks batches on purpose\n",
+    )
+    .unwrap();
+    let b = base.to_str().unwrap();
+    let out = kit()
+        .args([
+            "check",
+            "--filter",
+            "frame.batch-ignored",
+            "--known-failing",
+            b,
+            "--",
+            KIT,
+            "mutant",
+            "batch-supported",
+            "--",
+            RUNTIME,
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("XFAIL frame.batch-ignored"));
+    // Against a runtime that passes, the entry is stale and fails the run.
+    let out = kit()
+        .args([
+            "check",
+            "--filter",
+            "frame.batch-ignored",
+            "--known-failing",
+            b,
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("STALE frame.batch-ignored"));
+    // An entry without a reason is a usage error.
+    std::fs::write(&base, "frame.batch-ignored\n").unwrap();
+    kit().args(["check", "--known-failing", b]).assert().code(2);
+}
+
+#[test]
+fn explain_prints_the_rule_the_section_and_the_trace() {
+    let out = kit()
+        .args(["explain", "receipt.precedes-response"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("§5")
+            && text.contains("receipt")
+            && text.contains("# check: receipt.precedes-response"),
+        "{text}"
+    );
+    kit().args(["explain", "no.such"]).assert().code(2);
+}
+
+#[test]
+fn json_reports_validate_against_the_schema_and_junit_loads_in_a_junit_parser() {
+    let Some(py) = pypi::venv_or_skip(
+        "report formats",
+        "report-tools",
+        &["jsonschema==4.23.0", "junitparser==3.2.0"],
+    ) else {
+        return;
+    };
+    let json = temp_file("report.json");
+    let xml = temp_file("report.xml");
+    // A mutant gives a report with passes, a failure and skips.
+    let mutant = [KIT, "mutant", "batch-supported", "--", RUNTIME];
+    let mut a = kit();
+    a.args([
+        "check",
+        "--filter",
+        "frame.*",
+        "--format",
+        "json",
+        "--output",
+        json.to_str().unwrap(),
+        "--",
+    ])
+    .args(mutant);
+    a.assert().code(1);
+    let mut a = kit();
+    a.args([
+        "check",
+        "--filter",
+        "frame.*",
+        "--format",
+        "junit",
+        "--output",
+        xml.to_str().unwrap(),
+        "--",
+    ])
+    .args(mutant);
+    a.assert().code(1);
+    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+    let script = r#"
+import json, sys, jsonschema, junitparser
+schema = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[2]))
+jsonschema.Draft202012Validator.check_schema(schema)
+jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
+xml = junitparser.JUnitXml.fromfile(sys.argv[3])
+cases = [c for s in xml for c in s]
+failed = [c.name for c in cases if any(isinstance(r, junitparser.Failure) for r in c.result)]
+print(len(report["checks"]), report["summary"]["failed"], len(cases), ",".join(failed))
+"#;
+    let validate = || {
+        std::process::Command::new(&py.python)
+            .args(["-c", script])
+            .arg(&schema)
+            .arg(&json)
+            .arg(&xml)
+            .output()
+            .unwrap()
+    };
+    let out = validate();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let f: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(f[0], f[2], "JSON checks and JUnit testcases differ: {text}");
+    assert_eq!(f[1], "1", "{text}");
+    assert_eq!(f[3], "frame.batch-ignored", "{text}");
+    // And a broken report is rejected by the same schema: the test can fail.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["checks"][0]["verdict"] = "MAYBE".into();
+    std::fs::write(&json, v.to_string()).unwrap();
+    assert!(
+        !validate().status.success(),
+        "the schema accepted verdict MAYBE"
+    );
+}
+
+#[test]
+fn a_relative_runtime_path_is_resolved_against_the_kit_s_working_directory() {
+    let rt = std::path::Path::new(RUNTIME);
+    let (dir, name) = (
+        rt.parent().unwrap(),
+        rt.file_name().unwrap().to_str().unwrap(),
+    );
+    kit()
+        .current_dir(dir)
+        .args(["check", "--filter", "frame.crlf-accepted", "--"])
+        .arg(format!("./{name}"))
+        .assert()
+        .code(0);
+}

@@ -1,0 +1,137 @@
+//! The conformance suite judged by its own standard: the reference runtime passes every check in
+//! every edition, every mutant is caught by the check it names, and the CLI's outputs load in
+//! standard tools.
+
+mod cli;
+mod real;
+
+use dsh_conformance::mutants;
+use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::suite::run::{run, Options};
+use dsh_conformance::suite::{Report, Verdict};
+use std::sync::Mutex;
+
+pub const RUNTIME: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");
+pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
+
+fn failures(r: &Report) -> String {
+    r.results
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.verdict,
+                Verdict::Fail { .. } | Verdict::StaleBaseline { .. }
+            )
+        })
+        .map(|c| match &c.verdict {
+            Verdict::Fail { reason, details } => format!("{}: {reason}\n{details}", c.info.id),
+            v => format!("{}: {v:?}", c.info.id),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_reference_runtime_passes_every_check_in_every_edition() {
+    for edition in ["current", "2026-08", "legacy"] {
+        let cmd = CommandSpec::new(RUNTIME).arg("--edition").arg(edition);
+        let opts = Options {
+            edition: edition.into(),
+            jobs: 2,
+            ..Options::default()
+        };
+        let report = run(&cmd, "reference", &opts).expect("preflight");
+        let s = report.summary();
+        assert_eq!(s.failed, 0, "edition {edition}:\n{}", failures(&report));
+        assert!(
+            s.passed >= 35,
+            "edition {edition}: only {} checks ran",
+            s.passed
+        );
+        assert_eq!(report.exit_code(), 0);
+    }
+}
+
+#[test]
+fn every_mutant_is_caught_by_the_check_it_names() {
+    let missed = Mutex::new(Vec::new());
+    let next = Mutex::new(mutants::ALL.iter());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let Some(m) = next.lock().unwrap().next() else {
+                    return;
+                };
+                let cmd = CommandSpec::new(KIT)
+                    .arg("mutant")
+                    .arg(m.name)
+                    .arg("--")
+                    .arg(RUNTIME);
+                let opts = Options {
+                    filter: Some(m.catches.into()),
+                    frame_timeout: std::time::Duration::from_secs(3),
+                    ..Options::default()
+                };
+                let verdict = match run(&cmd, m.name, &opts) {
+                    Err(e) => Some(format!("{}: the suite did not run: {e}", m.name)),
+                    Ok(r) => {
+                        let c = r
+                            .results
+                            .iter()
+                            .find(|c| c.info.id == m.catches)
+                            .expect("the named check ran");
+                        match &c.verdict {
+                            Verdict::Fail { reason, .. } if !reason.starts_with("not testable") => {
+                                None
+                            }
+                            other => Some(format!(
+                                "{} ({}) was not caught by {}: {other:?}",
+                                m.name, m.breaks, m.catches
+                            )),
+                        }
+                    }
+                };
+                if let Some(v) = verdict {
+                    missed.lock().unwrap().push(v);
+                }
+            });
+        }
+    });
+    let missed = missed.into_inner().unwrap();
+    assert!(
+        missed.is_empty(),
+        "mutants that got through:\n{}",
+        missed.join("\n")
+    );
+}
+
+#[test]
+fn a_runtime_that_cannot_start_is_a_preflight_error_not_a_wall_of_failures() {
+    let cmd = CommandSpec::new("/nonexistent/dsh-runtime");
+    let err = run(&cmd, "missing", &Options::default()).unwrap_err();
+    assert!(err.contains("/nonexistent/dsh-runtime"), "{err}");
+    let cmd = CommandSpec::new("sh")
+        .arg("-c")
+        .arg("echo booting >&2; exit 3");
+    let err = run(&cmd, "dies", &Options::default()).unwrap_err();
+    assert!(
+        err.contains("exit code 3") || err.contains("booting"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_runtime_that_never_answers_fails_preflight_within_its_deadline() {
+    let cmd = CommandSpec::new("sleep").arg("30");
+    let opts = Options {
+        start_timeout: std::time::Duration::from_millis(500),
+        ..Options::default()
+    };
+    let started = std::time::Instant::now();
+    let err = run(&cmd, "silent", &opts).unwrap_err();
+    assert!(err.contains("did not answer initialize"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "the preflight deadline was not honoured"
+    );
+}

@@ -1,0 +1,44 @@
+//! The real upstream runtime (PyPI `deepseek-harness-runtime-bin` 0.2.1rc2) through the kit's CLI,
+//! with the model stub: it passes every check but the ones its baseline lists, each with a reason.
+
+use super::KIT;
+use crate::support::pypi;
+use assert_cmd::Command;
+
+#[test]
+fn the_real_runtime_passes_the_suite_apart_from_its_justified_baseline() {
+    let Some(exe) = pypi::real_runtime_or_skip("the real runtime passes the suite") else {
+        return;
+    };
+    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-0.2.1rc2.known-failing");
+    let out = Command::new(KIT)
+        .args([
+            "check",
+            "--model-stub",
+            "--edition",
+            "current",
+            "--jobs",
+            "2",
+            "--known-failing",
+        ])
+        .arg(&baseline)
+        .arg("--")
+        .arg(&exe)
+        .args(["--profile", "sdk"])
+        .timeout(std::time::Duration::from_secs(900))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("XFAIL lifecycle.shutdown-after-empty-session-id"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("FAIL ")), "{text}");
+}
