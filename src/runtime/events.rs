@@ -29,18 +29,32 @@ pub fn write_event(
     source_seqs: Option<&[u64]>,
     append: bool,
 ) {
+    write_event_with(out, session, ty, seq, time, source_seqs, append, |o| {
+        write_value(data, o)
+    });
+}
+
+/// Appends one `session.event` frame whose `data` is written by `data` (raw JSON, no `Value`).
+#[allow(clippy::too_many_arguments)]
+pub fn write_event_with(
+    out: &mut Vec<u8>,
+    session: &str,
+    ty: &str,
+    seq: u64,
+    time: u64,
+    source_seqs: Option<&[u64]>,
+    append: bool,
+    data: impl FnOnce(&mut Vec<u8>),
+) {
+    use std::io::Write as _;
     out.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"session.event\",\"params\":{\"sessionId\":",
     );
     write_str(session, out);
     out.extend_from_slice(b",\"event\":{\"type\":");
     write_str(ty, out);
-    out.extend_from_slice(b",\"seq\":");
-    out.extend_from_slice(seq.to_string().as_bytes());
-    out.extend_from_slice(b",\"time\":");
-    out.extend_from_slice(time.to_string().as_bytes());
-    out.extend_from_slice(b",\"data\":");
-    write_value(data, out);
+    let _ = write!(out, ",\"seq\":{seq},\"time\":{time},\"data\":");
+    data(out);
     if let Some(s) = source_seqs {
         out.extend_from_slice(b",\"sourceEventSeqs\":");
         write_value(&json!(s), out);
@@ -122,14 +136,6 @@ pub fn js_quote(s: &str) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// The assistant message source block of the DeepSeek adapter.
-fn source(model: &str, blocks: Value) -> Value {
-    json!({"kind":"model","provider":"deepseek-official","model": model,
-        "replayState":{"response":{"kind":"deepseek-messages","version":1,"model": model},"blocks": blocks}})
-}
-
-const USAGE: fn() -> Value = || json!({"inputTokens":10,"outputTokens":5,"totalTokens":15});
-
 /// Splits a text the way the recording stub streamed it: two halves (one chunk when short).
 fn halves(text: &str) -> (Value, Value) {
     let n = text.chars().count();
@@ -157,54 +163,173 @@ pub enum Block<'a> {
     },
 }
 
-/// `assistant/message` data: message, usage and the recorded stream.
-pub fn assistant_message(
+/// The content array of an assistant message (kept for `subagent.finished`).
+pub fn assistant_content(blocks: &[Block<'_>]) -> Value {
+    Value::Array(
+        blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(t) => json!({"type":"text","text": t}),
+                Block::Reasoning(t) => json!({"type":"reasoning","text": t}),
+                Block::ToolCall { id, name, args } => {
+                    json!({"type":"tool-call","id": id,"name": name,"arguments": args})
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Appends `assistant/message` data (message, usage, the recorded stream) as raw JSON: it is
+/// the biggest event of every turn, and building it as a `Value` dominated the echo workload.
+pub fn write_assistant_message(
+    out: &mut Vec<u8>,
     turn: u32,
     step: u32,
     model: &str,
     blocks: &[Block<'_>],
     finish: &str,
     now: u64,
-) -> Value {
-    let mut content = Vec::new();
-    let mut replay = Vec::new();
-    let mut stream = Vec::new();
+) {
+    use std::io::Write as _;
+    let mut content = Vec::with_capacity(128);
+    let mut replay = Vec::with_capacity(64);
+    let mut stream = Vec::with_capacity(512);
     for (i, b) in blocks.iter().enumerate() {
-        match b {
-            Block::Text(t) => {
-                content.push(json!({"type":"text","text": t}));
-                replay.push(json!({"type":"text"}));
-                let (texts, dt) = halves(t);
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"text"}}));
-                stream.push(
-                    json!({"type":"text-chunks","time0": now,"index": i,"dt": dt,"texts": texts}),
-                );
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"text","text": t}}}));
+        let sep = |v: &mut Vec<u8>| {
+            if v.len() > 1 {
+                v.push(b',');
             }
-            Block::Reasoning(t) => {
-                content.push(json!({"type":"reasoning","text": t}));
-                replay.push(json!({"type":"reasoning","signature":"fakesig"}));
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"reasoning"}}));
-                stream.push(json!({"type":"reasoning-chunks","time0": now,"index": i,"dt": [],"texts": [t]}));
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"reasoning","text": t}}}));
+        };
+        sep(&mut content);
+        sep(&mut replay);
+        if i == 0 {
+            content.clear();
+            replay.clear();
+            content.push(b'[');
+            replay.push(b'[');
+        }
+        let chunk = |s: &mut Vec<u8>, body: &dyn Fn(&mut Vec<u8>)| {
+            let _ = write!(s, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":");
+            body(s);
+            s.extend_from_slice(b"},");
+        };
+        match b {
+            Block::Text(t) | Block::Reasoning(t) => {
+                let kind = if matches!(b, Block::Text(_)) {
+                    "text"
+                } else {
+                    "reasoning"
+                };
+                content.extend_from_slice(b"{\"type\":");
+                write_str(kind, &mut content);
+                content.extend_from_slice(b",\"text\":");
+                write_str(t, &mut content);
+                content.push(b'}');
+                if kind == "text" {
+                    replay.extend_from_slice(b"{\"type\":\"text\"}");
+                } else {
+                    replay.extend_from_slice(b"{\"type\":\"reasoning\",\"signature\":\"fakesig\"}");
+                }
+                chunk(&mut stream, &|s| {
+                    let _ = write!(
+                        s,
+                        "{{\"type\":\"block-start\",\"index\":{i},\"blockType\":\"{kind}\"}}"
+                    );
+                });
+                let _ = write!(
+                    stream,
+                    "{{\"type\":\"{kind}-chunks\",\"time0\":{now},\"index\":{i},"
+                );
+                let (texts, dt) = if kind == "text" {
+                    halves(t)
+                } else {
+                    (json!([t]), json!([]))
+                };
+                stream.extend_from_slice(b"\"dt\":");
+                write_value(&dt, &mut stream);
+                stream.extend_from_slice(b",\"texts\":");
+                write_value(&texts, &mut stream);
+                stream.extend_from_slice(b"},");
+                chunk(&mut stream, &|s| {
+                    let _ = write!(s, "{{\"type\":\"block-end\",\"index\":{i},\"block\":{{\"type\":\"{kind}\",\"text\":");
+                    write_str(t, s);
+                    s.extend_from_slice(b"}}");
+                });
             }
             Block::ToolCall { id, name, args } => {
-                content.push(json!({"type":"tool-call","id": id,"name": name,"arguments": args}));
-                replay.push(json!({"type":"tool-call"}));
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-start","index": i,"blockType":"tool-call"}}));
-                stream.push(json!({"type":"tool-call-chunks","time0": now,"index": i,"dt": [],"id": id,"name": name,"args": [""]}));
-                stream.push(json!({"type":"tool-call-chunks","time0": now,"index": i,"dt": [],"id": id,"args": [args]}));
-                stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"block-end","index": i,"block":{"type":"tool-call","id": id,"name": name,"arguments": args}}}));
+                let call = |s: &mut Vec<u8>| {
+                    s.extend_from_slice(b"{\"type\":\"tool-call\",\"id\":");
+                    write_str(id, s);
+                    s.extend_from_slice(b",\"name\":");
+                    write_str(name, s);
+                    s.extend_from_slice(b",\"arguments\":");
+                    write_str(args, s);
+                    s.push(b'}');
+                };
+                call(&mut content);
+                replay.extend_from_slice(b"{\"type\":\"tool-call\"}");
+                chunk(&mut stream, &|s| {
+                    let _ = write!(
+                        s,
+                        "{{\"type\":\"block-start\",\"index\":{i},\"blockType\":\"tool-call\"}}"
+                    );
+                });
+                let _ = write!(stream, "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":");
+                write_str(id, &mut stream);
+                stream.extend_from_slice(b",\"name\":");
+                write_str(name, &mut stream);
+                stream.extend_from_slice(b",\"args\":[\"\"]},");
+                let _ = write!(stream, "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":");
+                write_str(id, &mut stream);
+                stream.extend_from_slice(b",\"args\":[");
+                write_str(args, &mut stream);
+                stream.extend_from_slice(b"]},");
+                chunk(&mut stream, &|s| {
+                    let _ = write!(s, "{{\"type\":\"block-end\",\"index\":{i},\"block\":");
+                    call(s);
+                    s.push(b'}');
+                });
             }
         }
     }
-    let replay = Value::Array(replay);
-    stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"usage","usage": USAGE()}}));
-    stream.push(json!({"type":"chunk","time": now,"chunk":{"type":"finish","reason":{"kind": finish},
-        "replayState":{"response":{"kind":"deepseek-messages","version":1,"model": model},"blocks": replay.clone()}}}));
-    json!({"turn": turn, "step": step,
-        "message": {"role":"assistant","content": content,"source": source(model, replay),"id": new_id()},
-        "usage": USAGE(), "stream": stream})
+    if blocks.is_empty() {
+        content.push(b'[');
+        replay.push(b'[');
+    }
+    content.push(b']');
+    replay.push(b']');
+    const USAGE_JSON: &str = "{\"inputTokens\":10,\"outputTokens\":5,\"totalTokens\":15}";
+    let response = |s: &mut Vec<u8>| {
+        s.extend_from_slice(
+            b"{\"response\":{\"kind\":\"deepseek-messages\",\"version\":1,\"model\":",
+        );
+        write_str(model, s);
+        s.extend_from_slice(b"},\"blocks\":");
+        s.extend_from_slice(&replay);
+        s.push(b'}');
+    };
+    let _ = write!(stream, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":{{\"type\":\"usage\",\"usage\":{USAGE_JSON}}}}},");
+    let _ = write!(stream, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":{{\"type\":\"finish\",\"reason\":{{\"kind\":");
+    write_str(finish, &mut stream);
+    stream.extend_from_slice(b"},\"replayState\":");
+    response(&mut stream);
+    stream.extend_from_slice(b"}}");
+    let _ = write!(
+        out,
+        "{{\"turn\":{turn},\"step\":{step},\"message\":{{\"role\":\"assistant\",\"content\":"
+    );
+    out.extend_from_slice(&content);
+    out.extend_from_slice(
+        b",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek-official\",\"model\":",
+    );
+    write_str(model, out);
+    out.extend_from_slice(b",\"replayState\":");
+    response(out);
+    out.extend_from_slice(b"},\"id\":");
+    write_str(&new_id(), out);
+    let _ = write!(out, "}},\"usage\":{USAGE_JSON},\"stream\":[");
+    out.extend_from_slice(&stream);
+    out.extend_from_slice(b"]}");
 }
 
 /// `assistant/attempt` data for a failed model request.

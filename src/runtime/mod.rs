@@ -4,6 +4,17 @@
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
 //! I/O is the session store under `DSH_HOME` ([`persist`]). [`serve_stdio`] wraps it in a process.
+//!
+//! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
+//! when it shows on the wire):
+//! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
+//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off;
+//! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
+//!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
+//! - sessions are created synchronously, so a `session/wait` pipelined with a session's first
+//!   prompt waits for it instead of racing to `unknown SDK session`;
+//! - the scripted model answers `ok` to runtime notices (a settled subagent) like the recording
+//!   stub, and echoes user text that holds no directive.
 
 mod config;
 mod events;
@@ -128,6 +139,23 @@ impl Session {
     ) -> u64 {
         let seq = self.seq;
         events::write_event(out, sid, ty, seq, now, data, source_seqs, append);
+        self.seq += 1;
+        seq
+    }
+
+    /// Like [`Session::emit`], with `data` written as raw JSON by a closure.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_with(
+        &mut self,
+        out: &mut Vec<u8>,
+        sid: &str,
+        ty: &str,
+        now: u64,
+        append: bool,
+        data: impl FnOnce(&mut Vec<u8>),
+    ) -> u64 {
+        let seq = self.seq;
+        events::write_event_with(out, sid, ty, seq, now, None, append, data);
         self.seq += 1;
         seq
     }

@@ -194,9 +194,13 @@ impl Runtime {
         };
         let reply =
             |s: &mut super::Session, out: &mut Vec<u8>, blocks: &[Block<'_>], finish: &str| {
-                let d = events::assistant_message(n, step, &model, blocks, finish, now);
-                s.last_reply = Some(d["message"]["content"].clone());
-                s.emit(out, sid, "assistant/message", &d, now, None, true);
+                if s.parent.is_some() {
+                    // Only a subagent's last reply is ever reported (subagent.finished).
+                    s.last_reply = Some(events::assistant_content(blocks));
+                }
+                s.emit_with(out, sid, "assistant/message", now, true, |o| {
+                    events::write_assistant_message(o, n, step, &model, blocks, finish, now)
+                });
             };
         let step_end = |s: &mut super::Session, out: &mut Vec<u8>| {
             s.emit(

@@ -52,7 +52,8 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
     let mut input_complete = true;
     let mut end_t = 0.0f64;
     for l in text.lines() {
-        let o: Value = serde_json::from_str(l).unwrap();
+        let o: Value =
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l:.80}", path.display()));
         let dir = o.get("dir").and_then(Value::as_str);
         let t = o.get("t").and_then(Value::as_f64).unwrap_or(0.0);
         // Long lines are stored cut: flagged (real-0.2.1rc2) or marked in the text (contract).
