@@ -582,6 +582,22 @@ mod tests {
     }
 
     #[test]
+    fn a_finding_is_written_as_a_trace_that_parses() {
+        for seed in 0..40 {
+            let f = Finding {
+                seed,
+                ops: generate(seed, 12),
+                message: "op 2 (Shutdown): something\n  output line: {}".into(),
+                stderr_tail: String::new(),
+            };
+            let text = f.to_trace(Edition::Current);
+            let t = crate::trace::Trace::parse(&text, "finding.trace")
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(!t.steps.is_empty());
+        }
+    }
+
+    #[test]
     fn finding_kinds_ignore_ids_and_quoted_names() {
         assert!(same_kind(
             "op 3 (Prompt): request 12 (session/prompt) unanswered after 10s",
