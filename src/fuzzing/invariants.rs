@@ -33,6 +33,8 @@ pub struct Rules {
     pub session_finished: bool,
     /// Whether sessions are new (seq from 0, turns from 1); false once persistence can resume them.
     pub fresh_sessions: bool,
+    /// Methods answered later rather than at once (`session/wait`; legacy `session/prompt`).
+    pub deferred: Vec<String>,
 }
 
 /// What a line the runtime read asks of it.
@@ -56,11 +58,23 @@ pub enum Received {
     Response {
         /// Id echo.
         key: String,
-        /// Method of the request it answered.
-        method: String,
+        /// Method of the request it answered; `None` for an error that may answer any of the
+        /// known-method requests with this id.
+        method: Option<String>,
+        /// A result (not an error).
+        ok: bool,
     },
     /// A notification of this method.
     Notification(String),
+}
+
+/// Requests of one id echo not yet answered. Error answers to known methods say nothing about
+/// which of several same-id requests they answer, so they stay "floating" and are assigned only
+/// when a question needs it (preferring requests that must be answered at once).
+#[derive(Debug, Default)]
+struct Open {
+    methods: Vec<String>,
+    floating: usize,
 }
 
 #[derive(Debug, Default)]
@@ -78,7 +92,7 @@ struct Track {
 #[derive(Debug)]
 pub struct Checker {
     rules: Rules,
-    pending: HashMap<String, Vec<String>>,
+    pending: HashMap<String, Open>,
     sessions: HashMap<String, Track>,
     receipts: HashSet<String>,
 }
@@ -102,6 +116,7 @@ impl Checker {
                 self.pending
                     .entry(key.clone())
                     .or_default()
+                    .methods
                     .push(r.method.clone());
                 Sent::Request {
                     key,
@@ -112,13 +127,30 @@ impl Checker {
         }
     }
 
-    /// Requests read but not answered yet, as `(id echo, method)`.
+    /// The rules in force.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Requests read but not answered yet, as `(id echo, method)`. Floating error answers are
+    /// credited to requests that are not deferred first.
     pub fn pending(&self) -> Vec<(String, String)> {
-        let mut v: Vec<(String, String)> = self
-            .pending
-            .iter()
-            .flat_map(|(k, ms)| ms.iter().map(move |m| (k.clone(), m.clone())))
-            .collect();
+        let mut v = Vec::new();
+        for (k, open) in &self.pending {
+            let mut methods = open.methods.clone();
+            for _ in 0..open.floating {
+                let known = |m: &String| self.rules.methods.contains(m);
+                let deferred = |m: &String| self.rules.deferred.contains(m);
+                let i = methods
+                    .iter()
+                    .position(|m| known(m) && !deferred(m))
+                    .or_else(|| methods.iter().position(known));
+                if let Some(i) = i {
+                    methods.remove(i);
+                }
+            }
+            v.extend(methods.into_iter().map(|m| (k.clone(), m)));
+        }
         v.sort();
         v
     }
@@ -159,33 +191,73 @@ impl Checker {
 
     fn response(&mut self, frame: &Map<String, Value>) -> Result<Received, String> {
         let key = json::to_string(&frame["id"]);
-        let Some(methods) = self.pending.get_mut(&key) else {
+        let Some(open) = self.pending.get_mut(&key) else {
             return Err(format!(
                 "response to id {key}, which no unanswered request carries"
             ));
         };
-        // With duplicate ids, the response belongs to the first request whose shape it fits.
-        let mut first_err = None;
-        let mut hit = None;
-        for (i, m) in methods.iter().enumerate() {
-            match answer_fits(&self.rules, &self.receipts, m, frame) {
-                Ok(()) => {
-                    hit = Some(i);
-                    break;
+        let known = |m: &String| self.rules.methods.contains(m);
+        let ok = frame.contains_key("result");
+        let method = if let Some(e) = frame.get("error") {
+            let (code, message) = error_object(e)?;
+            let unknown_msg = message.strip_prefix(UNKNOWN_METHOD);
+            // An unknown method's answer names it; any other error may answer any known method.
+            let named = open
+                .methods
+                .iter()
+                .rposition(|m| !known(m) && unknown_msg == Some(m.as_str()) && code == -32603)
+                .or_else(|| {
+                    open.methods.iter().rposition(|m| {
+                        !known(m) && code == -32601 && self.rules.allow_method_not_found
+                    })
+                });
+            match named {
+                Some(i) => Some(open.methods.remove(i)),
+                None if code != -32603 => {
+                    return Err(format!("error code {code} (answering {:?})", open.methods))
                 }
-                Err(e) => {
-                    first_err.get_or_insert(e);
+                None => {
+                    let room = open.methods.iter().filter(|m| known(m)).count();
+                    if open.floating >= room {
+                        return Err(format!(
+                            "error {message:?} answers none of the unanswered requests {:?} with id {key} (unknown methods must answer `{UNKNOWN_METHOD}<method>`)",
+                            open.methods
+                        ));
+                    }
+                    open.floating += 1;
+                    None
                 }
             }
-        }
-        let Some(i) = hit else {
-            return Err(first_err.unwrap_or_default());
+        } else {
+            // A result belongs to the most recent request whose shape it fits.
+            let mut first_err = None;
+            let mut hit = None;
+            for (i, m) in open.methods.iter().enumerate().rev() {
+                match result_fits(&self.rules, &self.receipts, m, frame) {
+                    Ok(()) => {
+                        hit = Some(i);
+                        break;
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            let Some(i) = hit else {
+                return Err(first_err.unwrap_or_default());
+            };
+            let m = open.methods.remove(i);
+            if open.floating > open.methods.iter().filter(|m| known(m)).count() {
+                return Err(format!(
+                    "more answers than requests with id {key} (an error answered {m:?} earlier?)"
+                ));
+            }
+            Some(m)
         };
-        let method = methods.remove(i);
-        if methods.is_empty() {
+        if open.methods.len() == open.floating {
             self.pending.remove(&key);
         }
-        Ok(Received::Response { key, method })
+        Ok(Received::Response { key, method, ok })
     }
 
     fn notification(&mut self, frame: &Map<String, Value>) -> Result<Received, String> {
@@ -336,37 +408,30 @@ impl Checker {
     }
 }
 
-/// Whether `frame` is an acceptable answer to a `method` request.
-fn answer_fits(
+/// The message every runtime of this protocol gives unknown methods (CONTRACT §2.3, §9).
+pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
+
+/// An error member's code and message, checking its shape: exactly `{code, message}`.
+fn error_object(e: &Value) -> Result<(i64, &str), String> {
+    let e = e.as_object().ok_or("error is not an object")?;
+    let keys: Vec<&str> = e.keys().map(String::as_str).collect();
+    if keys != ["code", "message"] {
+        return Err(format!("error members are {keys:?}, not [code, message]"));
+    }
+    let code = e["code"].as_i64().ok_or("error code is not an integer")?;
+    let message = e["message"]
+        .as_str()
+        .ok_or("error message is not a string")?;
+    Ok((code, message))
+}
+
+/// Whether a result `frame` is an acceptable answer to a `method` request.
+fn result_fits(
     rules: &Rules,
     receipts: &HashSet<String>,
     method: &str,
     frame: &Map<String, Value>,
 ) -> Result<(), String> {
-    if let Some(e) = frame.get("error") {
-        let e = e.as_object().ok_or("error is not an object")?;
-        let keys: Vec<&str> = e.keys().map(String::as_str).collect();
-        if keys != ["code", "message"] {
-            return Err(format!("error members are {keys:?}, not [code, message]"));
-        }
-        let code = e["code"].as_i64().ok_or("error code is not an integer")?;
-        let message = e["message"]
-            .as_str()
-            .ok_or("error message is not a string")?;
-        let known = rules.methods.iter().any(|m| m == method);
-        match code {
-            -32603 => {
-                if !known
-                    && message != format!("unknown DeepSeek Harness SDK runtime method: {method}")
-                {
-                    return Err(format!("unknown method {method:?} answered {message:?}"));
-                }
-            }
-            -32601 if rules.allow_method_not_found && !known => {}
-            c => return Err(format!("error code {c} for {method:?}")),
-        }
-        return Ok(());
-    }
     if !rules.methods.iter().any(|m| m == method) {
         return Err(format!("unknown method {method:?} answered with a result"));
     }
