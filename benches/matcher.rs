@@ -208,7 +208,13 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function(
         "Matcher: long trace, captures, <<*, lanes, unordered",
-        |b| b.iter(|| black_box(replay(&trace, &lines))),
+        |b| {
+            b.iter_batched(
+                || matcher(&trace),
+                |m| black_box(replay(m, &lines)),
+                BatchSize::LargeInput,
+            )
+        },
     );
     g.bench_function("Matcher::new only (compile the trace)", |b| {
         b.iter(|| black_box(matcher(&trace)))
