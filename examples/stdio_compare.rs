@@ -234,7 +234,22 @@ fn main() {
             let (s1, c1) = cpu();
             let (kit, rt) = (s1 - s0, c1 - c0);
             let result = match rep {
-                Ok(r) => r.summary_line(),
+                Ok(r) => {
+                    let failed: Vec<&str> = r
+                        .results
+                        .iter()
+                        .filter(|c| matches!(c.verdict, suite::report::Verdict::Fail { .. }))
+                        .map(|c| c.info.id)
+                        .collect();
+                    match failed.is_empty() {
+                        true => r.summary_line(),
+                        false => format!(
+                            "{} [failed: {}]",
+                            r.summary_line().trim(),
+                            failed.join(", ")
+                        ),
+                    }
+                }
                 Err(e) => format!("error: {e}"),
             };
             println!(
