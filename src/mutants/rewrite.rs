@@ -191,6 +191,18 @@ impl Rewriter {
             {
                 v["error"]["code"] = json!(-32000);
             }
+            "unknown-method-32601" => {
+                let m = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .and_then(|m| {
+                        m.strip_prefix("unknown DeepSeek Harness SDK runtime method: ")
+                            .map(|x| format!("method not found: {x}"))
+                    });
+                if let Some(m) = m {
+                    v["error"] = json!({"code": -32601, "message": m});
+                }
+            }
             "message-id-mismatch" => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
                     *m = json!(uuid::Uuid::new_v4().to_string());

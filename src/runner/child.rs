@@ -164,14 +164,22 @@ pub struct Child {
 }
 
 impl Child {
-    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`.
+    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`. On Linux the
+    /// runtime is killed if the spawning thread's process dies (keep the `Child` on that thread).
     pub fn spawn(
         cmd: &CommandSpec,
         dirs: &CaseDirs,
         env: &[(String, String)],
         max_line: usize,
     ) -> std::io::Result<Child> {
-        let mut c = Command::new(&cmd.program);
+        // A relative path with a slash (`./my-runtime`) means the caller's directory, not the
+        // case's fresh cwd (where the child would otherwise look for it).
+        let program = if cmd.program.is_relative() && cmd.program.components().count() > 1 {
+            std::env::current_dir()?.join(&cmd.program)
+        } else {
+            cmd.program.clone()
+        };
+        let mut c = Command::new(&program);
         c.args(&cmd.args)
             .current_dir(&dirs.cwd)
             .env("DSH_HOME", &dirs.home)
@@ -183,6 +191,16 @@ impl Child {
             .process_group(0);
         for (k, v) in env {
             c.env(k, v);
+        }
+        // If the kit itself is killed (no Drop runs), the runtime must not outlive it: the kernel
+        // sends it SIGKILL when the spawning thread's process dies.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            c.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
         }
         let mut child = c.spawn()?;
         let pgid = child.id() as i32;

@@ -18,6 +18,8 @@ dsh-conformance replay [options] <trace-or-dir>... -- <cmd> [args...]
     --max-line BYTES   longest stdout line accepted (default 64 MiB)
     --env NAME=VALUE   extra environment for the runtime (repeatable)
     --provides CAP     a capability the runtime has (e.g. model); cases requiring others are SKIPped
+    --model-stub       start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* environment,
+                       and provide `model` (for real runtimes)
     --keep-dirs        keep each case's temporary cwd and DSH_HOME
     --bless            rewrite each trace's expectations from the runtime's output, showing the diff
 dsh-conformance record --script <file> [-o <out.trace>] [--settle D] -- <cmd> [args...]
@@ -83,6 +85,7 @@ pub fn replay(args: &[String]) -> i32 {
     let mut edition = "current".to_owned();
     let mut provides: Vec<String> = Vec::new();
     let mut bless = false;
+    let mut model_stub = false;
     let mut paths = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -104,6 +107,7 @@ pub fn replay(args: &[String]) -> i32 {
                 }
                 "--provides" => provides.push(val("--provides")?),
                 "--keep-dirs" => opts.keep_dirs = true,
+                "--model-stub" => model_stub = true,
                 "--bless" => bless = true,
                 s if s.starts_with("--") => return Err(format!("unknown option {s}")),
                 s => paths.push(s.to_owned()),
@@ -120,6 +124,22 @@ pub fn replay(args: &[String]) -> i32 {
     let files = match collect_traces(&paths) {
         Ok(f) => f,
         Err(e) => return usage_error(&e),
+    };
+    // Kept alive for the whole run; dropping it stops the server.
+    let _stub = if model_stub {
+        match crate::model_stub::ModelStub::start() {
+            Ok(s) => {
+                opts.env.extend(s.env());
+                provides.push("model".into());
+                Some(s)
+            }
+            Err(e) => {
+                eprintln!("dsh-conformance: cannot start the model stub: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
     };
     let (mut pass, mut fail, mut skip, mut broken) = (0, 0, 0, 0);
     let mut runnable = Vec::new();

@@ -93,6 +93,8 @@ pub struct Transcript {
     pub stdout: Vec<String>,
     /// The bound was reached and later traffic was not recorded.
     pub truncated: bool,
+    /// Bytes held so far (a running total: summing every line per line would be quadratic).
+    used: usize,
 }
 
 /// Bytes a transcript keeps before it stops recording.
@@ -100,9 +102,11 @@ pub const TRANSCRIPT_BYTES: usize = 64 << 20;
 
 impl Transcript {
     fn room(&mut self, n: usize) -> bool {
-        let used = self.sent.len() + self.stdout.iter().map(String::len).sum::<usize>();
-        if used + n > TRANSCRIPT_BYTES {
+        if self.used + n > TRANSCRIPT_BYTES {
             self.truncated = true;
+        }
+        if !self.truncated {
+            self.used += n;
         }
         !self.truncated
     }
@@ -233,10 +237,13 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.wall = started.elapsed();
     report.outcome = match m.failure() {
         None => Outcome::Pass,
+        // Dying before writing anything while a frame was expected is a harness-level error
+        // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
         Some(f)
             if m.stats.lines == 0
-                && f.reason.contains("the runtime")
-                && report.exit != ExitInfo::Unknown =>
+                && (f.reason.starts_with("the runtime closed stdout")
+                    || f.reason.starts_with("the runtime ended ("))
+                && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
         {
             Outcome::Broken(format!(
                 "`{cmd}` ended ({}) without writing anything on stdout; {}",

@@ -79,6 +79,32 @@ fn ptr_escape(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
 
+/// Two strings that differ: the character offset where they part, with a little context.
+fn string_difference(at: &str, e: &str, g: &str) -> String {
+    let common = e
+        .char_indices()
+        .zip(g.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(e.len().min(g.len()), |((i, _), _)| i);
+    let start = e[..common]
+        .char_indices()
+        .rev()
+        .nth(20)
+        .map_or(0, |(i, _)| i);
+    let piece = |s: &str| {
+        let s = &s[start.min(s.len())..];
+        let end = s.char_indices().nth(60).map_or(s.len(), |(i, _)| i);
+        serde_json::Value::String(s[..end].to_owned()).to_string()
+    };
+    format!(
+        "{at}: strings part at byte {common} (lengths {} and {}): expected …{}…, got …{}…",
+        e.len(),
+        g.len(),
+        piece(e),
+        piece(g)
+    )
+}
+
 /// The first (depth-first) place where `v` fails `p`: `"/json/pointer: expected X, got Y"`.
 pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<String> {
     fn go(
@@ -145,9 +171,15 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                 if matches!(p, Pat::Template(_)) && exp.contains("{{cwd}}") {
                     exp = format!("{exp} (cwd = {:?})", env.cwd);
                 }
+                let at = if path.is_empty() { "/" } else { path };
+                // Long strings that share a prefix: show where they part, not two equal openings.
+                if let (Pat::Lit(Value::String(e)), Some(Value::String(g))) = (p, v) {
+                    if e.len() > 60 || g.len() > 60 {
+                        return Some(string_difference(at, e, g));
+                    }
+                }
                 Some(format!(
-                    "{}: expected {}, got {}",
-                    if path.is_empty() { "/" } else { path },
+                    "{at}: expected {}, got {}",
                     clip(&exp, 200),
                     show(v)
                 ))
@@ -216,6 +248,24 @@ mod tests {
             &e,
         );
         assert!(near > far);
+    }
+
+    #[test]
+    fn long_strings_show_where_they_part() {
+        let e = format!("{}expected tail", "x".repeat(100));
+        let g = format!("{}actual tail", "x".repeat(100));
+        let p = compile(&json!({ "t": e }), false).unwrap();
+        let d = first_difference(
+            &p,
+            &json!({ "t": g }),
+            &Bindings::default(),
+            &Env::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            d,
+            "/t: strings part at byte 100 (lengths 113 and 111): expected …\"xxxxxxxxxxxxxxxxxxxxxexpected tail\"…, got …\"xxxxxxxxxxxxxxxxxxxxxactual tail\"…"
+        );
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! - each distinct UUID (and model tool-use id `toolu_…`) becomes one capture (`{{$m1}}` for
 //!   message ids, `{{$s1}}` child sessions, `{{$tool1}}`, `{{$id1}}` …), bound where it first
 //!   appears and substituted into later sends;
-//! - retry back-off (`delayMs`, jittered) becomes `{{number}}`;
+//! - retry back-off (`delayMs`, jittered) becomes `{{number}}`; wall-clock stamps (`…At`, any
+//!   epoch-millisecond integer) become `{{int}}`; random job ids (`bash-<hex>`) become captures;
 //! - `time`/`time0` become `{{int}}`; an event's `seq` becomes `{{seq}}` (increasing per session)
-//!   and values derived from seq (`throughSeq`, `sourceEventSeqs`, `messageSeqs`, `dt`) wildcards;
+//!   and values derived from seq or stream timing (`throughSeq`, `sourceEventSeqs`, `messageSeqs`,
+//!   `dt`, the chunking `texts`) wildcards;
 //! - paths of the recording machine's case directory become `{{cwd}}`.
 //!
 //! Orderings the contract leaves open stay open by construction of the matcher (sessions are
@@ -340,6 +342,7 @@ impl Redactor {
         let prefix = match key {
             "messageId" => "m",
             "toolu" => "tool",
+            "job" => "job",
             "childSessionId" | "agentId" | "sessionId" | "parentSessionId" => "s",
             _ => "id",
         };
@@ -376,7 +379,17 @@ impl Redactor {
                         ("delayMs", Value::Number(_)) => {
                             *child = Value::String("{{number}}".into())
                         }
-                        ("sourceEventSeqs" | "messageSeqs" | "dt", Value::Array(_)) => {
+                        // Wall-clock stamps under any name (`startedAt`, `childCreatedAt` …).
+                        (k, Value::Number(n))
+                            if k.ends_with("At")
+                                || n.as_f64().is_some_and(|f| {
+                                    (1e12..1e13).contains(&f) && f.fract() == 0.0
+                                }) =>
+                        {
+                            *child = Value::String("{{int}}".into())
+                        }
+                        // `texts`: how the model's stream was chunked (a captured id can be split across chunks).
+                        ("sourceEventSeqs" | "messageSeqs" | "dt" | "texts", Value::Array(_)) => {
                             *child = Value::String("{{array}}".into())
                         }
                         _ => self.walk(child, k, first),
@@ -401,9 +414,17 @@ impl Redactor {
     fn redact_str(&mut self, orig: &str, key: &str, first: &mut Vec<String>) -> Option<String> {
         let paths = String::from_utf8(self.paths(orig.as_bytes())).ok()?;
         let s = paths.as_str();
-        // Tool-use ids come from the model (stub): opaque, but the same id recurs in later events.
-        if is_uuid(s) || (s.starts_with("toolu_") && !s.contains(char::is_whitespace)) {
-            let key = if is_uuid(s) { key } else { "toolu" };
+        // Tool-use ids come from the model (stub) and job ids (`bash-<hex>`) from the runtime:
+        // opaque, but the same id recurs in later events.
+        let toolu = s.starts_with("toolu_") && !s.contains(char::is_whitespace);
+        if is_uuid(s) || toolu || is_job_id(s) {
+            let key = if is_uuid(s) {
+                key
+            } else if toolu {
+                "toolu"
+            } else {
+                "job"
+            };
             let (n, new) = self.name_for(s, key);
             if new {
                 first.push(n.clone());
@@ -461,6 +482,19 @@ impl Redactor {
         }
         out.push_str(&s[last..]);
         out.into_bytes()
+    }
+}
+
+/// `<word>-<16+ hex digits>`: a random runtime id such as a job id.
+fn is_job_id(s: &str) -> bool {
+    match s.split_once('-') {
+        Some((w, hex)) => {
+            !w.is_empty()
+                && w.bytes().all(|c| c.is_ascii_lowercase())
+                && hex.len() >= 16
+                && hex.bytes().all(|c| c.is_ascii_hexdigit())
+        }
+        None => false,
     }
 }
 
@@ -597,11 +631,16 @@ pub fn to_trace(events: &[RawEvent], info: &ImportInfo) -> String {
                 let gap = t - seg_start;
                 let within = (gap * 2.0 + 5.0 > 10.0).then(|| (gap * 2.0 + 5.0).ceil() as u64);
                 let (pat, note, binds) = match truncated {
-                    Some(n) => (
-                        truncated_pattern(line),
-                        Some(format!("recorded line of {n} bytes, stored truncated")),
-                        Vec::new(),
-                    ),
+                    Some(n) => {
+                        // What the prefix reveals, redacted like any frame (a child session's id).
+                        let mut p = truncated_pattern(line);
+                        let binds = red.redact(&mut p);
+                        (
+                            p,
+                            Some(format!("recorded line of {n} bytes, stored truncated")),
+                            binds,
+                        )
+                    }
                     None => match crate::wire::json::parse(line) {
                         Ok(p) => {
                             let mut v = p.value;

@@ -299,3 +299,30 @@ fn a_relative_runtime_path_is_resolved_against_the_kit_s_working_directory() {
         .assert()
         .code(0);
 }
+
+#[test]
+fn strict_upstream_demands_32603_where_the_default_accepts_32601() {
+    let mutant = [KIT, "mutant", "unknown-method-32601", "--", RUNTIME];
+    kit()
+        .args(["check", "--filter", "error.unknown-method", "--"])
+        .args(mutant)
+        .assert()
+        .code(0);
+    let out = kit()
+        .args([
+            "check",
+            "--strict-upstream",
+            "--filter",
+            "error.unknown-method",
+            "--",
+        ])
+        .args(mutant)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("FAIL  error.unknown-method"));
+}

@@ -69,6 +69,7 @@ fn every_mutant_is_caught_by_the_check_it_names() {
                     .arg(RUNTIME);
                 let opts = Options {
                     filter: Some(m.catches.into()),
+                    strict_upstream: m.strict,
                     frame_timeout: std::time::Duration::from_secs(3),
                     ..Options::default()
                 };

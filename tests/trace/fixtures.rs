@@ -52,18 +52,20 @@ fn every_fixture_file_parses() {
 }
 
 #[test]
-fn keyless_fixtures_replay_green_against_the_real_runtime() {
-    let Some(exe) = real_runtime_or_skip("keyless_fixtures_replay_green_against_the_real_runtime")
+fn fixtures_replay_green_against_the_real_runtime_with_the_model_stub() {
+    let Some(exe) =
+        real_runtime_or_skip("fixtures_replay_green_against_the_real_runtime_with_the_model_stub")
     else {
         return;
     };
+    let stub = dsh_conformance::model_stub::ModelStub::start().expect("start the model stub");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
-    let (traces, skipped) = hand_written("current", &[]);
-    assert!(traces.len() >= 20, "{} runnable fixtures", traces.len());
-    // Named, not silent: these need the scripted model (issue "conformance suite" brings the stub).
-    println!("not run against the real runtime (no model stub yet): {skipped:?}");
+    let (traces, skipped) = hand_written("current", &["model"]);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert!(traces.len() >= 30, "{} runnable fixtures", traces.len());
     let opts = Options {
         frame_timeout: Duration::from_secs(20),
+        env: stub.env(),
         ..Options::default()
     };
     // Cases named in the real runtime's baseline are real upstream bugs: they must still fail.

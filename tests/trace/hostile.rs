@@ -114,3 +114,12 @@ fn a_shell_runtime_writing_a_scalar_fails_the_frames_only_rule() {
         "{r}"
     );
 }
+
+#[test]
+fn a_relative_command_path_is_resolved_from_the_callers_directory() {
+    // `tests/trace/mock_runtime.py` is relative to the crate root, where cargo runs tests; the
+    // case runs in a fresh cwd, so the path must be resolved before the child changes directory.
+    let cmd = CommandSpec::new("tests/trace/mock_runtime.py").arg("ok");
+    let r = run_text(PROBE, &cmd, &quick());
+    assert!(r.passed(), "{r}");
+}

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A tiny stand-in runtime for the trace tests: the happy path of CONTRACT §3-§6 (no model), with
 switchable bugs and failure modes. Usage: mock_runtime.py [mode]. Not a reference: only what the
 runner tests need."""

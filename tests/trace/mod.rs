@@ -5,6 +5,7 @@ mod broken;
 mod fixtures;
 mod hostile;
 mod import;
+mod record;
 
 use dsh_conformance::runner::{replay, CaseReport, CommandSpec, Options};
 use dsh_conformance::trace::Trace;
