@@ -81,6 +81,9 @@ pub struct Checker {
     pending: HashMap<String, Vec<String>>,
     sessions: HashMap<String, Track>,
     receipts: HashSet<String>,
+    /// Error responses to duplicated ids not yet tied to one of the requests: an error fits any
+    /// method, so tying it at once to the first request could misjudge a later result.
+    untied_errors: HashMap<String, usize>,
 }
 
 impl Checker {
@@ -91,6 +94,7 @@ impl Checker {
             pending: HashMap::new(),
             sessions: HashMap::new(),
             receipts: HashSet::new(),
+            untied_errors: HashMap::new(),
         }
     }
 
@@ -117,7 +121,12 @@ impl Checker {
         let mut v: Vec<(String, String)> = self
             .pending
             .iter()
-            .flat_map(|(k, ms)| ms.iter().map(move |m| (k.clone(), m.clone())))
+            .flat_map(|(k, ms)| {
+                let untied = self.untied_errors.get(k).copied().unwrap_or(0);
+                ms[untied.min(ms.len())..]
+                    .iter()
+                    .map(move |m| (k.clone(), m.clone()))
+            })
             .collect();
         v.sort();
         v
@@ -159,7 +168,8 @@ impl Checker {
 
     fn response(&mut self, frame: &Map<String, Value>) -> Result<Received, String> {
         let key = json::to_string(&frame["id"]);
-        let Some(methods) = self.pending.get_mut(&key) else {
+        let untied = self.untied_errors.get(&key).copied().unwrap_or(0);
+        let Some(methods) = self.pending.get_mut(&key).filter(|m| m.len() > untied) else {
             return Err(format!(
                 "response to id {key}, which no unanswered request carries"
             ));
@@ -181,9 +191,16 @@ impl Checker {
         let Some(i) = hit else {
             return Err(first_err.unwrap_or_default());
         };
-        let method = methods.remove(i);
-        if methods.is_empty() {
+        let method = if frame.contains_key("error") && methods.len() > 1 {
+            // Tied later: whichever request is left once the results are in.
+            *self.untied_errors.entry(key.clone()).or_default() += 1;
+            methods[i].clone()
+        } else {
+            methods.remove(i)
+        };
+        if methods.len() <= self.untied_errors.get(&key).copied().unwrap_or(0) {
             self.pending.remove(&key);
+            self.untied_errors.remove(&key);
         }
         Ok(Received::Response { key, method })
     }
@@ -428,4 +445,29 @@ fn clip(s: &str) -> String {
         .find(|i| s.is_char_boundary(*i))
         .unwrap_or(0);
     format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_to_a_duplicated_id_does_not_take_the_request_a_later_result_fits() {
+        let rules =
+            crate::fuzzing::runtime_session::rules_for(crate::runtime::Edition::Current, false);
+        let mut ck = Checker::new(rules);
+        // `-0` and `0` echo alike: a deferred wait and a working-directory/get share id 0.
+        ck.sent(r#"{"jsonrpc":"2.0","id":-0,"method":"session/wait","params":{"sessionId":"s0"}}"#);
+        ck.sent(
+            r#"{"jsonrpc":"2.0","id":0,"method":"session/working-directory/get","params":null}"#,
+        );
+        let err = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"x"}}"#;
+        assert!(ck.received(err).is_ok());
+        assert_eq!(ck.pending().len(), 1);
+        assert!(ck
+            .received(r#"{"jsonrpc":"2.0","id":0,"result":{}}"#)
+            .is_ok());
+        assert!(ck.pending().is_empty());
+        assert!(ck.received(err).is_err(), "a third answer to two requests");
+    }
 }
