@@ -4,7 +4,7 @@
 //! Both runs are already normalised ([`super::exec::Observed`]): responses by method and id echo
 //! (error messages with directories, uuids and method names replaced), per-session event-type
 //! sequences with uuid sessions numbered by appearance and streaming repeats collapsed, and exit
-//! status. Each difference gets a class (`diff:<kind>:<what>`) so that one cause is one finding.
+//! status. Results compare as normalised JSON. Each difference gets a class (`diff:<kind>:<what>`) so that one cause is one finding.
 //!
 //! Allowlist format (one entry a line, `#` starts a comment):
 //! ```text
@@ -29,7 +29,17 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
     keys.dedup();
     let none = Vec::new();
     for k in keys {
-        let method = k.split_once(' ').map_or(k.as_str(), |(m, _)| m);
+        let method = reference
+            .methods
+            .get(k)
+            .or_else(|| subject.methods.get(k))
+            .map_or("<other>", String::as_str);
+        // Ids shared by requests of several methods form one class of their own.
+        let method = if method.contains('+') {
+            "<shared-id>"
+        } else {
+            method
+        };
         let mut s = subject.responses.get(k).unwrap_or(&none).clone();
         let mut r = reference.responses.get(k).unwrap_or(&none).clone();
         s.sort();
@@ -38,7 +48,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
             out.push(Finding {
                 class: format!("diff:response-presence:{method}"),
                 detail: format!(
-                    "{k}: the runtime answered {} time(s), the reference {} time(s)",
+                    "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
                     s.len(),
                     r.len()
                 ),
@@ -47,8 +57,9 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         }
         for (a, b) in s.iter().zip(&r) {
             let kind = match (a, b) {
-                (Outcome::Result, Outcome::Result) => continue,
-                (Outcome::Result, _) | (_, Outcome::Result) => "outcome",
+                (Outcome::Result(x), Outcome::Result(y)) if x == y => continue,
+                (Outcome::Result(_), Outcome::Result(_)) => "result",
+                (Outcome::Result(_), _) | (_, Outcome::Result(_)) => "outcome",
                 (Outcome::Error { code: c1, .. }, Outcome::Error { code: c2, .. }) if c1 != c2 => {
                     "error-code"
                 }
@@ -62,7 +73,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
             out.push(Finding {
                 class: format!("diff:{kind}:{method}"),
                 detail: format!(
-                    "{k}: the runtime answered {}, the reference {}",
+                    "{method} id {k}: the runtime answered {}, the reference {}",
                     show(a),
                     show(b)
                 ),
@@ -111,7 +122,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
 
 fn show(o: &Outcome) -> String {
     match o {
-        Outcome::Result => "a result".into(),
+        Outcome::Result(r) => format!("result {}", crate::trace::explain::clip(r, 200)),
         Outcome::Error { code, message } => format!("error {code} {message:?}"),
     }
 }
@@ -234,8 +245,9 @@ mod tests {
         let mut b = Observed::default();
         a.responses
             .insert("shutdown 1".into(), vec![Outcome::Result]);
+        b.methods.insert("1".into(), "shutdown".into());
         b.responses.insert(
-            "shutdown 1".into(),
+            "1".into(),
             vec![Outcome::Error {
                 code: -32603,
                 message: "x".into(),

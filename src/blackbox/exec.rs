@@ -8,7 +8,7 @@
 
 use super::gen::{End, Sequence};
 use super::Finding;
-use crate::fuzzing::invariants::{Checker, Received, Rules};
+use crate::fuzzing::invariants::{Checker, Received, Rules, Sent};
 use crate::fuzzing::ops::{Op, Renderer};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event};
 use crate::trace::ExitInfo;
@@ -62,8 +62,9 @@ impl Default for Deadlines {
 /// How a request was answered.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
-    /// With a result.
-    Result,
+    /// With a result (normalised JSON text: uuids as `{{uuid}}`, case directories as
+    /// `{{cwd}}`/`{{home}}`, `serverInfo.version` as `{{string}}`: versions legitimately differ).
+    Result(String),
     /// With an error (message normalised: case directories, uuids and the method name replaced).
     Error {
         /// `error.code`.
@@ -76,9 +77,11 @@ pub enum Outcome {
 /// What a run showed, normalised for comparison with another runtime.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    /// Answers by `"<method> <id echo>"`, sorted.
+    /// Answers by id echo (duplicate ids share an entry: which answer is whose is not observable).
     pub responses: BTreeMap<String, Vec<Outcome>>,
-    /// Requests never answered, as `"<method> <id echo>"`.
+    /// The methods of the requests sent with each id echo (`+`-joined protocol methods, or `<other>`).
+    pub methods: BTreeMap<String, String>,
+    /// Id echoes of requests never answered.
     pub unanswered: Vec<String>,
     /// Per session (uuids numbered by first appearance): event types and status changes, with
     /// consecutive repeats collapsed (streaming chunk counts are not behaviour).
@@ -162,7 +165,7 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Rules, dl: Deadline
         .pending()
         .into_iter()
         .filter(|(k, _)| k != &json::to_string(&Value::from(SHUTDOWN_ID)))
-        .map(|(k, m)| format!("{} {k}", method_label(&m)))
+        .map(|(k, _)| k)
         .collect();
     let mut finding = st.finding;
     if let Some(f) = &mut finding {
@@ -249,7 +252,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                 "not-idle",
                 format!(
                     "sessions never went idle within {settle:?}: {}",
-                    list(busy.into_iter())
+                    list(busy.iter().map(|s| format!("{s:?}")))
                 ),
             );
         }
@@ -319,7 +322,16 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
     dec.push(bytes, &mut |e| {
         if let LineEvent::Line(l) = e {
             obs.frames_in += 1;
-            ck.sent(l);
+            if let Sent::Request { key, method } = ck.sent(l) {
+                let m = method_label(&method);
+                let label = obs.methods.entry(key).or_default();
+                if !label.split('+').any(|x| x == m) {
+                    let mut all: Vec<&str> = label.split('+').filter(|x| !x.is_empty()).collect();
+                    all.push(m);
+                    all.sort_unstable();
+                    *label = all.join("+");
+                }
+            }
         }
     });
     child.write(bytes.to_vec());
@@ -420,11 +432,7 @@ impl State<'_> {
                     self.shutdown_answered = true;
                 }
                 let outcome = self.outcome(line, &method);
-                self.obs
-                    .responses
-                    .entry(format!("{} {key}", method_label(&method)))
-                    .or_default()
-                    .push(outcome);
+                self.obs.responses.entry(key).or_default().push(outcome);
             }
             Ok(Received::Notification(_)) => self.note(line),
             Err(e) => {
@@ -437,7 +445,14 @@ impl State<'_> {
     fn outcome(&self, line: &str, method: &str) -> Outcome {
         let v = json::parse(line).map(|p| p.value).unwrap_or(Value::Null);
         match v.get("error") {
-            None => Outcome::Result,
+            None => {
+                let mut r = v.get("result").cloned().unwrap_or(Value::Null);
+                if let Some(ver) = r.pointer_mut("/serverInfo/version") {
+                    *ver = "{{string}}".into();
+                }
+                normalise_value(&mut r, self.dirs);
+                Outcome::Result(json::to_string(&r))
+            }
             Some(e) => Outcome::Error {
                 code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
                 message: normalise(
@@ -513,12 +528,32 @@ pub fn method_label(m: &str) -> &str {
     }
 }
 
+/// Replaces uuids and case directories in every string of `v`.
+fn normalise_value(v: &mut Value, dirs: &CaseDirs) {
+    match v {
+        Value::String(s) if crate::trace::pattern::is_uuid(s) => *s = "{{uuid}}".into(),
+        Value::String(s) => *s = normalise(s, dirs, ""),
+        Value::Array(a) => a.iter_mut().for_each(|x| normalise_value(x, dirs)),
+        Value::Object(o) => o.values_mut().for_each(|x| normalise_value(x, dirs)),
+        _ => {}
+    }
+}
+
 /// An error message with the case's directories, uuids and the request's method name replaced.
 fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
     let mut s = msg
         .replace(&*dirs.cwd.to_string_lossy(), "{{cwd}}")
         .replace(&*dirs.home.to_string_lossy(), "{{home}}");
-    if !method.is_empty() {
+    // The case root (the parent of cwd, reached by `..`): canonical, and as created.
+    if let Some(root) = dirs.cwd.parent() {
+        s = s.replace(&*root.to_string_lossy(), "{{cwd}}/..");
+    }
+    s = s.replace(&*dirs.root().to_string_lossy(), "{{cwd}}/..");
+    const UNKNOWN: &str = "unknown DeepSeek Harness SDK runtime method: ";
+    if s.starts_with(UNKNOWN) {
+        // Which of several requests sharing an id an error belongs to is not observable.
+        s = format!("{UNKNOWN}{{{{method}}}}");
+    } else if !method.is_empty() {
         if let Some(rest) = s.strip_suffix(method) {
             s = format!("{rest}{{{{method}}}}");
         }

@@ -369,6 +369,7 @@ fn write_trace(
         edition: &edition,
         runtime: &runtime,
         messages: rep.finding.class.starts_with("diff:error-message"),
+        results: true,
         timeout,
     };
     let mut text = repro::trace_text(&rep.sequence, &reference.observed, &h);

@@ -34,6 +34,8 @@ pub struct Header<'a> {
     pub runtime: &'a str,
     /// Pin error messages (for message differences); otherwise codes only.
     pub messages: bool,
+    /// Pin results (for result differences); otherwise any object.
+    pub results: bool,
     /// Default deadline of each expectation.
     pub timeout: Duration,
 }
@@ -93,19 +95,18 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     let barrier = json::to_string(&Value::from(BARRIER_ID));
     let shutdown = json::to_string(&Value::from(SHUTDOWN_ID));
     for (k, outcomes) in &reference.responses {
-        let id = k.split_once(' ').map_or(k.as_str(), |(_, id)| id);
+        let id = k.as_str();
         if id == barrier || id == shutdown {
             continue;
         }
         for o in outcomes {
-            if let Some(p) = pattern(id, Some(o), h.messages) {
+            if let Some(p) = pattern(id, Some(o), h) {
                 let _ = writeln!(t, "<< {p}");
             }
         }
     }
     for k in &reference.unanswered {
-        let id = k.split_once(' ').map_or(k.as_str(), |(_, id)| id);
-        if let Some(p) = pattern(id, None, false) {
+        if let Some(p) = pattern(k, None, h) {
             let _ = writeln!(t, "<<? {p}");
         }
     }
@@ -152,7 +153,7 @@ fn send_line(t: &mut String, bytes: &[u8]) {
 }
 
 /// The expectation for one answer (`None`: the id cannot be written as a pattern).
-fn pattern(id: &str, o: Option<&Outcome>, messages: bool) -> Option<String> {
+fn pattern(id: &str, o: Option<&Outcome>, h: &Header<'_>) -> Option<String> {
     if id.contains("{{") {
         return None;
     }
@@ -162,13 +163,22 @@ fn pattern(id: &str, o: Option<&Outcome>, messages: bool) -> Option<String> {
     m.insert("id".into(), id);
     match o {
         None => {}
-        Some(Outcome::Result) => {
-            m.insert("result".into(), "{{object}}".into());
+        Some(Outcome::Result(r)) => {
+            let pinned = h
+                .results
+                .then(|| json::parse(r).ok())
+                .flatten()
+                .map(|p| p.value)
+                .filter(|v| plain_strings(v));
+            m.insert(
+                "result".into(),
+                pinned.unwrap_or_else(|| "{{object}}".into()),
+            );
         }
         Some(Outcome::Error { code, message }) => {
             let mut e = Map::new();
             e.insert("code".into(), (*code).into());
-            if messages {
+            if h.messages {
                 let msg = message
                     .replace("{{uuid}}", "{{any}}")
                     .replace("{{method}}", "{{any}}");
@@ -184,6 +194,23 @@ fn pattern(id: &str, o: Option<&Outcome>, messages: bool) -> Option<String> {
         }
     }
     Some(json::to_string(&Value::Object(m)))
+}
+
+/// Whether every string in `v` holds only the placeholders a normalised result may hold.
+fn plain_strings(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            let rest = s
+                .replace("{{uuid}}", "")
+                .replace("{{string}}", "")
+                .replace("{{cwd}}", "")
+                .replace("{{home}}", "");
+            !rest.contains("{{") && !rest.contains("}}")
+        }
+        Value::Array(a) => a.iter().all(plain_strings),
+        Value::Object(o) => o.values().all(plain_strings),
+        _ => true,
+    }
 }
 
 /// A class as a file-name-safe word.
