@@ -244,7 +244,8 @@ mod tests {
         let mut a = Observed::default();
         let mut b = Observed::default();
         a.responses
-            .insert("shutdown 1".into(), vec![Outcome::Result]);
+            .insert("1".into(), vec![Outcome::Result("{}".into())]);
+        a.methods.insert("1".into(), "shutdown".into());
         b.methods.insert("1".into(), "shutdown".into());
         b.responses.insert(
             "1".into(),

@@ -169,7 +169,7 @@ fn pattern(id: &str, o: Option<&Outcome>, h: &Header<'_>) -> Option<String> {
                 .then(|| json::parse(r).ok())
                 .flatten()
                 .map(|p| p.value)
-                .filter(|v| plain_strings(v));
+                .filter(plain_strings);
             m.insert(
                 "result".into(),
                 pinned.unwrap_or_else(|| "{{object}}".into()),
