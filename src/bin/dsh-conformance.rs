@@ -36,6 +36,13 @@ enum Cmd {
     },
     /// Measure a runtime through its stdio: cold start, cheap frames/s, echo prompts/s, RSS per sessions.
     Bench(BenchArgs),
+    /// Replay golden traces against a runtime (see `replay --help`).
+    #[command(disable_help_flag = true)]
+    Replay {
+        /// [options] <trace-or-dir>... -- <cmd> [args...]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Black-box fuzz a runtime over stdio: seeded frame sequences, invariants, optional differential mode.
     Fuzz(FuzzArgs),
     /// Run a deliberately broken runtime: a proxy in front of CMD that breaks one rule (for self-tests).
@@ -478,6 +485,7 @@ fn main() {
         Cmd::Explain { id } => explain(&id),
         Cmd::Bench(a) => bench(a),
         Cmd::Fuzz(a) => fuzz(a),
+        Cmd::Replay { args } => dsh_conformance::runner::cli::replay(&args),
         Cmd::Mutant { name, cmd } => {
             if name == "list" {
                 for m in dsh_conformance::mutants::ALL {

@@ -188,7 +188,20 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     let mut dec = LineDecoder::new(MAX_LINE);
     let mut r = Renderer::default();
     let mut bytes = Vec::new();
-    for op in &seq.ops {
+    for (i, op) in seq.ops.iter().enumerate() {
+        if let Some(init) = seq
+            .awaited_init()
+            .filter(|(at, _)| i == at + 1)
+            .map(|(_, k)| k)
+        {
+            let answered = |s: &State<'_>| s.obs.responses.contains_key(&init);
+            if !pump(child, st, Instant::now() + dl.barrier, answered) && st.finding.is_none() {
+                st.fail(
+                    "hang:initialize",
+                    format!("initialize was not answered within {:?}", dl.barrier),
+                );
+            }
+        }
         if let Op::Advance(ms) = op {
             let until = Instant::now() + Duration::from_millis(u64::from(*ms) % MAX_PAUSE_MS);
             pump(child, st, until, |_| false);
@@ -302,10 +315,25 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         End::Shutdown => "shutdown",
         End::Eof => "EOF",
     };
+    let answer = st
+        .obs
+        .responses
+        .get(&json::to_string(&Value::from(SHUTDOWN_ID)))
+        .and_then(|l| l.first())
+        .map(|o| match o {
+            Outcome::Result(r) => format!(" (shutdown answered {r})"),
+            Outcome::Error { code, message } => {
+                format!(" (shutdown answered error {code} {message:?})")
+            }
+        })
+        .unwrap_or_default();
     match exit {
         None => st.fail(
             "hang:exit",
-            format!("the process did not exit within {:?} of {how}", dl.exit),
+            format!(
+                "the process did not exit within {:?} of {how}{answer}",
+                dl.exit
+            ),
         ),
         Some(ExitInfo::Code(0)) => {}
         Some(e) => st.fail(

@@ -32,7 +32,31 @@ pub struct Sequence {
     pub end: End,
 }
 
+/// Id of the well-formed `initialize` most sequences start with.
+pub const INIT_ID: &str = "init";
+
 impl Sequence {
+    /// The id echo of a leading `initialize` request, whose answer the fuzzer awaits before
+    /// writing on (as SDK clients do: the real runtime answers requests that overtake a 1 s
+    /// initialization with `SDK server is not initialized`, a race of timing, not of protocol).
+    /// Returns the op's index with the id echo.
+    pub fn awaited_init(&self) -> Option<(usize, String)> {
+        let i = self
+            .ops
+            .iter()
+            .position(|op| !matches!(op, Op::Advance(_)))?;
+        let op @ Op::Initialize { .. } = &self.ops[i] else {
+            return None;
+        };
+        let mut bytes = Vec::new();
+        crate::fuzzing::ops::Renderer::default().render(op, &mut bytes);
+        let line = std::str::from_utf8(&bytes).ok()?;
+        match crate::wire::classify(crate::wire::trim_js(line)) {
+            crate::wire::Classified::Request(r) => Some((i, r.id.to_json())),
+            _ => None,
+        }
+    }
+
     /// Whether some prompt asks the model to `hang` (its turn, and waits on it, never end).
     pub fn may_hang(&self) -> bool {
         self.ops.iter().any(|op| prompt_text(op).contains("hang"))
@@ -106,7 +130,7 @@ pub fn generate(seed: u64, case: u64) -> Sequence {
 /// The well-formed `initialize` most sequences start with.
 pub fn initialize() -> Op {
     Op::Initialize {
-        id: IdGen::Str(Small("init".into())),
+        id: IdGen::Str(Small(INIT_ID.into())),
         cwd: PathGen::Root,
         provider: ProviderGen::Official,
         max_tokens: None,

@@ -75,7 +75,21 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     }
     let mut r = Renderer::default();
     let mut bytes = Vec::new();
-    for op in &seq.ops {
+    let mut responses = reference.responses.clone();
+    for (i, op) in seq.ops.iter().enumerate() {
+        if let Some(init) = seq
+            .awaited_init()
+            .filter(|(at, _)| i == at + 1)
+            .map(|(_, k)| k)
+        {
+            // The fuzzer waited for this answer before writing on; so does the trace.
+            if let Some(list) = responses.get_mut(&init).filter(|l| !l.is_empty()) {
+                let first = list.remove(0);
+                if let Some(p) = pattern(&init, Some(&first), h) {
+                    let _ = writeln!(t, "<< {p}");
+                }
+            }
+        }
         if let Op::Advance(ms) = op {
             let ms = u64::from(*ms) % MAX_PAUSE_MS;
             if ms > 0 {
@@ -94,7 +108,7 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     );
     let barrier = json::to_string(&Value::from(BARRIER_ID));
     let shutdown = json::to_string(&Value::from(SHUTDOWN_ID));
-    for (k, outcomes) in &reference.responses {
+    for (k, outcomes) in &responses {
         let id = k.as_str();
         if id == barrier || id == shutdown {
             continue;

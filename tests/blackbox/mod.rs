@@ -205,3 +205,99 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     d
 }
+
+/// The findings kept under fixtures/blackbox/: `<runtime>-bug.*.trace` documents a bug of that
+/// runtime, so it must fail against it and pass against the other.
+fn findings() -> Vec<(bool, Trace)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/blackbox");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            // open/: findings not yet attributed to one runtime.
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let real_bug = name.starts_with("real-bug.");
+        assert!(
+            real_bug || name.starts_with("reference-bug."),
+            "{name}: expected real-bug.* or reference-bug.*"
+        );
+        out.push((real_bug, Trace::load(&p).unwrap_or_else(|e| panic!("{e}"))));
+    }
+    out.sort_by(|a, b| a.1.file.cmp(&b.1.file));
+    assert!(out.len() >= 3);
+    out
+}
+
+#[test]
+fn recorded_findings_hold_against_the_reference_runtime() {
+    let opts = runner::Options {
+        frame_timeout: Duration::from_secs(20),
+        ..runner::Options::default()
+    };
+    for (real_bug, t) in findings() {
+        let r = runner::replay(&t, &reference(), &opts);
+        // A reference bug that passes has been fixed: move the trace into the fixtures proper.
+        assert_eq!(r.passed(), real_bug, "{}: {r}", t.file);
+    }
+}
+
+#[test]
+fn recorded_findings_hold_against_the_real_runtime() {
+    let Some(exe) = crate::support::pypi::real_runtime_or_skip(
+        "recorded_findings_hold_against_the_real_runtime",
+    ) else {
+        return;
+    };
+    let stub = dsh_conformance::model_stub::ModelStub::start().unwrap();
+    let opts = runner::Options {
+        frame_timeout: Duration::from_secs(30),
+        env: stub.env(),
+        ..runner::Options::default()
+    };
+    let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
+    for (real_bug, t) in findings() {
+        let r = runner::replay(&t, &cmd, &opts);
+        // A real-runtime bug that passes has been fixed upstream: drop it from the allowlist too.
+        assert_eq!(r.passed(), !real_bug, "{}: {r}", t.file);
+    }
+}
+
+#[test]
+fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/blackbox-allowlist.real-0.2.1rc2");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let a = Allowlist::parse(&text, "blackbox-allowlist.real-0.2.1rc2").unwrap();
+    assert!(!a.entries.is_empty());
+    assert!(a.entries.iter().all(|e| e.reason.len() > 20));
+}
+
+#[test]
+fn a_written_trace_replays_through_the_replay_command() {
+    // The CLI path of the same check: the duplicate-response finding's trace fails (exit 1)
+    // against the mutant and passes (exit 0) against the reference.
+    let out = tempdir("cli-replay");
+    let mut o = options(mutant("duplicate-response"), 8, 1);
+    o.out = Some(out.clone());
+    let s = blackbox::run(&o);
+    let path = s.findings[0].trace.clone().expect("a trace");
+    let replay = |cmd: &[&str]| {
+        std::process::Command::new(KIT)
+            .arg("replay")
+            .arg(&path)
+            .arg("--")
+            .args(cmd)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(replay(&[REFERENCE]), Some(0));
+    assert_eq!(
+        replay(&[KIT, "mutant", "duplicate-response", "--", REFERENCE]),
+        Some(1)
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
