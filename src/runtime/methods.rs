@@ -348,6 +348,13 @@ impl Runtime {
             return Err(format!("unknown SDK session: {sid}"));
         };
         let Some(path) = path else {
+            // The origin itself may not exist (initialize accepts any cwd): upstream says so.
+            if !std::path::Path::new(&*s.cwd).is_dir() {
+                return Err(format!(
+                    "working-directory: directory does not exist: {}",
+                    events::js_quote(&s.cwd)
+                ));
+            }
             return Ok(Some(json!({"cwd": &*s.cwd})));
         };
         if path.is_empty() {
@@ -355,9 +362,10 @@ impl Runtime {
         }
         let target = resolve(&s.cwd, &path);
         if !std::path::Path::new(&target).is_dir() {
+            // Upstream quotes the path as the client sent it, not resolved.
             return Err(format!(
                 "working-directory: directory does not exist: {}",
-                events::js_quote(&target)
+                events::js_quote(&path)
             ));
         }
         if *target != *s.cwd {
