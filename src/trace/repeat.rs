@@ -1,11 +1,11 @@
-//! `{{repeat:N:text}}`: N copies of `text`, expanded before a trace is parsed, so a trace can send
+//! `{{repeat:N:text}}`: N copies of `text` (16 MiB in all at most), expanded before a trace is parsed, so a trace can send
 //! a 10 MB line or a 1000-deep array without holding it. `text` may not contain `}}`.
 
 use super::syntax::ParseError;
 use std::borrow::Cow;
 
 /// The most one trace may expand to.
-pub const MAX_EXPANSION: usize = 64 << 20;
+pub const MAX_EXPANSION: usize = 16 << 20;
 
 /// Expands every `{{repeat:N:text}}` in `src`; errors name file:line:column.
 pub fn expand<'a>(src: &'a str, file: &str) -> Result<Cow<'a, str>, ParseError> {
