@@ -32,7 +32,9 @@ pub struct Target {
 /// A running runtime with a line reader.
 struct Proc {
     child: Child,
-    lines: mpsc::Receiver<(Instant, Vec<String>)>,
+    /// Per read: when it returned and its complete lines, each ended by `\n` (one buffer per
+    /// read, not one allocation per line: the reader must cost less than the runtime).
+    lines: mpsc::Receiver<(Instant, String)>,
     stdin: Option<std::process::ChildStdin>,
     _home: TempDir,
 }
@@ -91,10 +93,11 @@ impl Proc {
                     break;
                 }
                 // One message per read, not per line: the reader must cost less than the runtime.
-                let mut batch = Vec::new();
+                let mut batch = String::with_capacity(n);
                 d.push(&buf[..n], &mut |e| {
                     if let LineEvent::Line(l) = e {
-                        batch.push(l.to_owned());
+                        batch.push_str(l);
+                        batch.push('\n');
                     }
                 });
                 if tx.send((Instant::now(), batch)).is_err() {
@@ -138,11 +141,11 @@ impl Proc {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok((at, batch)) => {
-                    if batch.iter().any(|l| done(l)) {
+                    if batch.lines().any(&mut done) {
                         return Ok(at);
                     }
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => return Err("timed out".into()),
+                Err(mpsc::RecvTimeoutError::Timeout) => return Err(TIMED_OUT.into()),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err("the runtime closed stdout".into())
                 }
@@ -234,6 +237,19 @@ pub fn echo_prompts(t: &Target, n: usize, sessions: usize) -> Result<(f64, usize
 
 /// RSS in KiB after opening `n` sessions with one echo turn each.
 pub fn sessions_rss(t: &Target, n: usize) -> Result<u64, String> {
+    match sessions_rss_bounded(t, n, t.timeout)? {
+        (kib, ended) if ended == n => Ok(kib),
+        (_, ended) => Err(format!("timed out after {ended} of {n} turns ended")),
+    }
+}
+
+/// Like [`sessions_rss`], but gives up after `budget` and reads the RSS anyway: returns
+/// (RSS in KiB, turns ended), for runtimes too slow to open `n` sessions in the time allowed.
+pub fn sessions_rss_bounded(
+    t: &Target,
+    n: usize,
+    budget: Duration,
+) -> Result<(u64, usize), String> {
     let mut p = Proc::start(t).map_err(|e| e.to_string())?;
     let deadline = Instant::now() + t.timeout;
     p.initialize(deadline)?;
@@ -243,13 +259,20 @@ pub fn sessions_rss(t: &Target, n: usize) -> Result<u64, String> {
     }
     let _w = p.write_async(data);
     let mut ends = 0;
-    p.read_until(deadline, |l| {
+    match p.read_until(Instant::now() + budget, |l| {
         if l.contains("\"type\":\"turn/end\"") {
             ends += 1;
         }
         ends == n
-    })?;
-    std::thread::sleep(Duration::from_millis(200));
-    p.rss_kib()
-        .ok_or_else(|| "cannot read the runtime's RSS from /proc".to_owned())
+    }) {
+        Ok(_) => std::thread::sleep(Duration::from_millis(200)),
+        Err(e) if e == TIMED_OUT => {}
+        Err(e) => return Err(e),
+    }
+    let kib = p
+        .rss_kib()
+        .ok_or_else(|| "cannot read the runtime's RSS from /proc".to_owned())?;
+    Ok((kib, ends))
 }
+
+const TIMED_OUT: &str = "timed out";
