@@ -162,6 +162,14 @@ impl Runtime {
                 return Err("blocks.filter is not a function".into());
             }
         };
+        if edition == Edition::Current {
+            // durablePromptContent: image data becomes an attachment before the message is queued.
+            let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
+            if let Err(e) = super::image::check_blocks(blocks, self.cfg.home.is_some()) {
+                dispose(content);
+                return Err(e.into());
+            }
+        }
         if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
         {
             dispose(content);

@@ -18,6 +18,7 @@
 
 mod config;
 mod events;
+mod image;
 mod methods;
 pub mod persist;
 pub mod script;
