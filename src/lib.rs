@@ -4,6 +4,7 @@
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
+pub mod blackbox;
 pub mod fuzzing;
 pub mod loadgen;
 pub mod model_stub;

@@ -1,6 +1,6 @@
 //! One integration-test binary, a module per area (ripgrep's layout): linking once keeps `cargo test` fast.
 
-mod fuzz_blackbox;
+mod blackbox;
 mod fuzz_corpus;
 mod fuzz_props;
 mod model_stub;

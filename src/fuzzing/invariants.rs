@@ -6,7 +6,8 @@
 //!   upstream member order (CONTRACT §2.4);
 //! - a response answers a request that was read and not yet answered (by id echo; duplicates count),
 //!   carries `result` xor an `error` of exactly `{code, message}` with code -32603 (or -32601 where
-//!   allowed), and a result of the method's shape (§3);
+//!   allowed; an unknown method's error names it), a result of the method's shape (§3), and
+//!   `shutdown` never fails (§3.6);
 //! - a prompt's `{messageId}` follows its receipt (§5);
 //! - notifications are of the four (five in legacy) methods with well-formed params; `seq` is
 //!   contiguous per session (from 0, except a subagent child: the real runtime does not stream its
@@ -35,6 +36,8 @@ pub struct Rules {
     pub fresh_sessions: bool,
     /// Methods answered later rather than at once (`session/wait`; legacy `session/prompt`).
     pub deferred: Vec<String>,
+    /// Methods that never answer with an error (`shutdown` is memoized and always `{}`, §3.6).
+    pub never_fail: Vec<String>,
 }
 
 /// What a line the runtime read asks of it.
@@ -139,7 +142,9 @@ impl Checker {
         for (k, open) in &self.pending {
             let mut methods = open.methods.clone();
             for _ in 0..open.floating {
-                let known = |m: &String| self.rules.methods.contains(m);
+                let known = |m: &String| {
+                    self.rules.methods.contains(m) && !self.rules.never_fail.contains(m)
+                };
                 let deferred = |m: &String| self.rules.deferred.contains(m);
                 let i = methods
                     .iter()
@@ -217,7 +222,14 @@ impl Checker {
                     return Err(format!("error code {code} (answering {:?})", open.methods))
                 }
                 None => {
-                    let room = open.methods.iter().filter(|m| known(m)).count();
+                    let may_fail = |m: &String| known(m) && !self.rules.never_fail.contains(m);
+                    let room = open.methods.iter().filter(|m| may_fail(m)).count();
+                    if room == 0 && open.methods.iter().any(known) {
+                        return Err(format!(
+                            "{:?} answered with the error {message:?}",
+                            open.methods
+                        ));
+                    }
                     if open.floating >= room {
                         return Err(format!(
                             "error {message:?} answers none of the unanswered requests {:?} with id {key} (unknown methods must answer `{UNKNOWN_METHOD}<method>`)",
@@ -247,7 +259,8 @@ impl Checker {
                 return Err(first_err.unwrap_or_default());
             };
             let m = open.methods.remove(i);
-            if open.floating > open.methods.iter().filter(|m| known(m)).count() {
+            let may_fail = |m: &String| known(m) && !self.rules.never_fail.contains(m);
+            if open.floating > open.methods.iter().filter(|m| may_fail(m)).count() {
                 return Err(format!(
                     "more answers than requests with id {key} (an error answered {m:?} earlier?)"
                 ));

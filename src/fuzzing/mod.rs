@@ -5,7 +5,6 @@
 //! `check(data) -> Result<(), String>` (what tests call). [`oracle`] is an independent model of the
 //! contract's framing and classification, written without calling into [`crate::wire`].
 
-pub mod blackbox;
 pub mod classify_line;
 pub mod invariants;
 pub mod line_stream;

@@ -103,6 +103,7 @@ pub fn rules_for(edition: Edition, persistent: bool) -> Rules {
             Edition::Legacy => vec!["session/prompt".into()],
             Edition::Aug2026 => Vec::new(),
         },
+        never_fail: vec!["shutdown".into()],
     }
 }
 

@@ -125,6 +125,21 @@ impl Transcript {
 }
 
 impl CaseReport {
+    /// A report of a case that could not run, for `why`.
+    pub fn broken(trace: &Trace, why: String) -> CaseReport {
+        CaseReport {
+            case: trace.meta.case.clone(),
+            file: trace.file.clone(),
+            outcome: Outcome::Broken(why),
+            stderr_tail: String::new(),
+            stderr_len: 0,
+            exit: ExitInfo::Unknown,
+            wall: Duration::ZERO,
+            stats: Stats::default(),
+            transcript: Transcript::default(),
+        }
+    }
+
     /// Whether the case passed.
     pub fn passed(&self) -> bool {
         self.outcome == Outcome::Pass
@@ -182,17 +197,7 @@ impl std::fmt::Display for CaseReport {
 pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
     match CaseDirs::new(opts.keep_dirs) {
         Ok(d) => replay_in(trace, cmd, opts, &d),
-        Err(e) => CaseReport {
-            case: trace.meta.case.clone(),
-            file: trace.file.clone(),
-            outcome: Outcome::Broken(format!("cannot create the case directories: {e}")),
-            stderr_tail: String::new(),
-            stderr_len: 0,
-            exit: ExitInfo::Unknown,
-            wall: Duration::ZERO,
-            stats: Stats::default(),
-            transcript: Transcript::default(),
-        },
+        Err(e) => CaseReport::broken(trace, format!("cannot create the case directories: {e}")),
     }
 }
 
@@ -200,17 +205,8 @@ pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
 /// across processes) share one cwd and DSH_HOME.
 pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDirs) -> CaseReport {
     let started = Instant::now();
-    let mut report = CaseReport {
-        case: trace.meta.case.clone(),
-        file: trace.file.clone(),
-        outcome: Outcome::Pass,
-        stderr_tail: String::new(),
-        stderr_len: 0,
-        exit: ExitInfo::Unknown,
-        wall: Duration::ZERO,
-        stats: Stats::default(),
-        transcript: Transcript::default(),
-    };
+    let mut report = CaseReport::broken(trace, String::new());
+    report.outcome = Outcome::Pass;
     // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
     let mut env = opts.env.clone();
     env.extend(trace.meta.env.iter().cloned());
@@ -269,19 +265,10 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
         let r = match &t.meta.continues {
             Some(prev) => match kept.get(prev) {
                 Some(d) => replay_in(t, cmd, opts, d),
-                None => CaseReport {
-                    case: t.meta.case.clone(),
-                    file: t.file.clone(),
-                    outcome: Outcome::Broken(format!(
-                        "it continues case `{prev}`, which did not run before it"
-                    )),
-                    stderr_tail: String::new(),
-                    stderr_len: 0,
-                    exit: ExitInfo::Unknown,
-                    wall: Duration::ZERO,
-                    stats: Stats::default(),
-                    transcript: Transcript::default(),
-                },
+                None => CaseReport::broken(
+                    t,
+                    format!("it continues case `{prev}`, which did not run before it"),
+                ),
             },
             None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
                 Ok(d) => {

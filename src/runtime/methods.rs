@@ -162,6 +162,14 @@ impl Runtime {
                 return Err("blocks.filter is not a function".into());
             }
         };
+        if edition == Edition::Current {
+            // durablePromptContent: image data becomes an attachment before the message is queued.
+            let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
+            if let Err(e) = super::image::check_blocks(blocks, self.cfg.home.is_some()) {
+                dispose(content);
+                return Err(e.into());
+            }
+        }
         if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
         {
             dispose(content);
@@ -348,6 +356,13 @@ impl Runtime {
             return Err(format!("unknown SDK session: {sid}"));
         };
         let Some(path) = path else {
+            // The origin itself may not exist (initialize accepts any cwd): upstream says so.
+            if !std::path::Path::new(&*s.cwd).is_dir() {
+                return Err(format!(
+                    "working-directory: directory does not exist: {}",
+                    events::js_quote(&s.cwd)
+                ));
+            }
             return Ok(Some(json!({"cwd": &*s.cwd})));
         };
         if path.is_empty() {
@@ -355,9 +370,10 @@ impl Runtime {
         }
         let target = resolve(&s.cwd, &path);
         if !std::path::Path::new(&target).is_dir() {
+            // Upstream quotes the path as the client sent it, not resolved.
             return Err(format!(
                 "working-directory: directory does not exist: {}",
-                events::js_quote(&target)
+                events::js_quote(&path)
             ));
         }
         if *target != *s.cwd {

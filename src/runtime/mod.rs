@@ -18,6 +18,7 @@
 
 mod config;
 mod events;
+mod image;
 mod methods;
 pub mod persist;
 pub mod script;
@@ -101,6 +102,9 @@ struct Session {
     legacy_pending: Vec<wire::Id>,
     /// Token of the scheduled phase (0 = none).
     sched: u64,
+    /// Latest event time written: a session's `time` never goes backwards, even when a late
+    /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
+    last_time: u64,
 }
 
 impl Session {
@@ -122,6 +126,7 @@ impl Session {
             waiters: Vec::new(),
             legacy_pending: Vec::new(),
             sched: 0,
+            last_time: 0,
         }
     }
 
@@ -138,7 +143,8 @@ impl Session {
         append: bool,
     ) -> u64 {
         let seq = self.seq;
-        events::write_event(out, sid, ty, seq, now, data, source_seqs, append);
+        self.last_time = self.last_time.max(now);
+        events::write_event(out, sid, ty, seq, self.last_time, data, source_seqs, append);
         self.seq += 1;
         seq
     }
@@ -155,7 +161,8 @@ impl Session {
         data: impl FnOnce(&mut Vec<u8>),
     ) -> u64 {
         let seq = self.seq;
-        events::write_event_with(out, sid, ty, seq, now, None, append, data);
+        self.last_time = self.last_time.max(now);
+        events::write_event_with(out, sid, ty, seq, self.last_time, None, append, data);
         self.seq += 1;
         seq
     }

@@ -1,11 +1,11 @@
-//! `{{repeat:N:text}}`: N copies of `text`, expanded before a trace is parsed, so a trace can send
+//! `{{repeat:N:text}}`: N copies of `text` (16 MiB in all at most), expanded before a trace is parsed, so a trace can send
 //! a 10 MB line or a 1000-deep array without holding it. `text` may not contain `}}`.
 
 use super::syntax::ParseError;
 use std::borrow::Cow;
 
 /// The most one trace may expand to.
-pub const MAX_EXPANSION: usize = 64 << 20;
+pub const MAX_EXPANSION: usize = 16 << 20;
 
 /// Expands every `{{repeat:N:text}}` in `src`; errors name file:line:column.
 pub fn expand<'a>(src: &'a str, file: &str) -> Result<Cow<'a, str>, ParseError> {
@@ -52,6 +52,40 @@ pub fn expand<'a>(src: &'a str, file: &str) -> Result<Cow<'a, str>, ParseError> 
     Ok(Cow::Owned(out))
 }
 
+/// Maps a 1-based column of line `line` of the expanded text back to the same line of `src`: a
+/// column inside an expansion points at its `{{repeat:`, one after it is shifted by what the
+/// expansions before it added (parse errors must name a place in the file as written).
+pub fn source_col(src: &str, line: usize, col: usize) -> usize {
+    let Some(l) = src.split_inclusive('\n').nth(line.wrapping_sub(1)) else {
+        return col;
+    };
+    let target = col.saturating_sub(1);
+    let (mut exp, mut from) = (0usize, 0usize);
+    let mut rest = l;
+    while let Some(k) = rest.find("{{repeat:") {
+        let before = rest[..k].chars().count();
+        if target < exp + before {
+            break;
+        }
+        exp += before;
+        from += before;
+        let body = &rest[k + 9..];
+        let Some(end) = body.find("}}") else { break };
+        let Some((n, text)) = body[..end].split_once(':') else {
+            break;
+        };
+        let Ok(n) = n.parse::<usize>() else { break };
+        let grown = text.chars().count().saturating_mul(n);
+        if target < exp.saturating_add(grown) {
+            return from + 1;
+        }
+        exp += grown;
+        from += 9 + body[..end].chars().count() + 2;
+        rest = &body[end + 2..];
+    }
+    from + target.saturating_sub(exp) + 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +107,19 @@ mod tests {
             .unwrap_err()
             .msg
             .contains("unclosed"));
+    }
+
+    #[test]
+    fn columns_of_the_expanded_text_map_back_to_the_source() {
+        let src = "x\nab{{repeat:4:é}}cd{{repeat:2:z}}e";
+        // Expanded line 2: "abééééczzde" (chars 1-based: a1 b2 é3-6 c7 d8 z9-10 e11).
+        assert_eq!(source_col(src, 2, 2), 2);
+        assert_eq!(source_col(src, 2, 5), 3);
+        // Source line 2: a1 b2 {{repeat:4:é}}3-16 c17 d18 {{repeat:2:z}}19-32 e33.
+        assert_eq!(source_col(src, 2, 7), 17);
+        assert_eq!(source_col(src, 2, 10), 19);
+        assert_eq!(source_col(src, 2, 11), 33);
+        assert_eq!(source_col(src, 2, 12), 34);
+        assert_eq!(source_col(src, 1, 2), 2);
     }
 }

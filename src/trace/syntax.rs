@@ -136,8 +136,15 @@ pub struct Trace {
 impl Trace {
     /// Parses trace text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Trace, ParseError> {
-        let text = super::repeat::expand(text, file)?;
-        Parser::new(file).run(&text)
+        let expanded = super::repeat::expand(text, file)?;
+        let r = Parser::new(file).run(&expanded);
+        match (r, &expanded) {
+            (Err(mut e), std::borrow::Cow::Owned(_)) => {
+                e.col = super::repeat::source_col(text, e.line, e.col);
+                Err(e)
+            }
+            (r, _) => r,
+        }
     }
 
     /// Reads and parses a trace file.

@@ -231,9 +231,11 @@ fn working_directory_get_creates_and_set_changes_with_a_notice() {
         types(&f, "w"),
         ["permission/preset", "sandbox/mode", "approval/policy"]
     );
+    // The harness's cwd does not exist on disk: get says so, as upstream does (the session was
+    // still created first).
     assert_eq!(
-        response(&f, &json!(1))["result"],
-        json!({"cwd":"/work-dir"})
+        error_message(&f, 1),
+        "working-directory: directory does not exist: \"/work-dir\""
     );
     let f = h.send(req(
         2,
@@ -258,6 +260,23 @@ fn working_directory_get_creates_and_set_changes_with_a_notice() {
         json!({"sessionId":"w","path":"."}),
     ));
     assert_eq!(f.len(), 1, "same directory: no event");
+    assert_eq!(response(&f, &json!(3))["result"], json!({"cwd":"/"}));
+    let f = h.send(req(
+        31,
+        "session/working-directory/get",
+        json!({"sessionId":"w"}),
+    ));
+    assert_eq!(response(&f, &json!(31))["result"], json!({"cwd":"/"}));
+    let f = h.send(req(
+        32,
+        "session/working-directory/set",
+        json!({"sessionId":"w","path":"no-such-dir"}),
+    ));
+    assert_eq!(
+        error_message(&f, 32),
+        "working-directory: directory does not exist: \"no-such-dir\"",
+        "the path is quoted as sent, not resolved"
+    );
     let f = h.send(req(
         4,
         "session/working-directory/set",

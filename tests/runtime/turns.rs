@@ -406,3 +406,26 @@ fn deep_and_huge_input_is_handled_without_crashing() {
         10 << 20
     );
 }
+
+#[test]
+fn a_session_s_event_times_never_go_backwards_when_a_poll_runs_late() {
+    use dsh_conformance::runtime::{Config, Edition, Runtime};
+    let mut rt = Runtime::new(Config::new(Edition::Current));
+    let mut out = Vec::new();
+    rt.handle_line(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd":"/","provider":"deepseek-official","model":"deepseek-v4-flash"}}"#, 1_000, &mut out);
+    rt.handle_line(r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","contentBlocks":[{"type":"text","text":"slow:1 reply: a"}]}}"#, 1_000, &mut out);
+    // A line handled long after the turn's step was due, before the late poll runs it.
+    rt.handle_line(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","contentBlocks":[{"type":"text","text":"reply: b"}]}}"#, 9_000, &mut out);
+    while let Some(t) = rt.next_deadline() {
+        rt.poll(t.max(9_000), &mut out);
+    }
+    let mut last = 0;
+    for l in String::from_utf8(out).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        if let Some(t) = v.pointer("/params/event/time").and_then(|t| t.as_u64()) {
+            assert!(t >= last, "time went back from {last} to {t}: {l}");
+            last = t;
+        }
+    }
+    assert!(last >= 9_000);
+}

@@ -216,32 +216,16 @@ fn json_reports_validate_against_the_schema_and_junit_loads_in_a_junit_parser() 
     let xml = temp_file("report.xml");
     // A mutant gives a report with passes, a failure and skips.
     let mutant = [KIT, "mutant", "batch-supported", "--", RUNTIME];
-    let mut a = kit();
-    a.args([
-        "check",
-        "--filter",
-        "frame.*",
-        "--format",
-        "json",
-        "--output",
-        json.to_str().unwrap(),
-        "--",
-    ])
-    .args(mutant);
-    a.assert().code(1);
-    let mut a = kit();
-    a.args([
-        "check",
-        "--filter",
-        "frame.*",
-        "--format",
-        "junit",
-        "--output",
-        xml.to_str().unwrap(),
-        "--",
-    ])
-    .args(mutant);
-    a.assert().code(1);
+    for (format, file) in [("json", &json), ("junit", &xml)] {
+        let out = file.to_str().unwrap();
+        kit()
+            .args([
+                "check", "--filter", "frame.*", "--format", format, "--output", out, "--",
+            ])
+            .args(mutant)
+            .assert()
+            .code(1);
+    }
     let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     let script = r#"
 import json, sys, jsonschema, junitparser

@@ -139,8 +139,8 @@ const KNOWN_DIFFERENT: &[(&str, &str, &str)] = &[
     ),
     (
         "contract-s2",
-        "differs at /params/event/type",
-        "recorded with an earlier model stub whose SSE dialect the runtime rejected (traces/README.md); our stub answers properly, so the turn completes instead of failing",
+        "got \"assistant/message\"",
+        "recorded with an earlier model stub whose SSE dialect the runtime rejected (traces/README.md), so the recorded turn has no assistant/message; ours is answered (whether the turn gets that far before the trace's later requests is timing-dependent, so this case sometimes passes)",
     ),
     (
         "contract-s4",

@@ -1,0 +1,310 @@
+//! Differential comparison of two runs of the same sequence, and the allowlist of known,
+//! justified differences.
+//!
+//! Both runs are already normalised ([`super::exec::Observed`]): responses by method and id echo
+//! (error messages with directories, uuids and method names replaced), per-session event-type
+//! sequences with uuid sessions numbered by appearance and streaming repeats collapsed, and exit
+//! status. Results compare as normalised JSON. Each difference gets a class (`diff:<kind>:<what>`) so that one cause is one finding.
+//!
+//! Allowlist format (one entry a line, `#` starts a comment):
+//! ```text
+//! <class-pattern> [| <detail substring>]  # <reason, required>
+//! ```
+//! `*` in the pattern matches any text (`diff:error-message:*`); with a detail substring the entry
+//! only suppresses differences whose detail contains it.
+
+use super::exec::{Observed, Outcome};
+use super::Finding;
+use crate::trace::ExitInfo;
+
+/// Every classified difference between `subject` and `reference`.
+pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut keys: Vec<&String> = subject
+        .responses
+        .keys()
+        .chain(reference.responses.keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let none = Vec::new();
+    for k in keys {
+        let method = reference
+            .methods
+            .get(k)
+            .or_else(|| subject.methods.get(k))
+            .map_or("<other>", String::as_str);
+        // Ids shared by requests of several methods form one class of their own.
+        let method = if method.contains('+') {
+            "<shared-id>"
+        } else {
+            method
+        };
+        let mut s = subject.responses.get(k).unwrap_or(&none).clone();
+        let mut r = reference.responses.get(k).unwrap_or(&none).clone();
+        if s.len() != r.len() {
+            out.push(Finding {
+                class: format!("diff:response-presence:{method}"),
+                detail: format!(
+                    "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
+                    s.len(),
+                    r.len()
+                ),
+            });
+            continue;
+        }
+        // Requests sharing an id: drop the answers both gave, compare what is left.
+        s.retain(|a| match r.iter().position(|b| b == a) {
+            Some(i) => {
+                r.remove(i);
+                false
+            }
+            None => true,
+        });
+        s.sort();
+        r.sort();
+        for (a, b) in s.iter().zip(&r) {
+            let kind = match (a, b) {
+                (Outcome::Result(x), Outcome::Result(y)) if x == y => continue,
+                (Outcome::Result(_), Outcome::Result(_)) => "result",
+                (Outcome::Result(_), _) | (_, Outcome::Result(_)) => "outcome",
+                (Outcome::Error { code: c1, .. }, Outcome::Error { code: c2, .. }) if c1 != c2 => {
+                    "error-code"
+                }
+                (Outcome::Error { message: m1, .. }, Outcome::Error { message: m2, .. })
+                    if m1 != m2 =>
+                {
+                    "error-message"
+                }
+                _ => continue,
+            };
+            out.push(Finding {
+                class: format!("diff:{kind}:{method}"),
+                detail: format!(
+                    "{method} id {k}: the runtime answered {}, the reference {}",
+                    show(a),
+                    show(b)
+                ),
+            });
+            break;
+        }
+    }
+    let mut sessions: Vec<&String> = subject
+        .events
+        .keys()
+        .chain(reference.events.keys())
+        .collect();
+    sessions.sort();
+    sessions.dedup();
+    for sid in sessions {
+        let s = &between_turns(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
+        let r = &between_turns(reference.events.get(sid).map_or(&[][..], Vec::as_slice));
+        if s == r {
+            continue;
+        }
+        let i = s.iter().zip(r).take_while(|(a, b)| a == b).count();
+        let got = s.get(i).map_or("(end)", String::as_str);
+        let want = r.get(i).map_or("(end)", String::as_str);
+        out.push(Finding {
+            class: format!("diff:events:{want}->{got}"),
+            detail: format!(
+                "session {sid:?}, item {i}: the runtime sent {got}, the reference {want}\n  runtime:   {}\n  reference: {}",
+                clip_list(s),
+                clip_list(r)
+            ),
+        });
+    }
+    let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
+    if subject.exit != reference.exit {
+        out.push(Finding {
+            class: "diff:exit".into(),
+            detail: format!(
+                "the runtime: {}, the reference: {}",
+                exit(subject.exit),
+                exit(reference.exit)
+            ),
+        });
+    }
+    out
+}
+
+/// Drops status changes and receipts between a `turn/end` and the next `turn/start`: whether a
+/// queued prompt's turn starts before the session reports idle is a race of arrival times.
+fn between_turns(v: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(v.len());
+    let mut since_end: Option<usize> = None;
+    for t in v {
+        match t.as_str() {
+            "turn/start" => {
+                if let Some(i) = since_end.take() {
+                    let tail: Vec<String> = out
+                        .drain(i..)
+                        .filter(|x| !x.starts_with("status:") && x != "agent/inbox/spliced")
+                        .collect();
+                    out.extend(tail);
+                }
+            }
+            "turn/end" => since_end = Some(out.len() + 1),
+            _ => {}
+        }
+        if out.last() != Some(t) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+fn show(o: &Outcome) -> String {
+    match o {
+        Outcome::Result(r) => format!("result {}", crate::trace::explain::clip(r, 200)),
+        Outcome::Error { code, message } => format!("error {code} {message:?}"),
+    }
+}
+
+fn clip_list(v: &[String]) -> String {
+    let mut s = v.iter().take(24).cloned().collect::<Vec<_>>().join(" ");
+    if v.len() > 24 {
+        s.push_str(&format!(" … ({} items)", v.len()));
+    }
+    s
+}
+
+/// One allowlist entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Class pattern (`*` wildcards).
+    pub pattern: String,
+    /// Detail substring, if any.
+    pub detail: Option<String>,
+    /// Why the difference is justified.
+    pub reason: String,
+}
+
+/// Known, justified differences.
+#[derive(Debug, Clone, Default)]
+pub struct Allowlist {
+    /// The entries, in file order.
+    pub entries: Vec<Entry>,
+}
+
+impl Allowlist {
+    /// Parses the file format; every entry needs a reason.
+    pub fn parse(text: &str, file: &str) -> Result<Allowlist, String> {
+        let mut entries = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((body, reason)) = line.split_once('#') else {
+                return Err(format!("{file}:{}: entry without `# <reason>`", n + 1));
+            };
+            let reason = reason.trim();
+            if reason.is_empty() {
+                return Err(format!("{file}:{}: empty reason", n + 1));
+            }
+            let (pattern, detail) = match body.split_once('|') {
+                Some((p, d)) => (p.trim(), Some(d.trim().to_owned())),
+                None => (body.trim(), None),
+            };
+            if pattern.is_empty() || pattern.contains(char::is_whitespace) {
+                return Err(format!(
+                    "{file}:{}: expected `<class-pattern> [| <detail>]  # <reason>`",
+                    n + 1
+                ));
+            }
+            entries.push(Entry {
+                pattern: pattern.to_owned(),
+                detail: detail.filter(|d| !d.is_empty()),
+                reason: reason.to_owned(),
+            });
+        }
+        Ok(Allowlist { entries })
+    }
+
+    /// The entry that suppresses `f`, if any.
+    pub fn allows(&self, f: &Finding) -> Option<&Entry> {
+        self.entries.iter().find(|e| {
+            glob(&e.pattern, &f.class) && e.detail.as_ref().is_none_or(|d| f.detail.contains(d))
+        })
+    }
+}
+
+/// `*`-only glob match.
+fn glob(pat: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pat.split('*').collect();
+    if parts.len() == 1 {
+        return pat == s;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
+        return false;
+    }
+    let mut rest = &s[first.len()..s.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_entries_need_a_reason_and_match_by_glob_and_detail() {
+        assert!(Allowlist::parse("diff:exit\n", "f").is_err());
+        assert!(Allowlist::parse("diff:exit #   \n", "f").is_err());
+        let a = Allowlist::parse(
+            "# header\ndiff:error-message:*  # wording differs\ndiff:events:* | \"s1\"  # s1 only\n",
+            "f",
+        )
+        .unwrap();
+        let f = |c: &str, d: &str| Finding {
+            class: c.into(),
+            detail: d.into(),
+        };
+        assert!(a.allows(&f("diff:error-message:initialize", "x")).is_some());
+        assert!(a.allows(&f("diff:error-code:initialize", "x")).is_none());
+        assert!(a.allows(&f("diff:events:a->b", "session \"s1\"")).is_some());
+        assert!(a.allows(&f("diff:events:a->b", "session \"s2\"")).is_none());
+    }
+
+    #[test]
+    fn a_queued_turn_may_start_before_or_after_idle() {
+        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let direct = v("turn/start step/start turn/end turn/start step/start turn/end status:idle");
+        let via_idle = v("turn/start step/start turn/end status:idle agent/inbox/spliced status:running turn/start step/start turn/end status:idle");
+        assert_eq!(between_turns(&direct), between_turns(&via_idle));
+        // Idle before turn/end stays visible.
+        let early = v("turn/start step/start status:idle turn/end");
+        assert_ne!(
+            between_turns(&early),
+            v("turn/start step/start turn/end status:idle")
+        );
+    }
+
+    #[test]
+    fn a_result_against_an_error_is_an_outcome_difference() {
+        let mut a = Observed::default();
+        let mut b = Observed::default();
+        a.responses
+            .insert("1".into(), vec![Outcome::Result("{}".into())]);
+        a.methods.insert("1".into(), "shutdown".into());
+        b.methods.insert("1".into(), "shutdown".into());
+        b.responses.insert(
+            "1".into(),
+            vec![Outcome::Error {
+                code: -32603,
+                message: "x".into(),
+            }],
+        );
+        let d = compare(&a, &b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].class, "diff:outcome:shutdown");
+        assert!(compare(&a, &a).is_empty());
+    }
+}

@@ -1,0 +1,402 @@
+//! Black-box fuzzing of any runtime over stdio (`dsh-conformance fuzz`).
+//!
+//! Seeded sequences of client operations ([`gen`]) run against a fresh runtime process each
+//! ([`exec`]), checked by the same frame invariants as the in-memory `runtime_session` fuzz target,
+//! with deadlines on every wait (a hang is a finding). In differential mode the same sequence also
+//! runs on the built-in reference runtime and every normalised difference is classified ([`diff`]);
+//! an allowlist suppresses known, justified ones. The first occurrence of each finding class is
+//! shrunk ([`shrink`]) and written as a golden trace that reproduces it ([`repro`]).
+
+pub mod diff;
+pub mod exec;
+pub mod gen;
+pub mod repro;
+pub mod shrink;
+
+pub use diff::Allowlist;
+pub use exec::{Deadlines, Target};
+
+use crate::fuzzing::ops::Op;
+use crate::fuzzing::runtime_session::rules_for;
+use crate::runtime::Edition;
+use gen::Sequence;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// One broken rule or difference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Its class: one cause, one class (`invariant:seq`, `hang:barrier`, `diff:outcome:shutdown`…).
+    pub class: String,
+    /// What exactly was seen.
+    pub detail: String,
+}
+
+/// Fuzzer settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Seed of the sequence generator.
+    pub seed: u64,
+    /// Stop after this many sequences.
+    pub cases: Option<u64>,
+    /// Stop once this much time has passed (checked between sequences).
+    pub seconds: Option<f64>,
+    /// Protocol edition the runtime speaks.
+    pub edition: Edition,
+    /// The runtime under test.
+    pub subject: Target,
+    /// The built-in reference runtime (differential runs, and the expectations of written traces).
+    pub reference: Target,
+    /// Compare every sequence's outcome with the reference runtime's.
+    pub differential: bool,
+    /// Known, justified differences.
+    pub allowlist: Allowlist,
+    /// Where reproducing traces are written (`None`: not written).
+    pub out: Option<PathBuf>,
+    /// Deadlines of each run.
+    pub deadlines: Deadlines,
+    /// Runs spent shrinking one finding at most.
+    pub shrink_trials: usize,
+    /// Wall time spent shrinking one finding at most.
+    pub shrink_time: Duration,
+    /// Replay each written trace against both runtimes and note whether it reproduces.
+    pub verify: bool,
+    /// Print each new finding to stderr as it is found.
+    pub progress: bool,
+}
+
+/// A reported finding class.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The first occurrence, as found.
+    pub finding: Finding,
+    /// Sequences that showed this class.
+    pub count: u64,
+    /// The case number of the first occurrence.
+    pub case: u64,
+    /// Ops before and after shrinking.
+    pub ops: (usize, usize),
+    /// Whether the shrunk sequence still showed the class (timing-dependent findings may not).
+    pub reproduced: bool,
+    /// The shrunk, reproducing sequence.
+    pub sequence: Sequence,
+    /// The trace file written.
+    pub trace: Option<PathBuf>,
+    /// Replay verdicts: (fails against the runtime, passes against the reference).
+    pub replay: Option<(bool, bool)>,
+}
+
+/// What a fuzzing run did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Seed used.
+    pub seed: u64,
+    /// Sequences run.
+    pub sequences: u64,
+    /// Lines written to the runtime.
+    pub frames_in: u64,
+    /// Lines the runtime wrote.
+    pub frames_out: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Reported classes, in order of discovery.
+    pub findings: Vec<Report>,
+    /// Suppressed differences: class → (count, reason).
+    pub suppressed: BTreeMap<String, (u64, String)>,
+    /// The runtime could not be started.
+    pub broken: Option<String>,
+}
+
+impl Summary {
+    /// 0 no findings, 1 findings, 2 the runtime cannot be started.
+    pub fn exit_code(&self) -> i32 {
+        if self.broken.is_some() {
+            2
+        } else if self.findings.is_empty() {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The human summary.
+    pub fn human(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let secs = self.elapsed.as_secs_f64();
+        let _ = writeln!(
+            s,
+            "fuzz: seed {}: {} sequences in {secs:.1} s ({:.2}/s), {} frames written, {} read",
+            self.seed,
+            self.sequences,
+            self.sequences as f64 / secs.max(1e-9),
+            self.frames_in,
+            self.frames_out
+        );
+        if let Some(b) = &self.broken {
+            let _ = writeln!(s, "ERROR: {b}");
+        }
+        let _ = writeln!(s, "findings: {} class(es)", self.findings.len());
+        for r in &self.findings {
+            let _ = writeln!(
+                s,
+                "  {} ×{} (first in case {}; shrunk {} → {} ops{})",
+                r.finding.class,
+                r.count,
+                r.case,
+                r.ops.0,
+                r.ops.1,
+                if r.reproduced {
+                    ""
+                } else {
+                    "; did not recur while shrinking"
+                }
+            );
+            for l in r.finding.detail.lines().take(6) {
+                let _ = writeln!(s, "      {}", crate::trace::explain::clip(l, 300));
+            }
+            if let Some(p) = &r.trace {
+                let verdict = match r.replay {
+                    Some((true, true)) => {
+                        " (replay: fails against the runtime, passes against the reference)"
+                    }
+                    Some((false, _)) => {
+                        " (replay does not reproduce it: the finding is outside what a trace pins)"
+                    }
+                    Some((true, false)) => " (replay fails against the reference too)",
+                    None => "",
+                };
+                let _ = writeln!(s, "      trace: {}{verdict}", p.display());
+            }
+        }
+        if !self.suppressed.is_empty() {
+            let _ = writeln!(s, "suppressed by the allowlist:");
+            for (c, (n, why)) in &self.suppressed {
+                let _ = writeln!(s, "  {c} ×{n}  # {why}");
+            }
+        }
+        s
+    }
+}
+
+/// Runs the fuzzer until its case or time budget is spent.
+pub fn run(opts: &Options) -> Summary {
+    let started = Instant::now();
+    let rules = rules_for(opts.edition, false);
+    let mut sum = Summary {
+        seed: opts.seed,
+        ..Summary::default()
+    };
+    let seconds = match (opts.cases, opts.seconds) {
+        (None, None) => Some(60.0),
+        (_, s) => s,
+    };
+    let mut case = 0u64;
+    loop {
+        if opts.cases.is_some_and(|n| case >= n)
+            || seconds.is_some_and(|s| started.elapsed().as_secs_f64() >= s)
+        {
+            break;
+        }
+        let seq = gen::generate(opts.seed, case);
+        let found = evaluate(opts, &rules, &seq, &mut sum);
+        if sum.broken.is_some() {
+            break;
+        }
+        for f in found {
+            if let Some(e) = opts.allowlist.allows(&f) {
+                let slot = sum
+                    .suppressed
+                    .entry(f.class.clone())
+                    .or_insert((0, e.reason.clone()));
+                slot.0 += 1;
+                continue;
+            }
+            if let Some(r) = sum.findings.iter_mut().find(|r| r.finding.class == f.class) {
+                r.count += 1;
+                continue;
+            }
+            if opts.progress {
+                eprintln!(
+                    "fuzz: case {case}: new finding {}: {}",
+                    f.class,
+                    first_line(&f.detail)
+                );
+            }
+            let report = report(opts, &rules, &seq, case, f);
+            if opts.progress {
+                if let Some(p) = &report.trace {
+                    eprintln!("fuzz:   shrunk to {} ops → {}", report.ops.1, p.display());
+                }
+            }
+            sum.findings.push(report);
+        }
+        case += 1;
+    }
+    sum.elapsed = started.elapsed();
+    sum
+}
+
+/// Runs one sequence (on both runtimes in differential mode) and returns its findings.
+fn evaluate(
+    opts: &Options,
+    rules: &crate::fuzzing::invariants::Rules,
+    seq: &Sequence,
+    sum: &mut Summary,
+) -> Vec<Finding> {
+    let (subject, reference) = run_pair(opts, rules, seq);
+    sum.sequences += 1;
+    sum.frames_in += subject.observed.frames_in as u64;
+    sum.frames_out += subject.observed.frames_out as u64;
+    if let Some(b) = subject.broken {
+        sum.broken = Some(b);
+        return Vec::new();
+    }
+    if sum.sequences == 1 && subject.observed.frames_out == 0 {
+        if let Some(f) = subject.finding.as_ref().filter(|f| f.class == "exit:early") {
+            sum.broken = Some(format!(
+                "the runtime `{}` ended without writing anything: {}",
+                opts.subject.cmd, f.detail
+            ));
+            return Vec::new();
+        }
+    }
+    findings_of(opts, subject, reference)
+}
+
+fn run_pair(
+    opts: &Options,
+    rules: &crate::fuzzing::invariants::Rules,
+    seq: &Sequence,
+) -> (exec::RunResult, Option<exec::RunResult>) {
+    let dl = opts.deadlines;
+    if !opts.differential {
+        return (exec::run_sequence(seq, &opts.subject, rules, dl), None);
+    }
+    std::thread::scope(|s| {
+        let h = s.spawn(|| exec::run_sequence(seq, &opts.reference, rules, dl));
+        let a = exec::run_sequence(seq, &opts.subject, rules, dl);
+        let b = h.join().unwrap_or_default();
+        (a, Some(b))
+    })
+}
+
+fn findings_of(
+    opts: &Options,
+    subject: exec::RunResult,
+    reference: Option<exec::RunResult>,
+) -> Vec<Finding> {
+    let mut out: Vec<Finding> = subject.finding.iter().cloned().collect();
+    if let Some(r) = reference {
+        if let Some(f) = &r.finding {
+            // The reference runtime broke a rule itself: a bug on our side.
+            out.push(Finding {
+                class: format!("reference:{}", f.class),
+                detail: f.detail.clone(),
+            });
+        }
+        if subject.finding.is_none() && r.finding.is_none() && r.broken.is_none() {
+            out.extend(diff::compare(&subject.observed, &r.observed));
+        }
+    }
+    let _ = opts;
+    out
+}
+
+/// Shrinks the sequence of a new finding and writes its trace.
+fn report(
+    opts: &Options,
+    rules: &crate::fuzzing::invariants::Rules,
+    seq: &Sequence,
+    case: u64,
+    f: Finding,
+) -> Report {
+    let deadline = Instant::now() + opts.shrink_time;
+    let class = f.class.clone();
+    let shows = |ops: &[Op]| -> bool {
+        if Instant::now() > deadline {
+            return false;
+        }
+        let cand = Sequence {
+            ops: ops.to_vec(),
+            end: seq.end,
+        };
+        let (s, r) = if class.starts_with("reference:") {
+            let r = exec::run_sequence(&cand, &opts.reference, rules, opts.deadlines);
+            (exec::RunResult::default(), Some(r))
+        } else {
+            run_pair(opts, rules, &cand)
+        };
+        findings_of(opts, s, r)
+            .iter()
+            .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
+    };
+    let (ops, _trials) = shrink::ddmin(seq.ops.clone(), opts.shrink_trials, &shows);
+    let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
+    let shrunk = Sequence { ops, end: seq.end };
+    let mut rep = Report {
+        finding: f,
+        count: 1,
+        case,
+        ops: (seq.ops.len(), shrunk.ops.len()),
+        reproduced,
+        sequence: shrunk,
+        trace: None,
+        replay: None,
+    };
+    if let Some(dir) = &opts.out {
+        write_trace(opts, rules, &mut rep, dir);
+    }
+    rep
+}
+
+fn write_trace(
+    opts: &Options,
+    rules: &crate::fuzzing::invariants::Rules,
+    rep: &mut Report,
+    dir: &std::path::Path,
+) {
+    let reference = exec::run_sequence(&rep.sequence, &opts.reference, rules, opts.deadlines);
+    let d = opts.deadlines;
+    let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
+    let runtime = opts.subject.cmd.to_string();
+    let edition = opts.edition.to_string();
+    let h = repro::Header {
+        finding: &rep.finding,
+        seed: opts.seed,
+        case: rep.case,
+        edition: &edition,
+        runtime: &runtime,
+        messages: rep.finding.class.starts_with("diff:error-message"),
+        results: true,
+        timeout,
+    };
+    let mut text = repro::trace_text(&rep.sequence, &reference.observed, &h);
+    if opts.verify {
+        let v = repro::verify(&text, &opts.subject, &opts.reference, timeout);
+        let note = match v {
+            (true, true) => "# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n",
+            (false, _) => "# reproduces: NO — the finding is in frames this trace does not pin (notifications, timing); rerun the fuzz command\n",
+            (true, false) => "# reproduces: replay fails against the reference runtime too\n",
+        };
+        text.insert_str(0, note);
+        rep.replay = Some(v);
+    }
+    let path = dir.join(format!(
+        "{}-seed{}-case{}.trace",
+        repro::slug(&rep.finding.class),
+        opts.seed,
+        rep.case
+    ));
+    if std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&path, text))
+        .is_ok()
+    {
+        rep.trace = Some(path);
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}

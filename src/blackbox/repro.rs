@@ -1,0 +1,258 @@
+//! Golden traces that reproduce a finding: the sequence's exact bytes, the reference runtime's
+//! answers as expectations (responses by id, any order; notifications ignored), the barrier, and
+//! the ending (`shutdown` answered, or EOF) with `== exit 0`. Replaying the trace passes against the
+//! reference runtime and fails against a runtime that answers differently, twice, late, or never.
+//! Findings that live only in notifications (seq, turns, idle) are not pinned by such a trace; the
+//! writer says so in the trace header when its own check does not see the failure.
+
+use super::exec::{
+    Observed, Outcome, Target, BARRIER_ID, BARRIER_METHOD, MAX_PAUSE_MS, SHUTDOWN_ID,
+};
+use super::gen::{End, Sequence};
+use super::Finding;
+use crate::fuzzing::ops::{Op, Renderer};
+use crate::runner::{self, Options};
+use crate::trace::syntax::escape_raw;
+use crate::trace::Trace;
+use crate::wire::json;
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// What the trace is about.
+#[derive(Debug, Clone)]
+pub struct Header<'a> {
+    /// The finding.
+    pub finding: &'a Finding,
+    /// `seed`, `case` it came from.
+    pub seed: u64,
+    /// Case number.
+    pub case: u64,
+    /// Edition name (`current`, …).
+    pub edition: &'a str,
+    /// The runtime command, as shown.
+    pub runtime: &'a str,
+    /// Pin error messages (for message differences); otherwise codes only.
+    pub messages: bool,
+    /// Pin results (for result differences); otherwise any object.
+    pub results: bool,
+    /// Default deadline of each expectation.
+    pub timeout: Duration,
+}
+
+/// The trace text for `seq`, with `reference`'s answers as the expectations.
+pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> String {
+    let mut t = String::new();
+    let class = &h.finding.class;
+    let _ = writeln!(t, "# case: fuzz.{}", slug(class));
+    let _ = writeln!(
+        t,
+        "# contract: black-box fuzz finding {class} (the reference runtime's answers, CONTRACT §2–§6)"
+    );
+    let _ = writeln!(t, "# editions: {}", h.edition);
+    if seq.has_prompts() {
+        let _ = writeln!(t, "# requires: model");
+    }
+    let _ = writeln!(t, "# timeout: {}ms", h.timeout.as_millis());
+    let _ = writeln!(
+        t,
+        "# source: dsh-conformance fuzz --seed {} (case {}) against {}",
+        h.seed,
+        h.case,
+        h.runtime.replace('\n', " ")
+    );
+    for l in h.finding.detail.lines() {
+        let _ = writeln!(t, "# finding: {}", l.replace("{{", "{ {"));
+    }
+    for m in [
+        "session.event",
+        "session.status",
+        "subagent.started",
+        "subagent.finished",
+        "session.finished",
+    ] {
+        let _ = writeln!(t, "ignore {{\"method\":\"{m}\"}}");
+    }
+    let mut r = Renderer::default();
+    let mut bytes = Vec::new();
+    let mut responses = reference.responses.clone();
+    for (i, op) in seq.ops.iter().enumerate() {
+        if let Some(init) = seq
+            .awaited_init()
+            .filter(|(at, _)| i == at + 1)
+            .map(|(_, k)| k)
+        {
+            // The fuzzer waited for this answer before writing on; so does the trace.
+            if let Some(list) = responses.get_mut(&init).filter(|l| !l.is_empty()) {
+                let first = list.remove(0);
+                if let Some(p) = pattern(&init, Some(&first), h) {
+                    let _ = writeln!(t, "<< {p}");
+                }
+            }
+        }
+        if let Op::Advance(ms) = op {
+            let ms = u64::from(*ms) % MAX_PAUSE_MS;
+            if ms > 0 {
+                let _ = writeln!(t, ">>pause {ms}ms");
+            }
+            continue;
+        }
+        bytes.clear();
+        r.render(op, &mut bytes);
+        send_line(&mut t, &bytes);
+    }
+    let _ = writeln!(t, ">>raw \"\\n\"");
+    let _ = writeln!(
+        t,
+        ">> {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"method\":\"{BARRIER_METHOD}\"}}"
+    );
+    let barrier = json::to_string(&Value::from(BARRIER_ID));
+    let shutdown = json::to_string(&Value::from(SHUTDOWN_ID));
+    for (k, outcomes) in &responses {
+        let id = k.as_str();
+        if id == barrier || id == shutdown {
+            continue;
+        }
+        for o in outcomes {
+            if let Some(p) = pattern(id, Some(o), h) {
+                let _ = writeln!(t, "<< {p}");
+            }
+        }
+    }
+    for k in &reference.unanswered {
+        if let Some(p) = pattern(k, None, h) {
+            let _ = writeln!(t, "<<? {p}");
+        }
+    }
+    let _ = writeln!(
+        t,
+        "<< {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"error\":{{\"code\":\"{{{{-32601|-32603}}}}\"}}}}"
+    );
+    match seq.end {
+        End::Shutdown => {
+            let _ = writeln!(
+                t,
+                ">> {{\"jsonrpc\":\"2.0\",\"id\":\"{SHUTDOWN_ID}\",\"method\":\"shutdown\"}}"
+            );
+            let _ = writeln!(
+                t,
+                "<< {{\"jsonrpc\":\"2.0\",\"id\":\"{SHUTDOWN_ID}\",\"result\":{{}}}}"
+            );
+        }
+        End::Eof => {
+            let _ = writeln!(t, ">>eof");
+        }
+    }
+    let _ = writeln!(t, "== exit 0 within 15s");
+    t
+}
+
+/// `>> line` for a plain one-line JSON frame, `>>raw "…"` for anything else.
+fn send_line(t: &mut String, bytes: &[u8]) {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if let Some(body) = s.strip_suffix('\n') {
+            let plain = !body.is_empty()
+                && !body.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{feff}'])
+                && !body.contains("{{")
+                && body.trim() == body
+                && body.starts_with('{')
+                && json::parse(body).is_ok();
+            if plain {
+                let _ = writeln!(t, ">> {body}");
+                return;
+            }
+        }
+    }
+    let _ = writeln!(t, ">>raw {}", escape_raw(bytes));
+}
+
+/// The expectation for one answer (`None`: the id cannot be written as a pattern).
+fn pattern(id: &str, o: Option<&Outcome>, h: &Header<'_>) -> Option<String> {
+    if id.contains("{{") {
+        return None;
+    }
+    let id = json::parse(id).ok()?.value;
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), "2.0".into());
+    m.insert("id".into(), id);
+    match o {
+        None => {}
+        Some(Outcome::Result(r)) => {
+            let pinned = h
+                .results
+                .then(|| json::parse(r).ok())
+                .flatten()
+                .map(|p| p.value)
+                .filter(plain_strings);
+            m.insert(
+                "result".into(),
+                pinned.unwrap_or_else(|| "{{object}}".into()),
+            );
+        }
+        Some(Outcome::Error { code, message }) => {
+            let mut e = Map::new();
+            e.insert("code".into(), (*code).into());
+            if h.messages {
+                let msg = message
+                    .replace("{{uuid}}", "{{any}}")
+                    .replace("{{method}}", "{{any}}");
+                let rest = msg
+                    .replace("{{any}}", "")
+                    .replace("{{cwd}}", "")
+                    .replace("{{home}}", "");
+                if !rest.contains("{{") && !rest.contains("}}") {
+                    e.insert("message".into(), msg.into());
+                }
+            }
+            m.insert("error".into(), Value::Object(e));
+        }
+    }
+    Some(json::to_string(&Value::Object(m)))
+}
+
+/// Whether every string in `v` holds only the placeholders a normalised result may hold.
+fn plain_strings(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            let rest = s
+                .replace("{{uuid}}", "")
+                .replace("{{string}}", "")
+                .replace("{{cwd}}", "")
+                .replace("{{home}}", "");
+            !rest.contains("{{") && !rest.contains("}}")
+        }
+        Value::Array(a) => a.iter().all(plain_strings),
+        Value::Object(o) => o.values().all(plain_strings),
+        _ => true,
+    }
+}
+
+/// A class as a file-name-safe word.
+pub fn slug(class: &str) -> String {
+    class
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Whether replaying `text` fails against `subject` and passes against `reference`.
+pub fn verify(text: &str, subject: &Target, reference: &Target, timeout: Duration) -> (bool, bool) {
+    let Ok(trace) = Trace::parse(text, "fuzz-finding.trace") else {
+        return (false, false);
+    };
+    let opts = |t: &Target| Options {
+        frame_timeout: timeout,
+        case_timeout: timeout * 3 + Duration::from_secs(30),
+        env: t.env.clone(),
+        ..Options::default()
+    };
+    let fails = !runner::replay(&trace, &subject.cmd, &opts(subject)).passed();
+    let passes = runner::replay(&trace, &reference.cmd, &opts(reference)).passed();
+    (fails, passes)
+}

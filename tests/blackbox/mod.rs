@@ -1,0 +1,307 @@
+//! The black-box fuzzer (`dsh-conformance fuzz`) against the reference runtime, its mutants and a
+//! runtime that never answers.
+
+use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Options, Summary, Target};
+use dsh_conformance::runner::{self, CommandSpec};
+use dsh_conformance::trace::Trace;
+use std::time::Duration;
+
+const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
+const REFERENCE: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");
+
+fn target(cmd: CommandSpec) -> Target {
+    Target {
+        cmd,
+        env: Vec::new(),
+    }
+}
+
+fn reference() -> CommandSpec {
+    CommandSpec::new(REFERENCE)
+}
+
+fn mutant(name: &str) -> CommandSpec {
+    CommandSpec::new(KIT)
+        .arg("mutant")
+        .arg(name)
+        .arg("--")
+        .arg(REFERENCE)
+}
+
+fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
+    Options {
+        seed,
+        cases: Some(cases),
+        seconds: None,
+        edition: Default::default(),
+        subject: target(subject),
+        // A different command line for the same runtime: the comparison must not depend on it.
+        reference: target(
+            CommandSpec::new(KIT)
+                .arg("runtime")
+                .arg("--edition")
+                .arg("current"),
+        ),
+        differential: false,
+        allowlist: Allowlist::default(),
+        out: None,
+        deadlines: Deadlines::default(),
+        shrink_trials: 60,
+        shrink_time: Duration::from_secs(120),
+        verify: false,
+        progress: false,
+    }
+}
+
+fn classes(s: &Summary) -> Vec<&str> {
+    s.findings
+        .iter()
+        .map(|r| r.finding.class.as_str())
+        .collect()
+}
+
+#[test]
+fn the_reference_runtime_gives_no_findings_for_a_fixed_seed() {
+    let s = blackbox::run(&options(reference(), 11, 40));
+    assert_eq!(s.sequences, 40);
+    assert!(s.frames_in > 40 && s.frames_out > 40, "{}", s.human());
+    assert!(s.findings.is_empty(), "{}", s.human());
+    assert_eq!(s.exit_code(), 0);
+}
+
+#[test]
+fn a_duplicate_response_mutant_is_found_shrunk_and_its_trace_reproduces_it() {
+    let out = tempdir("dup");
+    let mut o = options(mutant("duplicate-response"), 5, 3);
+    o.out = Some(out.clone());
+    o.verify = true;
+    let s = blackbox::run(&o);
+    assert_eq!(s.exit_code(), 1);
+    assert_eq!(
+        classes(&s),
+        ["invariant:unexpected-response"],
+        "{}",
+        s.human()
+    );
+    let r = &s.findings[0];
+    assert_eq!(r.count, 3, "every sequence shows it");
+    assert!(r.reproduced);
+    assert!(r.ops.1 < r.ops.0 && r.ops.1 <= 1, "shrunk: {:?}", r.ops);
+    assert_eq!(r.replay, Some((true, true)));
+    // The written trace, replayed through the library: fails against the mutant (a second answer
+    // nothing expects), passes against the reference runtime.
+    let path = r.trace.as_ref().expect("a trace was written");
+    let trace = Trace::load(path).expect("the written trace parses");
+    let opts = runner::Options::default();
+    let bad = runner::replay(&trace, &mutant("duplicate-response"), &opts);
+    assert!(!bad.passed(), "{bad}");
+    assert!(
+        bad.message().contains("unexpected") || bad.message().contains("no "),
+        "{bad}"
+    );
+    let good = runner::replay(&trace, &reference(), &opts);
+    assert!(good.passed(), "{good}");
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn a_mutant_that_never_goes_idle_is_reported() {
+    let mut o = options(mutant("no-idle"), 5, 2);
+    o.deadlines.settle = Duration::from_secs(2);
+    o.shrink_trials = 4;
+    let s = blackbox::run(&o);
+    assert!(classes(&s).contains(&"not-idle"), "{}", s.human());
+}
+
+#[test]
+fn a_runtime_that_never_answers_is_reported_as_hanging() {
+    let mut o = options(CommandSpec::new("sleep").arg("100"), 1, 1);
+    o.deadlines = Deadlines {
+        barrier: Duration::from_secs(1),
+        settle: Duration::from_secs(1),
+        exit: Duration::from_secs(1),
+    };
+    o.shrink_trials = 2;
+    let s = blackbox::run(&o);
+    // The first request the fuzzer waits for (the leading initialize, else the barrier).
+    assert_eq!(s.findings.len(), 1, "{}", s.human());
+    let f = &s.findings[0].finding;
+    assert!(
+        ["hang:initialize", "hang:barrier"].contains(&f.class.as_str()),
+        "{}",
+        s.human()
+    );
+    assert!(f.detail.contains("not answered within 1s"), "{}", f.detail);
+    assert_eq!(s.exit_code(), 1);
+}
+
+#[test]
+fn a_runtime_that_cannot_start_is_a_usage_error() {
+    let s = blackbox::run(&options(CommandSpec::new("/nonexistent/dsh-runtime"), 1, 3));
+    assert!(s.broken.is_some());
+    assert_eq!(s.exit_code(), 2);
+    assert_eq!(s.sequences, 1, "the run stops at once");
+}
+
+#[test]
+fn differential_mode_finds_no_difference_between_the_reference_and_itself() {
+    let mut o = options(reference(), 21, 40);
+    o.differential = true;
+    let s = blackbox::run(&o);
+    assert!(s.findings.is_empty(), "{}", s.human());
+}
+
+#[test]
+fn differential_mode_reports_a_mutant_that_reorders_idle_and_turn_end() {
+    // idle-before-turn-end keeps every frame invariant; only the comparison sees it.
+    let mut o = options(mutant("idle-before-turn-end"), 4, 6);
+    o.differential = true;
+    o.shrink_trials = 10;
+    let s = blackbox::run(&o);
+    assert_eq!(
+        classes(&s),
+        ["diff:events:turn/end->status:idle"],
+        "{}",
+        s.human()
+    );
+    // An allowlist entry with its reason suppresses exactly that class.
+    o.allowlist = Allowlist::parse(
+        "diff:events:turn/end->status:idle  # known: this runtime reports idle first\n",
+        "test",
+    )
+    .unwrap();
+    o.shrink_trials = 0;
+    let s = blackbox::run(&o);
+    assert!(s.findings.is_empty(), "{}", s.human());
+    assert!(s
+        .suppressed
+        .contains_key("diff:events:turn/end->status:idle"));
+}
+
+#[test]
+fn the_fuzz_command_exits_0_for_the_reference_and_1_for_a_mutant() {
+    let out = tempdir("cli");
+    let run = |extra: &[&str]| {
+        let mut c = std::process::Command::new(KIT);
+        c.args(["fuzz", "--seed", "3", "--cases", "3", "--out"])
+            .arg(&out)
+            .args(extra);
+        c.output().unwrap()
+    };
+    let ok = run(&[]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("3 sequences"));
+    let bad = run(&["--", KIT, "mutant", "duplicate-response", "--", REFERENCE]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("invariant:unexpected-response"));
+    let usage = run(&["--allowlist", "/nonexistent/allowlist"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(out);
+}
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dsh-blackbox-test-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The findings kept under fixtures/blackbox/: `<runtime>-bug.*.trace` documents a bug of that
+/// runtime, so it must fail against it and pass against the other.
+fn findings() -> Vec<(bool, Trace)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/blackbox");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            // open/: findings not yet attributed to one runtime.
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let real_bug = name.starts_with("real-bug.");
+        assert!(
+            real_bug || name.starts_with("reference-bug."),
+            "{name}: expected real-bug.* or reference-bug.*"
+        );
+        out.push((real_bug, Trace::load(&p).unwrap_or_else(|e| panic!("{e}"))));
+    }
+    out.sort_by(|a, b| a.1.file.cmp(&b.1.file));
+    assert!(out.len() >= 2, "the two recorded real-runtime bugs are gone");
+    out
+}
+
+#[test]
+fn recorded_findings_hold_against_the_reference_runtime() {
+    let opts = runner::Options {
+        frame_timeout: Duration::from_secs(20),
+        ..runner::Options::default()
+    };
+    for (real_bug, t) in findings() {
+        let r = runner::replay(&t, &reference(), &opts);
+        // A reference bug that passes has been fixed: move the trace into the fixtures proper.
+        assert_eq!(r.passed(), real_bug, "{}: {r}", t.file);
+    }
+}
+
+#[test]
+fn recorded_findings_hold_against_the_real_runtime() {
+    let Some(exe) = crate::support::pypi::real_runtime_or_skip(
+        "recorded_findings_hold_against_the_real_runtime",
+    ) else {
+        return;
+    };
+    let stub = dsh_conformance::model_stub::ModelStub::start().unwrap();
+    let opts = runner::Options {
+        frame_timeout: Duration::from_secs(30),
+        env: stub.env(),
+        ..runner::Options::default()
+    };
+    let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
+    for (real_bug, t) in findings() {
+        let r = runner::replay(&t, &cmd, &opts);
+        // A real-runtime bug that passes has been fixed upstream: drop it from the allowlist too.
+        assert_eq!(r.passed(), !real_bug, "{}: {r}", t.file);
+    }
+}
+
+#[test]
+fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/blackbox-allowlist.real-0.2.1rc2");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let a = Allowlist::parse(&text, "blackbox-allowlist.real-0.2.1rc2").unwrap();
+    assert!(!a.entries.is_empty());
+    assert!(a.entries.iter().all(|e| e.reason.len() > 20));
+}
+
+#[test]
+fn a_written_trace_replays_through_the_replay_command() {
+    // The CLI path of the same check: the duplicate-response finding's trace fails (exit 1)
+    // against the mutant and passes (exit 0) against the reference.
+    let out = tempdir("cli-replay");
+    let mut o = options(mutant("duplicate-response"), 8, 1);
+    o.out = Some(out.clone());
+    let s = blackbox::run(&o);
+    let path = s.findings[0].trace.clone().expect("a trace");
+    let replay = |cmd: &[&str]| {
+        std::process::Command::new(KIT)
+            .arg("replay")
+            .arg(&path)
+            .arg("--")
+            .args(cmd)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(replay(&[REFERENCE]), Some(0));
+    assert_eq!(
+        replay(&[KIT, "mutant", "duplicate-response", "--", REFERENCE]),
+        Some(1)
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
