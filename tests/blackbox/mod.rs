@@ -230,7 +230,10 @@ fn findings() -> Vec<(bool, Trace)> {
         out.push((real_bug, Trace::load(&p).unwrap_or_else(|e| panic!("{e}"))));
     }
     out.sort_by(|a, b| a.1.file.cmp(&b.1.file));
-    assert!(out.len() >= 2, "the two recorded real-runtime bugs are gone");
+    assert!(
+        out.len() >= 2,
+        "the two recorded real-runtime bugs are gone"
+    );
     out
 }
 
