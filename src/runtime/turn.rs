@@ -12,6 +12,9 @@ use super::{persist, Edition, Msg, Phase, Runtime, Turn};
 use crate::wire::write;
 use serde_json::{json, Value};
 
+/// The tool-use id of the scripted model's tool calls (the recording stub's).
+const TOOL_CALL_ID: &str = "toolu_fake_1";
+
 impl Runtime {
     /// Claims the next inbox message as a new turn (`running`, `turn/start`, claim splice).
     pub(super) fn start_turn(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
@@ -213,6 +216,22 @@ impl Runtime {
                 false,
             );
         };
+        // A tool_use reply and its tool/call event; returns the event's seq.
+        let mut tool_call = |s: &mut super::Session, out: &mut Vec<u8>, name: &str, args: &str| {
+            delivery(s, out);
+            let block = Block::ToolCall {
+                id: TOOL_CALL_ID,
+                name,
+                args,
+            };
+            reply(s, out, &[block], "tool-calls");
+            let call = json!({"turn": n,"step": step,"callId": TOOL_CALL_ID,"name": name,"arguments": args});
+            s.emit(out, sid, "tool/call", &call, now, None, false)
+        };
+        let tool_result = |text: &str, is_error: bool| {
+            json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": TOOL_CALL_ID},
+                "toolCallId": TOOL_CALL_ID,"content":[{"type":"text","text": text}],"isError": is_error,"id": new_id()}})
+        };
         let reason = match script {
             Script::Reply(text) => {
                 delivery(s, out);
@@ -295,27 +314,14 @@ impl Runtime {
             }
             Script::Hang => return,
             Script::Tool(cmd) => {
-                delivery(s, out);
                 let args = format!(
                     "{{\"description\": \"probe command\", \"command\": {}}}",
                     events::js_quote(&cmd)
                 );
-                let call_id = "toolu_fake_1";
-                reply(
-                    s,
-                    out,
-                    &[Block::ToolCall {
-                        id: call_id,
-                        name: "bash",
-                        args: &args,
-                    }],
-                    "tool-calls",
-                );
-                let call = json!({"turn": n,"step": step,"callId": call_id,"name":"bash","arguments": args});
-                let call_seq = s.emit(out, sid, "tool/call", &call, now, None, false);
+                let call_seq = tool_call(s, out, "bash", &args);
                 let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
                 let mut job = json!({"jobId": job_id,"owner": sid,"kind":"bash","label": cmd,"startedAt": now,
-                    "toolCall":{"callId": call_id,"rootCallId": call_id}});
+                    "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
                 s.emit(out, sid, "job/registered", &job, now, None, false);
                 job["finishedAt"] = json!(now);
                 job["status"] = json!("failed");
@@ -324,31 +330,17 @@ impl Runtime {
                 job["detail"] = json!(events::SANDBOX_REFUSAL);
                 s.emit(out, sid, "job/settled", &job, now, None, false);
                 let result_text = format!("Error: {}", events::SANDBOX_REFUSAL);
-                let tr = json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": call_id},
-                    "toolCallId": call_id,"content":[{"type":"text","text": result_text}],"isError": true,"id": new_id()}});
+                let tr = tool_result(&result_text, true);
                 s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
                 step_end(s, out);
                 return self.next_step(sid, format!("tool result: {result_text}"), now);
             }
             Script::Subagent(prompt) => {
-                delivery(s, out);
                 let args = format!(
                     "{{\"description\": \"probe child\", \"prompt\": {}}}",
                     events::js_quote(&prompt)
                 );
-                let call_id = "toolu_fake_1";
-                reply(
-                    s,
-                    out,
-                    &[Block::ToolCall {
-                        id: call_id,
-                        name: "subagent",
-                        args: &args,
-                    }],
-                    "tool-calls",
-                );
-                let call = json!({"turn": n,"step": step,"callId": call_id,"name":"subagent","arguments": args});
-                let call_seq = s.emit(out, sid, "tool/call", &call, now, None, false);
+                let call_seq = tool_call(s, out, "subagent", &args);
                 let child = self.spawn_child(sid, &prompt, now, out);
                 let Some(s) = self.sessions.get_mut(sid) else {
                     return;
@@ -356,18 +348,9 @@ impl Runtime {
                 let cat = json!({"version":0,"childId": child,"childCreatedAt": now,"mode":"continuable","label":"probe child"});
                 s.emit(out, sid, "subagent/catalog", &cat, now, None, false);
                 let text = format!("started subagent {child}");
-                let tr = json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": call_id},
-                    "toolCallId": call_id,"content":[{"type":"text","text": text}],"isError": false,"id": new_id()}});
+                let tr = tool_result(&text, false);
                 s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
-                s.emit(
-                    out,
-                    sid,
-                    "step/end",
-                    &json!({"turn": n, "step": step}),
-                    now,
-                    None,
-                    false,
-                );
+                step_end(s, out);
                 return self.next_step(sid, format!("tool result: {text}"), now);
             }
         };
