@@ -19,16 +19,21 @@ fn temp_file(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-#[test]
-fn list_names_every_check_with_severity_and_editions() {
+/// Runs the kit with `args`, asserts its exit code and returns its stdout.
+fn stdout_of(args: &[&str], code: i32) -> String {
     let out = kit()
-        .args(["check", "--list"])
+        .args(args)
         .assert()
-        .success()
+        .code(code)
         .get_output()
         .stdout
         .clone();
-    let text = String::from_utf8(out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn list_names_every_check_with_severity_and_editions() {
+    let text = stdout_of(&["check", "--list"], 0);
     for c in dsh_conformance::suite::CHECKS {
         let line = text
             .lines()
@@ -40,14 +45,7 @@ fn list_names_every_check_with_severity_and_editions() {
 
 #[test]
 fn the_built_in_runtime_passes_and_the_table_ends_with_the_summary() {
-    let out = kit()
-        .args(["check", "--filter", "frame.*"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&["check", "--filter", "frame.*"], 0);
     let last = text.trim_end().lines().last().unwrap();
     assert!(last.ends_with("passed, 0 failed"), "{last}");
     assert!(
@@ -61,8 +59,8 @@ fn the_built_in_runtime_passes_and_the_table_ends_with_the_summary() {
 
 #[test]
 fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
-    let out = kit()
-        .args([
+    let text = stdout_of(
+        &[
             "check",
             "--filter",
             "frame.batch-ignored",
@@ -72,13 +70,9 @@ fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
             "batch-supported",
             "--",
             RUNTIME,
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        ],
+        1,
+    );
     assert!(
         text.lines()
             .any(|l| l.starts_with("FAIL  frame.batch-ignored")),
@@ -89,8 +83,8 @@ fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
 
 #[test]
 fn a_should_failure_is_reported_but_does_not_fail_the_run() {
-    let out = kit()
-        .args([
+    let text = stdout_of(
+        &[
             "check",
             "--filter",
             "frame.cr-not-separator",
@@ -100,13 +94,9 @@ fn a_should_failure_is_reported_but_does_not_fail_the_run() {
             "cr-as-separator",
             "--",
             RUNTIME,
-        ])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        ],
+        0,
+    );
     assert!(
         text.contains("FAIL  frame.cr-not-separator") && text.contains("(SHOULD)"),
         "{text}"
@@ -186,14 +176,7 @@ fn the_baseline_turns_a_known_failure_into_xfail_and_flags_stale_entries() {
 
 #[test]
 fn explain_prints_the_rule_the_section_and_the_trace() {
-    let out = kit()
-        .args(["explain", "receipt.precedes-response"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(&["explain", "receipt.precedes-response"], 0);
     assert!(
         text.contains("§5")
             && text.contains("receipt")
