@@ -238,7 +238,7 @@ fn main() {
                     let failed: Vec<&str> = r
                         .results
                         .iter()
-                        .filter(|c| matches!(c.verdict, suite::report::Verdict::Fail { .. }))
+                        .filter(|c| matches!(c.verdict, suite::Verdict::Fail(_)))
                         .map(|c| c.info.id)
                         .collect();
                     match failed.is_empty() {

@@ -5,6 +5,7 @@
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 
 pub mod blackbox;
+pub mod edition;
 pub mod fuzzing;
 pub mod loadgen;
 pub mod model_stub;

@@ -1,6 +1,7 @@
 //! The kit's command line: thin argument parsing over the library. Exit codes: 0 pass, 1 findings,
 //! 2 usage error or a runtime that cannot be started.
 
+use dsh_conformance::edition::Edition;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -84,9 +85,9 @@ struct CheckArgs {
     /// Only checks whose id contains PATTERN (or matches it as a glob with `*`).
     #[arg(long, value_name = "PATTERN")]
     filter: Option<String>,
-    /// Protocol edition to check.
-    #[arg(long, value_parser = ["current", "2026-08", "legacy"], default_value = "current")]
-    edition: String,
+    /// Protocol edition to check: current, 2026-08 or legacy.
+    #[arg(long, default_value = "current")]
+    edition: Edition,
     /// Demand -32603 for unknown methods (do not accept the transport-level -32601).
     #[arg(long)]
     strict_upstream: bool,
@@ -153,7 +154,7 @@ fn check(a: CheckArgs) -> i32 {
                     exe.display().to_string(),
                     "runtime".into(),
                     "--edition".into(),
-                    a.edition.clone(),
+                    a.edition.to_string(),
                 ],
                 "built-in reference runtime".to_owned(),
             ),
@@ -185,7 +186,7 @@ fn check(a: CheckArgs) -> i32 {
         return 2;
     }
     let opts = suite::run::Options {
-        edition: a.edition.clone(),
+        edition: a.edition,
         filter: a.filter.clone(),
         strict_upstream: a.strict_upstream,
         frame_timeout: std::time::Duration::from_secs_f64(a.timeout),
@@ -239,6 +240,15 @@ fn explain(id: &str) -> i32 {
         info.editions.names()
     );
     println!("rule: {}", info.rule);
+    if !info.requires.is_empty() {
+        println!(
+            "requires: {} (when one fails, this check is BLOCKED, not run)",
+            info.requires.join(", ")
+        );
+    }
+    if info.stream {
+        println!("judged by the rule engine over every transcript of the run, whichever check produced it");
+    }
     match suite::cases::all() {
         Ok(cases) => {
             for c in cases.iter().filter(|c| c.check.id == info.id) {
@@ -455,9 +465,9 @@ fn fuzz(a: FuzzArgs) -> i32 {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1)
     });
-    let edition = match a.edition.parse() {
+    let edition = match a.edition.parse::<Edition>() {
         Ok(e) => e,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let t = Duration::from_secs_f64(a.timeout);
     let opts = blackbox::Options {

@@ -36,6 +36,8 @@ pub enum Event {
 struct Budget {
     used: Mutex<usize>,
     freed: Condvar,
+    /// Complete lines that ended in `\r\n` (the line-ending rule is judged on these).
+    crlf: std::sync::atomic::AtomicUsize,
 }
 
 const QUEUE_BYTES: usize = 32 * 1024 * 1024;
@@ -341,6 +343,13 @@ impl Child {
     }
 }
 
+impl Child {
+    /// How many complete stdout lines so far ended in `\r\n` rather than `\n` alone.
+    pub fn crlf_lines(&self) -> usize {
+        self.budget.crlf.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 impl Drop for Child {
     fn drop(&mut self) {
         self.kill();
@@ -385,6 +394,11 @@ fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budg
                     } else {
                         let ev = match std::str::from_utf8(&line) {
                             Ok(s) => {
+                                if s.ends_with('\r') {
+                                    budget
+                                        .crlf
+                                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                }
                                 let t = crate::wire::trim_js(s);
                                 (!t.is_empty()).then(|| Event::Text(t.to_owned()))
                             }

@@ -17,7 +17,7 @@ pub mod record;
 pub use child::{CaseDirs, Child, CommandSpec, Event};
 pub use record::{record, RecordOptions, Recording};
 
-use crate::trace::matcher::{Action, ExitInfo, Failure, Line, Matcher, Stats};
+use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Line, Matcher, Stats};
 use crate::trace::pattern::Env;
 use crate::trace::Trace;
 use std::time::{Duration, Instant};
@@ -35,6 +35,8 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Keep the per-case directories (for debugging).
     pub keep_dirs: bool,
+    /// Leave stream rules to the caller's rule engine ([`Matcher::set_tolerant`]).
+    pub tolerant: bool,
 }
 
 impl Default for Options {
@@ -45,6 +47,7 @@ impl Default for Options {
             max_line: crate::wire::lines::DEFAULT_MAX_LINE,
             env: Vec::new(),
             keep_dirs: false,
+            tolerant: false,
         }
     }
 }
@@ -93,6 +96,8 @@ pub struct Transcript {
     pub stdout: Vec<String>,
     /// The bound was reached and later traffic was not recorded.
     pub truncated: bool,
+    /// Stdout lines that ended in `\r\n` (their text in `stdout` is trimmed).
+    pub crlf_lines: usize,
     /// Bytes held so far (a running total: summing every line per line would be quadratic).
     used: usize,
 }
@@ -223,8 +228,10 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
         home: dirs.home.to_string_lossy().into_owned(),
     };
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
+    m.set_tolerant(opts.tolerant);
     drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
+    report.transcript.crlf_lines = child.crlf_lines();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();
     report.stderr_tail = tail;
@@ -237,8 +244,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
         // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
         Some(f)
             if m.stats.lines == 0
-                && (f.reason.starts_with("the runtime closed stdout")
-                    || f.reason.starts_with("the runtime ended ("))
+                && f.kind == FailureKind::Exit
                 && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
         {
             Outcome::Broken(format!(

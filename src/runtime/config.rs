@@ -4,46 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-/// Which era of the protocol the runtime speaks (CONTRACT §1, DESIGN §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Edition {
-    /// The 0.2.x release: 7 methods, initialize gating, queued overlapping prompts.
-    #[default]
-    Current,
-    /// The 2026-08 sources: 3 methods, no gating, queued overlapping prompts.
-    Aug2026,
-    /// The run-to-settlement era: one in-flight prompt, `session.finished`, late `{accepted:true}`.
-    Legacy,
-}
-
-impl Edition {
-    /// Every edition, in the order of `--help`.
-    pub const ALL: [Edition; 3] = [Edition::Current, Edition::Aug2026, Edition::Legacy];
-}
-
-impl FromStr for Edition {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "current" => Ok(Edition::Current),
-            "2026-08" => Ok(Edition::Aug2026),
-            "legacy" => Ok(Edition::Legacy),
-            _ => Err(format!(
-                "unknown edition {s:?} (expected current, 2026-08 or legacy)"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Edition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Edition::Current => "current",
-            Edition::Aug2026 => "2026-08",
-            Edition::Legacy => "legacy",
-        })
-    }
-}
+pub use crate::edition::Edition;
 
 /// The `--profile` the runtime was launched with (the official SDK passes `sdk`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

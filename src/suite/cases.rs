@@ -4,7 +4,7 @@
 //! once its expectations held (`# oracle: exactly-once seq-contiguous`), and may mark where its
 //! setup ends (`# ---- check ----`): a failure before that line means the check could not be tested.
 
-use super::registry::{self, CheckInfo};
+use super::registry::{self, CheckInfo, Edition};
 use crate::trace::Trace;
 
 include!(concat!(env!("OUT_DIR"), "/check_traces.rs"));
@@ -35,14 +35,17 @@ pub struct CheckCase {
     /// 1-based line of the `# ---- check ----` marker: failures above it are prerequisites.
     pub setup_until: Option<usize>,
     /// Editions the trace applies to (empty: all of the check's editions).
-    pub editions: Vec<String>,
+    pub editions: Vec<Edition>,
+    /// The trace needs a model that follows the stub's directives (`# requires: model`).
+    pub needs_model: bool,
 }
 
 impl CheckCase {
     /// Parses the trace, with `-32601|-32603` narrowed to `-32603` when `strict` (`--strict-upstream`)
     pub fn trace(&self, strict: bool) -> Result<Trace, String> {
+        // The alternative is written as a quoted pattern; strict mode puts the bare number there.
         let text = if strict {
-            self.text.replace("{{-32601|-32603}}", "-32603")
+            self.text.replace("\"{{-32601|-32603}}\"", "-32603")
         } else {
             self.text.to_owned()
         };
@@ -50,8 +53,8 @@ impl CheckCase {
     }
 
     /// Whether the trace applies to `edition`.
-    pub fn applies_to(&self, edition: &str) -> bool {
-        self.editions.is_empty() || self.editions.iter().any(|e| e == edition)
+    pub fn applies_to(&self, edition: Edition) -> bool {
+        self.editions.is_empty() || self.editions.contains(&edition)
     }
 }
 
@@ -89,9 +92,16 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
             oracles,
             setup_until,
             editions: Vec::new(),
+            needs_model: false,
         };
         let trace = case.trace(false)?;
-        case.editions = trace.meta.editions.clone();
+        for e in &trace.meta.editions {
+            case.editions.push(
+                e.parse()
+                    .map_err(|err| format!("fixtures/checks/{file}: {err}"))?,
+            );
+        }
+        case.needs_model = trace.meta.requires.iter().any(|r| r == "model");
         out.push(case);
     }
     Ok(out)
@@ -109,7 +119,7 @@ mod tests {
             c.trace(true).unwrap();
             for e in &c.editions {
                 assert!(
-                    c.check.editions.contains_name(e),
+                    c.check.editions.contains(*e),
                     "{} applies to {e}, which its check does not",
                     c.file
                 );
@@ -121,8 +131,8 @@ mod tests {
     fn every_check_has_a_trace_for_each_of_its_editions() {
         let cases = all().unwrap();
         let mut missing = Vec::new();
-        for info in registry::CHECKS {
-            for ed in info.editions.names().split(' ') {
+        for info in registry::CHECKS.iter().filter(|c| !c.stream) {
+            for ed in info.editions.iter() {
                 if !cases
                     .iter()
                     .any(|c| c.check.id == info.id && c.applies_to(ed))
@@ -133,8 +143,26 @@ mod tests {
         }
         assert!(
             missing.is_empty(),
-            "checks without a trace: {}",
+            "checks that are no stream rule and have no trace: {}",
             missing.join(", ")
         );
+    }
+}
+
+#[cfg(test)]
+mod strict_tests {
+    use super::*;
+
+    #[test]
+    fn strict_mode_demands_the_number_minus_32603_not_a_string() {
+        let c = all()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.check.id == "error.unknown-method")
+            .unwrap();
+        let text = format!("{:?}", c.trace(true).unwrap());
+        assert!(!text.contains("\"-32603\""), "{text}");
+        assert!(!c.text.replace("\"{{-32601|-32603}}\"", "").contains("{{-32601|-32603}}"),
+            "every alternative is written quoted, so strict mode replaces all of them");
     }
 }

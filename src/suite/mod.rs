@@ -1,13 +1,19 @@
-//! The conformance suite: a registry of checks, each enforcing one rule of CONTRACT.md, run against
-//! any runtime command; verdicts reported as a table, JSON or JUnit.
+//! The conformance suite: a registry of checks, each enforcing one rule of the contract, run
+//! against any runtime command in prerequisite order; stream rules judged over every transcript;
+//! verdicts reported as a table, JSON or JUnit, led by their root causes.
 
 pub mod baseline;
 pub mod cases;
+pub mod causes;
+pub mod judge;
 pub mod oracles;
 pub mod registry;
 pub mod report;
 pub mod run;
+pub mod stream;
+pub mod verdict;
 
 pub use baseline::Baseline;
-pub use registry::{CheckInfo, Editions, Severity, CHECKS};
-pub use report::{CheckResult, Report, Summary, Verdict};
+pub use registry::{CheckInfo, Edition, Editions, Severity, CHECKS};
+pub use report::{CheckResult, Report, Summary};
+pub use verdict::{Failure, FailureKind, Verdict};

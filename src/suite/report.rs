@@ -1,54 +1,12 @@
 //! Verdicts and the three report formats: a human table, JSON (schema in `docs/report.schema.json`)
 //! and JUnit XML.
 
-use super::registry::{CheckInfo, Severity};
+use super::causes::{root_causes, RootCause};
+use super::registry::{CheckInfo, Edition, Severity};
+use super::verdict::{Failure, Verdict};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::Duration;
-
-/// What happened to one check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// The rule held.
-    Pass,
-    /// The rule was broken (or could not be tested because a prerequisite failed).
-    Fail {
-        /// One line: what broke.
-        reason: String,
-        /// Everything a person needs to act: expected vs got, frames, stderr tail.
-        details: String,
-    },
-    /// The check does not apply to the edition under test.
-    Skip {
-        /// Why.
-        reason: String,
-    },
-    /// Failed, and listed in the known-failing baseline with this reason.
-    KnownFailing {
-        /// The failure.
-        reason: String,
-        /// The baseline's justification.
-        baseline: String,
-    },
-    /// Listed in the baseline but passed: the baseline is stale (fails the run).
-    StaleBaseline {
-        /// The baseline's justification.
-        baseline: String,
-    },
-}
-
-impl Verdict {
-    /// The short word for tables.
-    pub fn word(&self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail { .. } => "FAIL",
-            Verdict::Skip { .. } => "SKIP",
-            Verdict::KnownFailing { .. } => "XFAIL",
-            Verdict::StaleBaseline { .. } => "STALE",
-        }
-    }
-}
 
 /// One check's result.
 #[derive(Debug, Clone)]
@@ -67,11 +25,13 @@ pub struct Report {
     /// The runtime command line, or `built-in reference runtime`.
     pub runtime: String,
     /// The edition checked.
-    pub edition: String,
+    pub edition: Edition,
     /// Per-check results, in registry order.
     pub results: Vec<CheckResult>,
     /// Wall time of the run.
     pub duration: Duration,
+    /// A note on the runtime as a whole, e.g. that its methods look like another edition's.
+    pub hint: Option<String>,
 }
 
 /// Counts over a report.
@@ -81,11 +41,15 @@ pub struct Summary {
     pub passed: usize,
     /// Failed (any severity) plus stale baseline entries.
     pub failed: usize,
+    /// Not run because a prerequisite failed.
+    pub blocked: usize,
+    /// Could not be exercised on this runtime.
+    pub not_testable: usize,
     /// Not applicable to the edition.
     pub skipped: usize,
     /// Failed but listed in the baseline.
     pub known_failing: usize,
-    /// Failures that fail the run: MUST failures and stale baseline entries.
+    /// What fails the run: MUST failures, untestable MUST checks and stale baseline entries.
     pub fatal: usize,
 }
 
@@ -94,15 +58,19 @@ impl Report {
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
         for r in &self.results {
+            let must = r.info.severity == Severity::Must;
             match &r.verdict {
                 Verdict::Pass => s.passed += 1,
                 Verdict::Skip { .. } => s.skipped += 1,
                 Verdict::KnownFailing { .. } => s.known_failing += 1,
-                Verdict::Fail { .. } => {
+                Verdict::Blocked { .. } => s.blocked += 1,
+                Verdict::NotTestable { .. } => {
+                    s.not_testable += 1;
+                    s.fatal += usize::from(must);
+                }
+                Verdict::Fail(_) => {
                     s.failed += 1;
-                    if r.info.severity == Severity::Must {
-                        s.fatal += 1;
-                    }
+                    s.fatal += usize::from(must);
                 }
                 Verdict::StaleBaseline { .. } => {
                     s.failed += 1;
@@ -113,7 +81,7 @@ impl Report {
         s
     }
 
-    /// 0 when every MUST check passed and the baseline is not stale, else 1.
+    /// 0 when every MUST check passed (none untestable) and the baseline is not stale, else 1.
     pub fn exit_code(&self) -> i32 {
         if self.summary().fatal == 0 {
             0
@@ -122,20 +90,30 @@ impl Report {
         }
     }
 
-    /// The closing line: `N passed, N failed` (`, N skipped`, `, N known failing`).
+    /// The root causes: failing checks, those blocking most first.
+    pub fn root_causes(&self) -> Vec<RootCause> {
+        root_causes(&self.results)
+    }
+
+    /// The closing line: `N passed, N failed` (`, N blocked`, `, N not testable`, `, N skipped`,
+    /// `, N known failing`).
     pub fn summary_line(&self) -> String {
         let s = self.summary();
         let mut line = format!("{} passed, {} failed", s.passed, s.failed);
-        if s.skipped > 0 {
-            let _ = write!(line, ", {} skipped", s.skipped);
-        }
-        if s.known_failing > 0 {
-            let _ = write!(line, ", {} known failing", s.known_failing);
+        for (n, what) in [
+            (s.blocked, "blocked"),
+            (s.not_testable, "not testable"),
+            (s.skipped, "skipped"),
+            (s.known_failing, "known failing"),
+        ] {
+            if n > 0 {
+                let _ = write!(line, ", {n} {what}");
+            }
         }
         line
     }
 
-    /// The human table: one line per check, failure details after the table, then the summary.
+    /// The human report: root causes first, then one line per check, failure details, summary.
     pub fn human(&self, verbose: bool) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -143,6 +121,17 @@ impl Report {
             "dsh-conformance check: {} (edition {})",
             self.runtime, self.edition
         );
+        let causes = self.root_causes();
+        if !causes.is_empty() {
+            let _ = writeln!(out, "\nRoot causes ({}), fix these first:", causes.len());
+            for (i, c) in causes.iter().enumerate() {
+                let _ = writeln!(out, "  {}. {}", i + 1, c.line());
+            }
+            if let Some(h) = &self.hint {
+                let _ = writeln!(out, "  note: {h}");
+            }
+            out.push('\n');
+        }
         let w = self
             .results
             .iter()
@@ -150,47 +139,31 @@ impl Report {
             .max()
             .unwrap_or(10);
         for r in &self.results {
-            let why = match &r.verdict {
-                Verdict::Pass => String::new(),
-                Verdict::Fail { reason, .. } => reason.clone(),
-                Verdict::Skip { reason } => reason.clone(),
-                Verdict::KnownFailing { reason, baseline } => {
-                    format!("{reason} (baseline: {baseline})")
-                }
-                Verdict::StaleBaseline { baseline } => {
-                    format!("passes but is listed as known-failing ({baseline}): remove it from the baseline")
-                }
-            };
-            let sev = if matches!(r.verdict, Verdict::Fail { .. })
-                && r.info.severity == Severity::Should
-            {
+            let sev = if matches!(r.verdict, Verdict::Fail(_)) && r.info.severity == Severity::Should {
                 " (SHOULD)"
             } else {
                 ""
             };
             let _ = writeln!(
                 out,
-                "{:<5} {:<w$}  {}{}",
+                "{:<10} {:<w$}  {}{}",
                 r.verdict.word(),
                 r.info.id,
-                why,
+                r.verdict.summary(),
                 sev
             );
         }
         for r in &self.results {
-            if let Verdict::Fail { reason, details } = &r.verdict {
-                if verbose || !details.is_empty() {
-                    let _ = writeln!(
-                        out,
-                        "\n--- {} [{} {}] {}",
-                        r.info.id, r.info.severity, r.info.section, r.info.rule
-                    );
-                    let _ = writeln!(out, "{reason}");
-                    if !details.is_empty() {
-                        let _ = writeln!(out, "{}", details.trim_end());
-                    }
-                }
+            let Some(f) = r.verdict.failure() else { continue };
+            if matches!(r.verdict, Verdict::KnownFailing { .. }) && !verbose {
+                continue;
             }
+            let _ = writeln!(
+                out,
+                "\n--- {} [{} {}] {}",
+                r.info.id, r.info.severity, r.info.section, r.info.rule
+            );
+            let _ = write!(out, "{f}");
         }
         let _ = writeln!(out, "\n{}", self.summary_line());
         out
@@ -200,29 +173,41 @@ impl Report {
     pub fn json(&self) -> Value {
         let s = self.summary();
         json!({
-            "schema": "dsh-conformance/report/v1",
+            "schema": "dsh-conformance/report/v2",
             "runtime": self.runtime,
-            "edition": self.edition,
+            "edition": self.edition.name(),
             "duration_ms": self.duration.as_millis() as u64,
             "summary": {
-                "passed": s.passed, "failed": s.failed, "skipped": s.skipped,
+                "passed": s.passed, "failed": s.failed, "blocked": s.blocked,
+                "not_testable": s.not_testable, "skipped": s.skipped,
                 "known_failing": s.known_failing, "fatal": s.fatal,
             },
+            "hint": self.hint,
+            "root_causes": self.root_causes().iter().map(|c| json!({
+                "check": c.check,
+                "severity": c.severity.to_string(),
+                "section": c.section,
+                "verdict": c.verdict,
+                "reason": c.reason,
+                "blocks": c.blocks,
+            })).collect::<Vec<_>>(),
             "checks": self.results.iter().map(|r| {
                 let mut c = json!({
                     "id": r.info.id,
                     "section": r.info.section,
                     "severity": r.info.severity.to_string(),
-                    "editions": r.info.editions.names().split(' ').collect::<Vec<_>>(),
+                    "editions": r.info.editions.iter().map(Edition::name).collect::<Vec<_>>(),
                     "rule": r.info.rule,
+                    "requires": r.info.requires,
                     "verdict": r.verdict.word(),
                     "duration_ms": r.duration.as_millis() as u64,
                 });
                 match &r.verdict {
                     Verdict::Pass => {}
-                    Verdict::Fail { reason, details } => { c["reason"] = json!(reason); c["details"] = json!(details); }
-                    Verdict::Skip { reason } => c["reason"] = json!(reason),
-                    Verdict::KnownFailing { reason, baseline } => { c["reason"] = json!(reason); c["baseline"] = json!(baseline); }
+                    Verdict::Fail(f) => { c["reason"] = json!(f.reason); c["failure"] = failure_json(f); }
+                    Verdict::Blocked { by } => { c["reason"] = json!(r.verdict.summary()); c["blocked_by"] = json!(by); }
+                    Verdict::NotTestable { reason } | Verdict::Skip { reason } => c["reason"] = json!(reason),
+                    Verdict::KnownFailing { failure, baseline } => { c["reason"] = json!(failure.reason); c["failure"] = failure_json(failure); c["baseline"] = json!(baseline); }
                     Verdict::StaleBaseline { baseline } => c["baseline"] = json!(baseline),
                 }
                 c
@@ -234,13 +219,23 @@ impl Report {
     /// (type="SHOULD") so CI dashboards show them; skips and known failures are `<skipped>`.
     pub fn junit(&self) -> String {
         let s = self.summary();
+        let failures = self
+            .results
+            .iter()
+            .filter(|r| {
+                matches!(r.verdict, Verdict::Fail(_) | Verdict::StaleBaseline { .. })
+                    || (matches!(r.verdict, Verdict::NotTestable { .. })
+                        && r.info.severity == Severity::Must)
+            })
+            .count();
+        let skipped = self.results.len() - s.passed - failures;
         let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let _ = writeln!(
             x,
             "<testsuites name=\"dsh-conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
             self.results.len(),
-            s.failed,
-            s.skipped + s.known_failing,
+            failures,
+            skipped,
             self.duration.as_secs_f64()
         );
         let _ = writeln!(
@@ -248,15 +243,24 @@ impl Report {
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">",
             esc(&format!("dsh-conformance ({})", self.edition)),
             self.results.len(),
-            s.failed,
-            s.skipped + s.known_failing,
+            failures,
+            skipped,
             self.duration.as_secs_f64()
         );
-        let _ = writeln!(
+        let _ = write!(
             x,
-            "    <properties><property name=\"runtime\" value=\"{}\"/></properties>",
+            "    <properties><property name=\"runtime\" value=\"{}\"/>",
             esc(&self.runtime)
         );
+        for (i, c) in self.root_causes().iter().enumerate() {
+            let _ = write!(
+                x,
+                "<property name=\"root-cause.{}\" value=\"{}\"/>",
+                i + 1,
+                esc(&c.line().replace("\n      ", " "))
+            );
+        }
+        x.push_str("</properties>\n");
         for r in &self.results {
             let class = r.info.id.split('.').next().unwrap_or("check");
             let _ = write!(
@@ -268,13 +272,27 @@ impl Report {
             );
             match &r.verdict {
                 Verdict::Pass => x.push_str("/>\n"),
-                Verdict::Fail { reason, details } => {
+                Verdict::Fail(f) => {
                     let _ = writeln!(
                         x,
                         ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
                         r.info.severity,
-                        esc(reason),
-                        esc(&format!("{}\n{}", r.info.rule, details))
+                        esc(&f.reason),
+                        esc(&format!("{}\n{f}", r.info.rule))
+                    );
+                }
+                Verdict::NotTestable { reason } if r.info.severity == Severity::Must => {
+                    let _ = writeln!(
+                        x,
+                        ">\n      <failure type=\"not-testable\" message=\"{}\"/>\n    </testcase>",
+                        esc(&format!("not testable: {reason}"))
+                    );
+                }
+                Verdict::NotTestable { .. } | Verdict::Blocked { .. } => {
+                    let _ = writeln!(
+                        x,
+                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        esc(&r.verdict.summary())
                     );
                 }
                 Verdict::StaleBaseline { baseline } => {
@@ -291,11 +309,11 @@ impl Report {
                         esc(reason)
                     );
                 }
-                Verdict::KnownFailing { reason, baseline } => {
+                Verdict::KnownFailing { failure, baseline } => {
                     let _ = writeln!(
                         x,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("known failing ({baseline}): {reason}"))
+                        esc(&format!("known failing ({baseline}): {}", failure.reason))
                     );
                 }
             }
@@ -303,6 +321,21 @@ impl Report {
         x.push_str("  </testsuite>\n</testsuites>\n");
         x
     }
+}
+
+/// The structured fields of a failure, for the JSON report.
+fn failure_json(f: &Failure) -> Value {
+    json!({
+        "kind": f.kind.name(),
+        "reason": f.reason,
+        "case": f.case,
+        "expected": f.expected,
+        "closest": f.closest,
+        "difference": f.difference,
+        "stdout_line": f.stdout_line,
+        "stderr_tail": f.stderr_tail,
+        "details": f.details,
+    })
 }
 
 /// XML-escapes text and attribute values; drops characters XML 1.0 cannot carry.
@@ -338,16 +371,17 @@ mod tests {
         };
         Report {
             runtime: "./rt --profile sdk".into(),
-            edition: "current".into(),
+            edition: Edition::Current,
             duration: Duration::from_millis(40),
+            hint: None,
             results: vec![
                 r("stdout.frames-only", Verdict::Pass),
                 r(
                     "frame.cr-not-separator",
-                    Verdict::Fail {
-                        reason: "A\\rB answered".into(),
+                    Verdict::Fail(Box::new(Failure {
                         details: "got <x> & \u{1}".into(),
-                    },
+                        ..Failure::new(super::super::FailureKind::Unexpected, "A\\rB answered")
+                    })),
                 ),
                 r(
                     "turn.overlap-rejected",
@@ -358,7 +392,7 @@ mod tests {
                 r(
                     "error.unknown-method",
                     Verdict::KnownFailing {
-                        reason: "-32000".into(),
+                        failure: Box::new(Failure::new(super::super::FailureKind::Mismatch, "-32000")),
                         baseline: "ours".into(),
                     },
                 ),
@@ -375,10 +409,8 @@ mod tests {
         );
         assert_eq!(rep.exit_code(), 0, "a SHOULD failure does not fail the run");
         let mut rep = report();
-        rep.results[0].verdict = Verdict::Fail {
-            reason: "x".into(),
-            details: String::new(),
-        };
+        rep.results[0].verdict =
+            Verdict::Fail(Box::new(Failure::new(super::super::FailureKind::Rule, "x")));
         assert_eq!(rep.exit_code(), 1);
         let mut rep = report();
         rep.results[3].verdict = Verdict::StaleBaseline {
@@ -390,10 +422,18 @@ mod tests {
     #[test]
     fn the_human_table_has_a_line_per_check_and_ends_with_the_summary() {
         let h = report().human(false);
-        assert!(h.lines().any(|l| l.starts_with("PASS  stdout.frames-only")));
+        let starts = |l: &str, w: &str, id: &str| {
+            let mut p = l.split_whitespace();
+            p.next() == Some(w) && p.next() == Some(id)
+        };
+        assert!(h.lines().any(|l| starts(l, "PASS", "stdout.frames-only")));
         assert!(h
             .lines()
-            .any(|l| l.starts_with("FAIL  frame.cr-not-separator") && l.ends_with("(SHOULD)")));
+            .any(|l| starts(l, "FAIL", "frame.cr-not-separator") && l.ends_with("(SHOULD)")));
+        assert!(
+            h.contains("Root causes (1), fix these first:\n  1. FAIL frame.cr-not-separator [SHOULD §2.1]: A\\rB answered"),
+            "{h}"
+        );
         assert_eq!(
             h.trim_end().lines().last(),
             Some("1 passed, 1 failed, 1 skipped, 1 known failing")

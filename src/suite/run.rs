@@ -1,24 +1,25 @@
-//! Running the suite against a runtime command: preflight, checks in parallel on fresh processes,
-//! oracles over each transcript, the baseline, the report.
+//! Running the suite against a runtime command: preflight, checks in parallel on fresh processes
+//! in prerequisite order, the rule engine over every transcript, the baseline, the report.
 
 use super::cases::{self, CheckCase};
-use super::oracles;
-use super::registry::{CheckInfo, CHECKS};
-use super::report::{CheckResult, Report, Verdict};
+use super::judge::{self, Blame, ModelCapability};
+use super::registry::{CheckInfo, Edition, CHECKS};
+use super::report::{CheckResult, Report};
+use super::verdict::{Failure, FailureKind, Verdict};
 use super::Baseline;
-use crate::runner::{self, CaseReport, CommandSpec, Outcome, Transcript};
+use crate::runner::{self, CommandSpec, Outcome};
 use crate::trace::Trace;
-use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How to run the suite.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The edition checked: `current`, `2026-08` or `legacy`.
-    pub edition: String,
-    /// Only checks whose id matches (substring, or a glob with `*`).
+    /// The edition checked.
+    pub edition: Edition,
+    /// Only checks whose id matches (substring, or a glob with `*`). Prerequisites left out by the
+    /// filter are assumed to hold.
     pub filter: Option<String>,
     /// Demand -32603 for unknown methods (no -32601).
     pub strict_upstream: bool,
@@ -39,7 +40,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            edition: "current".into(),
+            edition: Edition::Current,
             filter: None,
             strict_upstream: false,
             frame_timeout: Duration::from_secs(10),
@@ -75,34 +76,49 @@ pub fn matches_filter(id: &str, pattern: &str) -> bool {
     rest.is_empty()
 }
 
-// `stdout any`: a runtime that also logs to stdout must still reach the checks that report it.
+// Tolerant of non-frame lines: a runtime that also logs to stdout must still reach the checks.
 const PREFLIGHT: &str = r#"# case: preflight
 == stdout any
 >> {"jsonrpc":"2.0","id":"dsh-conformance-preflight","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
 << {"id":"dsh-conformance-preflight"}
 "#;
 
-fn runner_opts(opts: &Options) -> runner::Options {
-    runner::Options {
-        frame_timeout: opts.frame_timeout,
-        case_timeout: Duration::from_secs(300),
-        env: opts.env.clone(),
-        ..runner::Options::default()
-    }
+/// What the preflight learnt about a runtime that started and wrote something.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preflight {
+    /// It answered initialize.
+    Answered,
+    /// It wrote lines, none of them a JSON object: nothing else can be judged. Holds the first.
+    NoFrames {
+        /// The first stdout line, clipped.
+        first_line: String,
+        /// Lines written.
+        lines: usize,
+    },
 }
 
 /// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start or
-/// never answers is a usage problem (exit 2), not fifty identical failures.
-pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<(), String> {
+/// never answers is a usage problem (`Err`, exit 2), not fifty identical failures.
+pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, String> {
     let trace = Trace::parse(PREFLIGHT, "preflight").map_err(|e| e.to_string())?;
-    let mut ro = runner_opts(opts);
+    let mut ro = judge::runner_opts(opts);
     ro.frame_timeout = opts.start_timeout;
     let r = runner::replay(&trace, cmd, &ro);
+    let stdout = &r.transcript.stdout;
+    let any_object = stdout.iter().any(|l| {
+        crate::wire::json::parse(l)
+            .ok()
+            .is_some_and(|p| p.value.is_object())
+    });
     match &r.outcome {
-        Outcome::Pass => Ok(()),
+        Outcome::Pass => Ok(Preflight::Answered),
         Outcome::Broken(m) => Err(m.clone()),
-        // It started and wrote something, even if not a frame the kit can read: the checks will say what is wrong.
-        Outcome::Fail(_) if !r.transcript.stdout.is_empty() => Ok(()),
+        Outcome::Fail(_) if !stdout.is_empty() && !any_object => Ok(Preflight::NoFrames {
+            first_line: crate::trace::explain::clip(&stdout[0], 200),
+            lines: stdout.len(),
+        }),
+        // It wrote frames, just not the answer: the checks will say what is wrong.
+        Outcome::Fail(_) if !stdout.is_empty() => Ok(Preflight::Answered),
         Outcome::Fail(f) => {
             let mut m = format!("`{cmd}` did not answer initialize: {}", f.reason);
             if !r.stderr_tail.is_empty() {
@@ -114,164 +130,14 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<(), String> {
     }
 }
 
-fn run_oracle(name: &str, t: &Transcript) -> Result<(), String> {
-    if t.truncated {
-        return Err("the transcript outgrew its bound; whole-run rules could not be judged".into());
-    }
-    let sent: Vec<_> = oracles::sent_requests(&t.sent)
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    match name {
-        "exactly-once" => oracles::exactly_once(&sent, &t.stdout),
-        "id-types" => oracles::id_types_preserved(&sent, &t.stdout),
-        "seq-contiguous" => oracles::seq_contiguous(&t.stdout, |_| Some(0)),
-        "frames-only" => oracles::frames_only(&t.stdout),
-        "receipt-order" => oracles::receipt_before_response(&t.sent, &t.stdout),
-        "finished-order" => oracles::finished_before_response(&t.sent, &t.stdout),
-        "wait-after-idle" => oracles::wait_after_idle(&t.sent, &t.stdout),
-        "turns-increase" => {
-            for (sid, turns) in oracles::turns_by_session(&t.stdout) {
-                for (i, n) in turns.iter().enumerate() {
-                    if *n != i as u64 + 1 {
-                        return Err(format!(
-                            "session {sid:?}: turn/end #{} has turn {n}, expected {} (turns so far: {turns:?})",
-                            i + 1,
-                            i + 1
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        }
-        other => Err(format!("unknown oracle {other}")),
-    }
-}
-
-fn failure_line(r: &CaseReport) -> Option<usize> {
-    let at = r.failure()?.at.as_ref()?;
-    at.rsplit(':').next()?.parse().ok()
-}
-
-/// Runs one case; `Ok(())` when it passed.
-fn run_case(
-    case: &CheckCase,
-    cmd: &CommandSpec,
-    opts: &Options,
-    kept: &mut std::collections::HashMap<String, runner::CaseDirs>,
-) -> Result<(), (String, String)> {
-    let trace = case
-        .trace(opts.strict_upstream)
-        .map_err(|e| (format!("the check's trace is invalid: {e}"), String::new()))?;
-    let r = match &trace.meta.continues {
-        Some(prev) => match kept.get(prev) {
-            Some(d) => runner::replay_in(&trace, cmd, &runner_opts(opts), d),
-            None => {
-                return Err((
-                    format!("not testable: it continues case `{prev}`, which did not run"),
-                    String::new(),
-                ))
-            }
-        },
-        None => {
-            let d = runner::CaseDirs::new(false).map_err(|e| {
-                (
-                    format!("not testable: cannot create the case directories: {e}"),
-                    String::new(),
-                )
-            })?;
-            let r = runner::replay_in(&trace, cmd, &runner_opts(opts), &d);
-            kept.insert(trace.meta.case.clone(), d);
-            r
-        }
-    };
-    match &r.outcome {
-        Outcome::Pass => {}
-        Outcome::Broken(m) => return Err((format!("not testable: {m}"), r.to_string())),
-        Outcome::Fail(f) => {
-            let reason = f.reason.lines().next().unwrap_or("").to_owned();
-            let setup = matches!((case.setup_until, failure_line(&r)), (Some(s), Some(l)) if l < s);
-            let reason = if setup {
-                format!("not testable: a prerequisite failed: {reason}")
-            } else {
-                reason
-            };
-            return Err((reason, r.to_string()));
-        }
-    }
-    for o in &case.oracles {
-        if let Err(e) = run_oracle(o, &r.transcript) {
-            let mut details = format!(
-                "oracle {o} over {} ({} stdout lines):\n{e}",
-                case.file,
-                r.transcript.stdout.len()
-            );
-            let tail: Vec<_> = r.transcript.stdout.iter().rev().take(12).collect();
-            if !tail.is_empty() {
-                details.push_str("\nlast frames received:");
-                for l in tail.into_iter().rev() {
-                    details.push_str("\n  ");
-                    details.push_str(&crate::trace::explain::clip(l, 300));
-                }
-            }
-            return Err((e, details));
-        }
-    }
-    Ok(())
-}
-
-fn judge(
-    info: &'static CheckInfo,
-    cases: &[CheckCase],
-    cmd: &CommandSpec,
-    opts: &Options,
-) -> CheckResult {
-    let started = Instant::now();
-    let verdict = if !info.editions.contains_name(&opts.edition) {
-        Verdict::Skip {
-            reason: format!("applies to editions {}", info.editions.names()),
-        }
-    } else {
-        let mine: Vec<_> = cases
-            .iter()
-            .filter(|c| c.check.id == info.id && c.applies_to(&opts.edition))
-            .collect();
-        if mine.is_empty() {
-            Verdict::Fail {
-                reason: format!(
-                    "not testable: the kit has no trace for this check in edition {}",
-                    opts.edition
-                ),
-                details: String::new(),
-            }
-        } else {
-            // Cases that continue another case's process (`# continues: <case>`) reuse its directories.
-            let mut kept: std::collections::HashMap<String, runner::CaseDirs> = Default::default();
-            let mut v = Verdict::Pass;
-            for c in mine {
-                if let Err((reason, details)) = run_case(c, cmd, opts, &mut kept) {
-                    v = Verdict::Fail { reason, details };
-                    break;
-                }
-            }
-            v
-        }
-    };
-    let verdict = match (verdict, opts.baseline.reason(info.id)) {
-        (Verdict::Fail { reason, .. }, Some(b)) => Verdict::KnownFailing {
-            reason,
-            baseline: b.to_owned(),
-        },
-        (Verdict::Pass, Some(b)) => Verdict::StaleBaseline {
-            baseline: b.to_owned(),
-        },
-        (v, _) => v,
-    };
-    CheckResult {
-        info: *info,
-        verdict,
-        duration: started.elapsed(),
-    }
+/// The scheduler's shared state: a verdict slot per selected check.
+struct Board {
+    verdicts: Vec<Option<Verdict>>,
+    started: Vec<bool>,
+    durations: Vec<Duration>,
+    blames: Vec<Blame>,
+    transcripts: usize,
+    done: usize,
 }
 
 /// Runs every selected check against `cmd`. `Err` means the runtime could not be started or
@@ -293,60 +159,245 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
             opts.filter.as_deref().unwrap_or("")
         ));
     }
-    preflight(cmd, opts)?;
-    let queue = Arc::new(Mutex::new(
-        selected
-            .iter()
-            .copied()
-            .enumerate()
-            .collect::<VecDeque<_>>(),
-    ));
-    let results: Arc<Mutex<Vec<Option<CheckResult>>>> =
-        Arc::new(Mutex::new(vec![None; selected.len()]));
-    let done = Arc::new(Mutex::new(0usize));
-    let total = selected.len();
+    let pre = preflight(cmd, opts)?;
+    let n = selected.len();
+    let board = Mutex::new(Board {
+        verdicts: vec![None; n],
+        started: vec![false; n],
+        durations: vec![Duration::ZERO; n],
+        blames: Vec::new(),
+        transcripts: 0,
+        done: 0,
+    });
+    if let Preflight::NoFrames { first_line, lines } = &pre {
+        // Nothing on stdout is a frame: one root cause, everything else blocked by it.
+        let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, c) in selected.iter().enumerate() {
+            b.started[i] = true;
+            b.verdicts[i] = Some(if c.id == "stdout.frames-only" {
+                let mut f = Failure::new(
+                    FailureKind::NotAFrame,
+                    format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)"),
+                );
+                f.closest = Some(first_line.clone());
+                f.stdout_line = Some(1);
+                Verdict::Fail(Box::new(f))
+            } else {
+                Verdict::Blocked {
+                    by: vec!["stdout.frames-only"],
+                }
+            });
+        }
+    }
+    let ready = Condvar::new();
+    let model: OnceLock<ModelCapability> = OnceLock::new();
+    let model_fn = || model.get_or_init(|| judge::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
-            let (queue, results, done, cases) =
-                (queue.clone(), results.clone(), done.clone(), &cases);
-            s.spawn(move || loop {
-                let Some((i, info)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
-                else {
-                    return;
-                };
-                let r = judge(info, cases, cmd, opts);
-                if opts.progress {
-                    let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                    *d += 1;
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(
-                        err,
-                        "\r\x1b[2K[{}/{total}] {} {}",
-                        *d,
-                        r.verdict.word(),
-                        info.id
-                    );
-                    let _ = err.flush();
-                }
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
+            s.spawn(|| worker(&selected, &cases, cmd, opts, &board, &ready, &model_fn));
         }
     });
     if opts.progress {
         eprint!("\r\x1b[2K");
     }
-    let results = Arc::try_unwrap(results)
-        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect();
+    let b = board.into_inner().unwrap_or_else(|e| e.into_inner());
+    let results = finish(&selected, b, opts);
+    let failed = results.iter().any(|r| r.verdict.blocks_dependents());
+    let hint = if failed && pre == Preflight::Answered {
+        judge::probe_surface(cmd, opts).map(|e| {
+            format!("the runtime's methods look like edition {e}'s (session/wait and working-directory/get are {}known): try --edition {e}",
+                if e == Edition::Current { "" } else { "un" })
+        })
+    } else {
+        None
+    };
     Ok(Report {
         runtime: label.to_owned(),
-        edition: opts.edition.clone(),
+        edition: opts.edition,
         results,
         duration: started.elapsed(),
+        hint,
     })
+}
+
+/// What a worker should do next.
+enum Next {
+    Run(usize),
+    Wait,
+    Stop,
+}
+
+fn applies(c: &CheckInfo, opts: &Options) -> bool {
+    c.editions.contains(opts.edition)
+}
+
+/// The failing checks at the root of what blocks check `i`, or `None` when it may run (or must
+/// wait: `Some(vec![])`).
+fn blockers(i: usize, sel: &[&'static CheckInfo], b: &Board, opts: &Options) -> Option<Vec<&'static str>> {
+    let mut roots: Vec<&'static str> = Vec::new();
+    for r in sel[i].requires {
+        let Some(j) = sel.iter().position(|c| c.id == *r) else {
+            continue; // filtered out: assumed to hold
+        };
+        if !applies(sel[j], opts) {
+            continue;
+        }
+        match &b.verdicts[j] {
+            None => return Some(Vec::new()),
+            Some(Verdict::Blocked { by }) => roots.extend(by.iter().copied()),
+            Some(v) if v.blocks_dependents() => roots.push(sel[j].id),
+            Some(_) => {}
+        }
+    }
+    roots.sort_unstable();
+    roots.dedup();
+    (!roots.is_empty()).then_some(roots)
+}
+
+fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
+    let mut waiting = false;
+    for i in 0..sel.len() {
+        if b.started[i] {
+            continue;
+        }
+        if !applies(sel[i], opts) {
+            b.started[i] = true;
+            b.verdicts[i] = Some(Verdict::Skip {
+                reason: format!("applies to editions {}", sel[i].editions.names()),
+            });
+            b.done += 1;
+            continue;
+        }
+        match blockers(i, sel, b, opts) {
+            None => {
+                b.started[i] = true;
+                return Next::Run(i);
+            }
+            Some(by) if by.is_empty() => waiting = true,
+            Some(by) => {
+                b.started[i] = true;
+                b.verdicts[i] = Some(Verdict::Blocked { by });
+                b.done += 1;
+            }
+        }
+    }
+    if waiting || b.verdicts.iter().zip(&b.started).any(|(v, s)| *s && v.is_none()) {
+        Next::Wait
+    } else {
+        Next::Stop
+    }
+}
+
+fn worker(
+    sel: &[&'static CheckInfo],
+    cases: &[CheckCase],
+    cmd: &CommandSpec,
+    opts: &Options,
+    board: &Mutex<Board>,
+    ready: &Condvar,
+    model: &dyn Fn() -> ModelCapability,
+) {
+    let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let i = {
+            let mut b = lock();
+            loop {
+                match next(sel, &mut b, opts) {
+                    Next::Run(i) => break i,
+                    Next::Stop => {
+                        ready.notify_all();
+                        return;
+                    }
+                    Next::Wait => {
+                        b = ready.wait(b).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            }
+        };
+        let info = sel[i];
+        let started = Instant::now();
+        let mine: Vec<&CheckCase> = cases
+            .iter()
+            .filter(|c| c.check.id == info.id && c.applies_to(opts.edition))
+            .collect();
+        let (verdict, blames) = if mine.is_empty() {
+            // A stream rule without a trace of its own: judged over the others' transcripts.
+            (Verdict::Pass, Vec::new())
+        } else {
+            judge::judge(info.id, &mine, cmd, opts, model)
+        };
+        let mut b = lock();
+        b.transcripts += mine.len();
+        b.blames.extend(blames);
+        b.verdicts[i] = Some(verdict);
+        b.durations[i] = started.elapsed();
+        b.done += 1;
+        if opts.progress {
+            progress(b.done, sel.len(), info.id, b.verdicts[i].as_ref());
+        }
+        ready.notify_all();
+    }
+}
+
+/// One progress line on stderr per finished check.
+fn progress(done: usize, total: usize, id: &str, v: Option<&Verdict>) {
+    let mut err = std::io::stderr().lock();
+    let word = v.map_or("", Verdict::word);
+    let _ = write!(err, "\r\x1b[2K[{done}/{total}] {word} {id}");
+    let _ = err.flush();
+}
+
+/// Applies what the rule engine found in every transcript, then the baseline.
+fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResult> {
+    let mut out = Vec::with_capacity(sel.len());
+    for (i, info) in sel.iter().enumerate() {
+        let mut verdict = b.verdicts[i].clone().unwrap_or(Verdict::NotTestable {
+            reason: "the scheduler never reached it".into(),
+        });
+        let found: Vec<&Blame> = b.blames.iter().filter(|x| x.check == info.id).collect();
+        if verdict == Verdict::Pass {
+            if let Some(first) = found.first() {
+                let mut f = first.failure.clone();
+                let cases: std::collections::BTreeSet<_> =
+                    found.iter().filter_map(|x| x.failure.case.as_deref()).collect();
+                if cases.len() > 1 {
+                    f.details = format!(
+                        "seen in {} transcripts: {}",
+                        cases.len(),
+                        cases.into_iter().collect::<Vec<_>>().join(", ")
+                    );
+                }
+                verdict = Verdict::Fail(Box::new(f));
+            } else if info.stream
+                && b.transcripts == 0
+                && !cases_exist(info.id)
+            {
+                verdict = Verdict::NotTestable {
+                    reason: "no check ran, so no transcript could be judged".into(),
+                };
+            }
+        }
+        let verdict = match (verdict, opts.baseline.reason(info.id)) {
+            (Verdict::Fail(failure), Some(bl)) => Verdict::KnownFailing {
+                failure,
+                baseline: bl.to_owned(),
+            },
+            (Verdict::Pass, Some(bl)) => Verdict::StaleBaseline {
+                baseline: bl.to_owned(),
+            },
+            (v, _) => v,
+        };
+        out.push(CheckResult {
+            info: **info,
+            verdict,
+            duration: b.durations[i],
+        });
+    }
+    out
+}
+
+fn cases_exist(id: &str) -> bool {
+    cases::all().is_ok_and(|c| c.iter().any(|c| c.check.id == id))
 }
 
 #[cfg(test)]

@@ -90,6 +90,49 @@ pub struct Failure {
     pub diff: Option<String>,
     /// The last frames received before the failure.
     pub recent: Vec<String>,
+    /// What kind of failure it is.
+    pub kind: FailureKind,
+    /// 1-based line of the trace file of the expectation concerned.
+    pub trace_line: Option<usize>,
+    /// 1-based stdout line of the offending frame.
+    pub stdout_line: Option<usize>,
+}
+
+/// What kind of thing went wrong, so reports and tests never parse reason text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// An expected frame arrived with a different value (the closest open expectation differs).
+    Mismatch,
+    /// An expected frame had not arrived when a frame the trace orders after it came.
+    Missing,
+    /// A frame arrived that the trace does not allow.
+    Unexpected,
+    /// The deadline of the expectation blocking progress passed.
+    Timeout,
+    /// The process ended, or did not end, against the trace.
+    Exit,
+    /// A stdout line is not a JSON object.
+    NotAFrame,
+    /// The rule engine found the rule broken in a transcript (used above the matcher).
+    Rule,
+    /// The kit itself could not run the case (invalid trace, directories, a bad send).
+    Harness,
+}
+
+impl FailureKind {
+    /// Lower-case name for JSON reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Mismatch => "mismatch",
+            FailureKind::Missing => "missing",
+            FailureKind::Unexpected => "unexpected",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Exit => "exit",
+            FailureKind::NotAFrame => "not-a-frame",
+            FailureKind::Rule => "rule",
+            FailureKind::Harness => "harness",
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {
@@ -206,6 +249,10 @@ pub struct Matcher {
     pause_until: Option<Duration>,
     ignores: Vec<(Pat, usize)>,
     frames_only: bool,
+    /// Leave stream rules to the rule engine: skip non-frame lines and exact repeats of a
+    /// response already matched, instead of failing the case on them.
+    tolerant: bool,
+    answered: std::collections::HashSet<String>,
     bindings: Bindings,
     recent: VecDeque<Seen>,
     failure: Option<Failure>,
@@ -272,6 +319,8 @@ impl Matcher {
             pause_until: None,
             ignores: trace.ignores.clone(),
             frames_only: trace.frames_only,
+            tolerant: false,
+            answered: Default::default(),
             bindings: Bindings::default(),
             recent: VecDeque::new(),
             failure: None,
@@ -417,6 +466,14 @@ impl Matcher {
     }
 
     /// The failure, once the case has failed.
+    /// Tolerant mode (the suite's): lines that are not frames and exact repeats of a matched
+    /// response are skipped, not failures; the suite's rule engine blames them on their rules
+    /// (`stdout.frames-only`, `response.exactly-once`) so they do not fail every other check.
+    pub fn set_tolerant(&mut self, on: bool) {
+        self.tolerant = on;
+    }
+
+    /// The failure, if the case failed.
     pub fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
     }
@@ -537,12 +594,16 @@ impl Matcher {
         // Deadlines.
         if now >= self.case_deadline {
             let e = self.first_open_required();
-            self.timeout_failure(e, now, true);
+            self.timeout_failure(e, now, None);
             return Action::Done;
         }
         if let Some((i, d)) = self.earliest_deadline() {
             if now >= d {
-                self.timeout_failure(Some(i), now, false);
+                // Name the expectation that blocks progress (the first open one in trace order),
+                // not whichever deadline happened to expire first.
+                let blocker = self.first_open_required().unwrap_or(i);
+                let waited = self.exps[i].deadline_after;
+                self.timeout_failure(Some(blocker), now, Some(waited));
                 return Action::Done;
             }
         }
@@ -560,6 +621,9 @@ impl Matcher {
             closest: None,
             diff: None,
             recent: Vec::new(),
+            kind: FailureKind::Harness,
+            trace_line: Some(line),
+            stdout_line: None,
         });
         Action::Done
     }
@@ -589,7 +653,8 @@ impl Matcher {
             .position(|e| e.seg < self.active && e.required() && !e.done)
     }
 
-    fn timeout_failure(&mut self, e: Option<usize>, now: Duration, case: bool) {
+    /// `waited`: the expectation deadline that expired (`None`: the whole case's).
+    fn timeout_failure(&mut self, e: Option<usize>, now: Duration, waited: Option<Duration>) {
         let Some(i) = e else {
             self.fail(Failure {
                 reason: format!("case timed out after {:.1}s", now.as_secs_f64()),
@@ -598,18 +663,20 @@ impl Matcher {
                 closest: None,
                 diff: None,
                 recent: Vec::new(),
+            kind: FailureKind::Timeout,
+            trace_line: None,
+            stdout_line: None,
             });
             return;
         };
         let exp = &self.exps[i];
-        let what = if case {
-            format!("case timed out after {:.1}s", now.as_secs_f64())
-        } else {
-            format!("timed out after {:.1}s", exp.deadline_after.as_secs_f64())
+        let what = match waited {
+            None => format!("the case's {:.1}s ran out", now.as_secs_f64()),
+            Some(w) => format!("waited {:.1}s", w.as_secs_f64()),
         };
         let mut f = Failure {
             reason: format!(
-                "{what} waiting for {} ({})",
+                "{} ({}) never arrived ({what})",
                 self.exp_text(exp),
                 self.at(exp.line)
             ),
@@ -618,6 +685,9 @@ impl Matcher {
             closest: None,
             diff: None,
             recent: Vec::new(),
+            kind: FailureKind::Timeout,
+            trace_line: Some(exp.line),
+            stdout_line: None,
         };
         if let EKind::Frame { pat, .. } = &exp.kind {
             self.explain_closest(pat, &mut f);
@@ -752,7 +822,7 @@ impl Matcher {
     }
 
     fn not_a_frame(&mut self, reason: String, text: Option<&str>) {
-        if !self.frames_only {
+        if !self.frames_only || self.tolerant {
             return;
         }
         self.fail(Failure {
@@ -762,6 +832,9 @@ impl Matcher {
             closest: text.map(|t| explain::clip(t, 300)),
             diff: None,
             recent: Vec::new(),
+            kind: FailureKind::NotAFrame,
+            trace_line: None,
+            stdout_line: Some(self.stats.lines),
         });
     }
 
@@ -804,6 +877,9 @@ impl Matcher {
             self.match_notification(&value, session.as_deref())
         };
         if hit {
+            if self.tolerant && is_response {
+                self.answered.insert(text.to_owned());
+            }
             self.stats.matched += 1;
             self.remember(text, value);
             return;
@@ -812,7 +888,7 @@ impl Matcher {
             let mut at = Attempt::new(&self.bindings, &self.env, session.as_deref());
             p.matches(Some(&value), &mut at)
         });
-        if ignored {
+        if ignored || (self.tolerant && is_response && self.answered.contains(text)) {
             self.stats.ignored += 1;
             crate::wire::json::dispose(value);
             return;
@@ -858,9 +934,14 @@ impl Matcher {
             closest: None,
             diff: None,
             recent: Vec::new(),
+            kind: FailureKind::Unexpected,
+            trace_line: None,
+            stdout_line: Some(self.stats.lines),
         };
         if let Some((_, i)) = best {
             let e = &self.exps[i];
+            f.kind = FailureKind::Mismatch;
+            f.trace_line = Some(e.line);
             f.at = Some(self.at(e.line));
             f.expected = Some(self.exp_text(e));
             f.reason.push_str(&format!(
@@ -899,14 +980,9 @@ impl Matcher {
                 .flat_map(|u| l.units[u].iter().copied())
                 .find(|&j| self.exps[j].required() && !self.exps[j].done);
             let (why, at) = match blocker {
-                Some(j) => (
-                    format!(
-                        "it arrived before {} ({}), which is written above it in the same session",
-                        self.exp_text(&self.exps[j]),
-                        self.at(self.exps[j].line)
-                    ),
-                    j,
-                ),
+                Some(j) => {
+                    return Some(self.missing_before(j, i, text, v));
+                }
                 None if e.seg >= self.active => (
                     "it arrived before the sends it follows in the trace were due".to_owned(),
                     i,
@@ -930,9 +1006,38 @@ impl Matcher {
                 closest: Some(explain::clip(text, 300)),
                 diff,
                 recent: Vec::new(),
+            kind: FailureKind::Missing,
+            trace_line: Some(self.exps[at].line),
+            stdout_line: Some(self.stats.lines),
             });
         }
         None
+    }
+
+    /// Expectation `j` had not arrived when a frame matching `i`, which the trace orders after
+    /// it, came: from the client's side `j` is missing, whether or not it would come later.
+    fn missing_before(&self, j: usize, i: usize, text: &str, v: &Value) -> Failure {
+        let diff = match &self.exps[j].kind {
+            EKind::Frame { pat, .. } => explain::first_difference(pat, v, &self.bindings, &self.env),
+            _ => None,
+        };
+        Failure {
+            reason: format!(
+                "{} ({}) never arrived before stdout line {}, which matches {} written after it",
+                self.exp_text(&self.exps[j]),
+                self.at(self.exps[j].line),
+                self.stats.lines,
+                self.at(self.exps[i].line)
+            ),
+            at: Some(self.at(self.exps[j].line)),
+            expected: Some(self.exp_text(&self.exps[j])),
+            closest: Some(explain::clip(text, 300)),
+            diff,
+            recent: Vec::new(),
+            kind: FailureKind::Missing,
+            trace_line: Some(self.exps[j].line),
+            stdout_line: Some(self.stats.lines),
+        }
     }
 
     fn try_exp(&self, i: usize, v: &Value, session: Option<&str>) -> Option<Tentative> {
@@ -1128,6 +1233,9 @@ impl Matcher {
                 closest: None,
                 diff: None,
                 recent: Vec::new(),
+            kind: FailureKind::Exit,
+            trace_line: Some(e.line),
+            stdout_line: None,
             };
             if let EKind::Frame { pat, .. } = &e.kind {
                 self.explain_closest(pat, &mut f);
@@ -1187,6 +1295,9 @@ impl Matcher {
                         closest: None,
                         diff: None,
                         recent: Vec::new(),
+            kind: FailureKind::Exit,
+            trace_line: Some(e.line),
+            stdout_line: None,
                     });
                 }
             }
@@ -1209,6 +1320,9 @@ impl Matcher {
                         closest: None,
                         diff: None,
                         recent: Vec::new(),
+            kind: FailureKind::Exit,
+            trace_line: open.map(|i| self.exps[i].line),
+            stdout_line: None,
                     });
                 }
             }
@@ -1303,8 +1417,10 @@ mod tests {
             &["{\"method\":\"e\",\"params\":{\"sessionId\":\"a\",\"n\":2}}"],
         );
         let f = y.failure().expect("out of order");
-        assert!(f.reason.contains("frame out of order"), "{f}");
+        assert_eq!(f.kind, FailureKind::Missing, "{f}");
+        assert!(f.reason.contains("never arrived before stdout line 1"), "{f}");
         assert_eq!(f.at.as_deref(), Some("t:2"));
+        assert_eq!((f.trace_line, f.stdout_line), (Some(2), Some(1)));
     }
 
     #[test]
@@ -1371,9 +1487,9 @@ mod tests {
         );
         assert_eq!(drain(&mut x, Duration::from_secs(3)).1, Action::Done);
         let f = x.failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Timeout);
         assert!(
-            f.reason
-                .starts_with("timed out after 2.0s waiting for << {\"id\":1"),
+            f.reason.starts_with("<< {\"id\":1") && f.reason.ends_with("never arrived (waited 2.0s)"),
             "{f}"
         );
         assert_eq!(f.diff.as_deref(), Some("/result/v: expected 2, got 1"));

@@ -8,47 +8,52 @@ mod real;
 use dsh_conformance::mutants;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::run::{run, Options};
+use dsh_conformance::edition::Edition;
 use dsh_conformance::suite::{Report, Verdict};
 use std::sync::Mutex;
 
 pub const RUNTIME: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");
 pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
 
-fn failures(r: &Report) -> String {
+/// Every verdict that is not PASS or SKIP, rendered.
+pub fn failures(r: &Report) -> String {
     r.results
         .iter()
-        .filter(|c| {
-            matches!(
-                c.verdict,
-                Verdict::Fail { .. } | Verdict::StaleBaseline { .. }
-            )
-        })
+        .filter(|c| !matches!(c.verdict, Verdict::Pass | Verdict::Skip { .. }))
         .map(|c| match &c.verdict {
-            Verdict::Fail { reason, details } => format!("{}: {reason}\n{details}", c.info.id),
-            v => format!("{}: {v:?}", c.info.id),
+            Verdict::Fail(f) => format!("{}: {f}", c.info.id),
+            v => format!("{}: {} {}", c.info.id, v.word(), v.summary()),
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 #[test]
-fn the_reference_runtime_passes_every_check_in_every_edition() {
-    for edition in ["current", "2026-08", "legacy"] {
-        let cmd = CommandSpec::new(RUNTIME).arg("--edition").arg(edition);
-        let opts = Options {
-            edition: edition.into(),
-            jobs: 2,
-            ..Options::default()
-        };
-        let report = run(&cmd, "reference", &opts).expect("preflight");
-        let s = report.summary();
-        assert_eq!(s.failed, 0, "edition {edition}:\n{}", failures(&report));
-        assert!(
-            s.passed >= 35,
-            "edition {edition}: only {} checks ran",
-            s.passed
-        );
-        assert_eq!(report.exit_code(), 0);
+fn the_reference_runtime_passes_every_check_in_every_edition_strict_or_not() {
+    for edition in Edition::ALL {
+        for strict_upstream in [false, true] {
+            let cmd = CommandSpec::new(RUNTIME)
+                .arg("--edition")
+                .arg(edition.name());
+            let opts = Options {
+                edition,
+                strict_upstream,
+                jobs: 2,
+                ..Options::default()
+            };
+            let report = run(&cmd, "reference", &opts).expect("preflight");
+            let s = report.summary();
+            let what = format!("edition {edition}, strict {strict_upstream}");
+            assert_eq!(
+                (s.failed, s.blocked, s.not_testable),
+                (0, 0, 0),
+                "{what}:\n{}",
+                failures(&report)
+            );
+            assert!(s.passed >= 35, "{what}: only {} checks ran", s.passed);
+            assert_eq!(report.exit_code(), 0);
+            assert!(report.root_causes().is_empty());
+        }
     }
 }
 
@@ -82,9 +87,7 @@ fn every_mutant_is_caught_by_the_check_it_names() {
                             .find(|c| c.info.id == m.catches)
                             .expect("the named check ran");
                         match &c.verdict {
-                            Verdict::Fail { reason, .. } if !reason.starts_with("not testable") => {
-                                None
-                            }
+                            Verdict::Fail(_) => None,
                             other => Some(format!(
                                 "{} ({}) was not caught by {}: {other:?}",
                                 m.name, m.breaks, m.catches

@@ -1,0 +1,314 @@
+//! Judging one check: run its traces, turn the first failure into a structured [`Failure`], and
+//! hand every transcript to the rule engine so stream rules are blamed on their own checks.
+
+use super::cases::CheckCase;
+use super::oracles;
+use super::run::Options;
+use super::stream;
+use super::verdict::{Failure, FailureKind, Verdict};
+use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome, Transcript};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A finding about some check, made while judging another one (stream rules, oracles).
+#[derive(Debug, Clone)]
+pub struct Blame {
+    /// The check whose rule broke.
+    pub check: &'static str,
+    /// What broke.
+    pub failure: Failure,
+}
+
+/// Whether the runtime's model follows the stub's directives (`reply: X` answers X).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelCapability {
+    /// It does.
+    Follows,
+    /// It does not, or could not be told: why.
+    Ignores(String),
+}
+
+/// The check an oracle's rule belongs to.
+pub fn oracle_check(name: &str) -> &'static str {
+    match name {
+        "exactly-once" => "response.exactly-once",
+        "id-types" => "response.id-type-preserved",
+        "seq-contiguous" => "session.seq-contiguous",
+        "turns-increase" => "turn.counts-per-session",
+        "frames-only" => "stdout.frames-only",
+        "receipt-order" => "receipt.precedes-response",
+        "finished-order" => "legacy.session-finished",
+        _ => "wait.settles-after-idle",
+    }
+}
+
+fn run_oracle(name: &str, t: &Transcript) -> Result<(), String> {
+    let sent: Vec<_> = oracles::sent_requests(&t.sent)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    match name {
+        "exactly-once" => oracles::exactly_once(&sent, &t.stdout),
+        "id-types" => oracles::id_types_preserved(&sent, &t.stdout),
+        "seq-contiguous" => oracles::seq_contiguous(&t.stdout, |_| Some(0)),
+        "frames-only" => oracles::frames_only(&t.stdout),
+        "receipt-order" => oracles::receipt_before_response(&t.sent, &t.stdout),
+        "finished-order" => oracles::finished_before_response(&t.sent, &t.stdout),
+        "wait-after-idle" => oracles::wait_after_idle(&t.sent, &t.stdout),
+        "turns-increase" => {
+            for (sid, turns) in oracles::turns_by_session(&t.stdout) {
+                for (i, n) in turns.iter().enumerate() {
+                    if *n != i as u64 + 1 {
+                        return Err(format!(
+                            "session {sid:?}: turn/end #{} has turn {n}, expected {} (turns so far: {turns:?})",
+                            i + 1,
+                            i + 1
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        other => Err(format!("unknown oracle {other}")),
+    }
+}
+
+/// The runner settings of the suite: tolerant matching, the suite's deadlines and environment.
+pub fn runner_opts(opts: &Options) -> runner::Options {
+    runner::Options {
+        frame_timeout: opts.frame_timeout,
+        case_timeout: Duration::from_secs(300),
+        env: opts.env.clone(),
+        tolerant: true,
+        ..runner::Options::default()
+    }
+}
+
+fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
+    let mut details = String::new();
+    if !f.recent.is_empty() {
+        details.push_str("last frames received:");
+        for l in &f.recent {
+            details.push_str("\n  ");
+            details.push_str(l);
+        }
+    }
+    Failure {
+        kind: f.kind,
+        reason: f.reason.lines().next().unwrap_or("").to_owned(),
+        case: Some(r.file.clone()),
+        expected: f.expected.clone().map(|e| match &f.at {
+            Some(at) => format!("({at}): {e}"),
+            None => e,
+        }),
+        closest: f.closest.clone(),
+        difference: f.diff.clone(),
+        stdout_line: f.stdout_line,
+        stderr_tail: r.stderr_tail.clone(),
+        details,
+    }
+}
+
+fn stream_blames(r: &CaseReport, out: &mut Vec<Blame>) {
+    if r.transcript.truncated {
+        return;
+    }
+    for f in stream::judge(&r.transcript) {
+        let mut failure = Failure::new(FailureKind::Rule, f.message);
+        failure.case = Some(r.file.clone());
+        failure.closest = f.line;
+        failure.stdout_line = f.stdout_line;
+        out.push(Blame {
+            check: f.check,
+            failure,
+        });
+    }
+}
+
+/// Runs one check's cases; returns its own verdict (before baselines and stream findings) and
+/// what its transcripts showed about other rules.
+pub fn judge(
+    id: &'static str,
+    cases: &[&CheckCase],
+    cmd: &CommandSpec,
+    opts: &Options,
+    model: &dyn Fn() -> ModelCapability,
+) -> (Verdict, Vec<Blame>) {
+    let mut blames = Vec::new();
+    if cases.iter().any(|c| c.needs_model) {
+        if let ModelCapability::Ignores(why) = model() {
+            return (Verdict::NotTestable { reason: why }, blames);
+        }
+    }
+    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    for case in cases {
+        let trace = match case.trace(opts.strict_upstream) {
+            Ok(mut t) => {
+                t.frames_only = false;
+                t
+            }
+            Err(e) => {
+                let f = Failure::new(
+                    FailureKind::Harness,
+                    format!("the check's trace is invalid: {e}"),
+                );
+                return (Verdict::Fail(Box::new(f)), blames);
+            }
+        };
+        let ro = runner_opts(opts);
+        let r = match &trace.meta.continues {
+            Some(prev) => match kept.get(prev) {
+                Some(d) => runner::replay_in(&trace, cmd, &ro, d),
+                None => {
+                    let reason = format!("it continues case `{prev}`, which did not run");
+                    return (Verdict::NotTestable { reason }, blames);
+                }
+            },
+            None => {
+                let d = match CaseDirs::new(false) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let reason = format!("cannot create the case directories: {e}");
+                        return (Verdict::NotTestable { reason }, blames);
+                    }
+                };
+                let r = runner::replay_in(&trace, cmd, &ro, &d);
+                kept.insert(trace.meta.case.clone(), d);
+                r
+            }
+        };
+        stream_blames(&r, &mut blames);
+        match &r.outcome {
+            Outcome::Pass => {}
+            Outcome::Broken(m) => {
+                let mut reason = m.clone();
+                if !r.stderr_tail.trim().is_empty() {
+                    reason.push_str("; stderr tail: ");
+                    reason.push_str(r.stderr_tail.trim().lines().last().unwrap_or(""));
+                }
+                return (Verdict::NotTestable { reason }, blames);
+            }
+            Outcome::Fail(f) => {
+                let failure = from_case(&r, f);
+                let in_setup = matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
+                if in_setup {
+                    let reason = format!(
+                        "its setup failed before the rule could be exercised: {}",
+                        failure.reason
+                    );
+                    return (Verdict::NotTestable { reason }, blames);
+                }
+                return (Verdict::Fail(Box::new(failure)), blames);
+            }
+        }
+        if r.transcript.truncated {
+            continue;
+        }
+        for o in &case.oracles {
+            if let Err(e) = run_oracle(o, &r.transcript) {
+                let mut failure = Failure::new(FailureKind::Rule, e);
+                failure.case = Some(r.file.clone());
+                failure.stderr_tail = r.stderr_tail.clone();
+                let owner = oracle_check(o);
+                if owner == id {
+                    return (Verdict::Fail(Box::new(failure)), blames);
+                }
+                blames.push(Blame {
+                    check: owner,
+                    failure,
+                });
+            }
+        }
+    }
+    (Verdict::Pass, blames)
+}
+
+/// The model probe: one prompt `reply: dsh-model-probe-ok`, awaiting the session's first
+/// assistant/message.
+pub const MODEL_PROBE: &str = r#"# case: model-probe
+ignore {"method":"session.event"}
+ignore {"method":"session.status"}
+ignore {"method":"session.finished"}
+ignore {"id":"{{string}}"}
+>> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
+>> {"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"model-probe","contentBlocks":[{"type":"text","text":"reply: dsh-model-probe-ok"}]}}
+<< {"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"model-probe","event":{"type":"assistant/message"}}} within 30s
+"#;
+
+/// Runs [`MODEL_PROBE`]. The model ignores the directives when an assistant/message arrived
+/// without the text asked for; when none arrived at all, the capability is not in doubt, the
+/// event stream is, and the checks themselves say so.
+pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
+    let trace = match crate::trace::Trace::parse(MODEL_PROBE, "model-probe") {
+        Ok(mut t) => {
+            t.frames_only = false;
+            t
+        }
+        Err(e) => return ModelCapability::Ignores(format!("the model probe is invalid: {e}")),
+    };
+    let r = runner::replay(&trace, cmd, &runner_opts(opts));
+    if !r.passed() {
+        return ModelCapability::Follows;
+    }
+    let reply = r
+        .transcript
+        .stdout
+        .iter()
+        .find(|l| l.contains("\"assistant/message\"") && l.contains("\"model-probe\""));
+    match reply {
+        Some(l) if l.contains("dsh-model-probe-ok") => ModelCapability::Follows,
+        Some(l) => ModelCapability::Ignores(format!(
+            "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered by {}; use --model-stub for a runtime that calls a model",
+            crate::trace::explain::clip(l, 200)
+        )),
+        None => ModelCapability::Follows,
+    }
+}
+
+/// The method-surface probe: does the runtime know the 0.2.x-only methods?
+const SURFACE_PROBE: &str = r#"# case: surface-probe
+ignore {"method":"{{string}}"}
+>> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
+<< {"jsonrpc":"2.0","id":"init"} within 30s
+>> {"jsonrpc":"2.0","id":"wait","method":"session/wait","params":{"sessionId":"dsh-surface-probe"}}
+>> {"jsonrpc":"2.0","id":"wd","method":"working-directory/get","params":{"sessionId":"dsh-surface-probe"}}
+<<unordered
+<< {"jsonrpc":"2.0","id":"wait"}
+<< {"jsonrpc":"2.0","id":"wd"}
+<<end
+"#;
+
+/// The edition the runtime's method surface looks like, when it differs from `opts.edition`:
+/// a runtime that answers `session/wait` and `working-directory/get` as unknown methods has the
+/// 2026-08 surface; one that knows them has the current one. `None` when undecided.
+pub fn probe_surface(cmd: &CommandSpec, opts: &Options) -> Option<crate::edition::Edition> {
+    use crate::edition::Edition;
+    if opts.edition == Edition::Legacy {
+        return None;
+    }
+    let mut trace = crate::trace::Trace::parse(SURFACE_PROBE, "surface-probe").ok()?;
+    trace.frames_only = false;
+    let r = runner::replay(&trace, cmd, &runner_opts(opts));
+    if !r.passed() {
+        return None;
+    }
+    let unknown = |id: &str| {
+        r.transcript.stdout.iter().any(|l| {
+            crate::wire::json::parse(l).ok().is_some_and(|p| {
+                p.value.get("id").and_then(serde_json::Value::as_str) == Some(id)
+                    && p.value
+                        .pointer("/error/message")
+                        .and_then(serde_json::Value::as_str)
+                        .is_some_and(|m| m.starts_with("unknown DeepSeek Harness SDK runtime method"))
+            })
+        })
+    };
+    let looks = if unknown("wait") && unknown("wd") {
+        Edition::Aug2026
+    } else if !unknown("wait") && !unknown("wd") {
+        Edition::Current
+    } else {
+        return None;
+    };
+    (looks != opts.edition).then_some(looks)
+}
