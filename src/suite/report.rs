@@ -146,7 +146,7 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "{:<10} {:<w$}  {}{}",
+                "{:<5} {:<w$}  {}{}",
                 r.verdict.word(),
                 r.info.id,
                 r.verdict.summary(),
