@@ -66,11 +66,15 @@ impl RootCause {
             self.verdict, self.check, self.severity, self.section, self.reason
         );
         if !self.blocks.is_empty() {
+            const SHOWN: usize = 8;
+            let mut names = self.blocks[..self.blocks.len().min(SHOWN)].join(", ");
+            if self.blocks.len() > SHOWN {
+                names.push_str(&format!(" and {} more", self.blocks.len() - SHOWN));
+            }
             l.push_str(&format!(
-                "\n      → blocks {} check{}: {}",
+                "\n      → blocks {} check{}: {names}",
                 self.blocks.len(),
                 if self.blocks.len() == 1 { "" } else { "s" },
-                self.blocks.join(", ")
             ));
         }
         l

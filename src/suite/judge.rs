@@ -84,6 +84,20 @@ pub fn runner_opts(opts: &Options) -> runner::Options {
     }
 }
 
+/// The frame timeout the traces' `within` deadlines are written for.
+pub const NOMINAL_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Scales a trace's own `within` and `# timeout:` deadlines by `--timeout` / 10 s, so that
+/// `--timeout` bounds every wait of a check, not only the ones that use the default.
+pub fn scale_deadlines(t: &mut crate::trace::Trace, frame_timeout: Duration) {
+    let k = frame_timeout.as_secs_f64() / NOMINAL_FRAME_TIMEOUT.as_secs_f64();
+    let scale = |d: Duration| Duration::from_secs_f64(d.as_secs_f64() * k);
+    for s in &mut t.steps {
+        s.within = s.within.map(scale);
+    }
+    t.meta.timeout = t.meta.timeout.map(scale);
+}
+
 fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     let mut details = String::new();
     if !f.recent.is_empty() {
@@ -145,6 +159,7 @@ pub fn judge(
         let trace = match case.trace(opts.strict_upstream) {
             Ok(mut t) => {
                 t.frames_only = false;
+                scale_deadlines(&mut t, opts.frame_timeout);
                 t
             }
             Err(e) => {

@@ -83,6 +83,9 @@ const PREFLIGHT: &str = r#"# case: preflight
 << {"id":"dsh-conformance-preflight"}
 "#;
 
+/// How long the preflight's first attempt waits for the initialize answer.
+const FIRST_ATTEMPT: Duration = Duration::from_secs(5);
+
 /// What the preflight learnt about a runtime that started and wrote something.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Preflight {
@@ -102,8 +105,14 @@ pub enum Preflight {
 pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, String> {
     let trace = Trace::parse(PREFLIGHT, "preflight").map_err(|e| e.to_string())?;
     let mut ro = judge::runner_opts(opts);
-    ro.frame_timeout = opts.start_timeout;
-    let r = runner::replay(&trace, cmd, &ro);
+    // A short first attempt decides at once for a runtime that writes lines but no frames; a
+    // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.
+    ro.frame_timeout = opts.start_timeout.min(FIRST_ATTEMPT);
+    let mut r = runner::replay(&trace, cmd, &ro);
+    if !r.passed() && r.transcript.stdout.is_empty() && opts.start_timeout > FIRST_ATTEMPT {
+        ro.frame_timeout = opts.start_timeout;
+        r = runner::replay(&trace, cmd, &ro);
+    }
     let stdout = &r.transcript.stdout;
     let any_object = stdout.iter().any(|l| {
         crate::wire::json::parse(l)
@@ -174,7 +183,11 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
         for (i, c) in selected.iter().enumerate() {
             b.started[i] = true;
-            b.verdicts[i] = Some(if c.id == "stdout.frames-only" {
+            b.verdicts[i] = Some(if !applies(c, opts) {
+                Verdict::Skip {
+                    reason: format!("applies to editions {}", c.editions.names()),
+                }
+            } else if c.id == "stdout.frames-only" {
                 let mut f = Failure::new(
                     FailureKind::NotAFrame,
                     format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)"),
