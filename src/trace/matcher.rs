@@ -944,13 +944,22 @@ impl Matcher {
             f.trace_line = Some(e.line);
             f.at = Some(self.at(e.line));
             f.expected = Some(self.exp_text(e));
-            f.reason.push_str(&format!(
-                "; closest open expectation is {}",
-                self.at(e.line)
-            ));
             if let EKind::Frame { pat, .. } = &e.kind {
                 f.diff = explain::first_difference(pat, &value, &self.bindings, &self.env);
             }
+            f.closest = Some(explain::clip(text, 300));
+            f.reason = match &f.diff {
+                Some(d) => format!(
+                    "stdout line {} differs from the expectation at {}: {d}",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
+                None => format!(
+                    "stdout line {} is not what {} expects",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
+            };
         }
         crate::wire::json::dispose(value);
         self.fail(f);
