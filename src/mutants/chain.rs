@@ -16,7 +16,7 @@ impl Chain {
     /// A chain of the named mutants, outermost first.
     pub(crate) fn new(names: &[&'static str]) -> Self {
         Chain {
-            layers: names.iter().map(|n| Rewriter::new(*n)).collect(),
+            layers: names.iter().copied().map(Rewriter::new).collect(),
         }
     }
 
