@@ -63,7 +63,8 @@ enum Cmd {
     /// Run a deliberately broken runtime: a proxy in front of CMD that breaks one rule (for self-tests).
     #[command(hide = true)]
     Mutant {
-        /// The mutant's name (`list` prints them all).
+        /// The mutant's name, or several comma-separated (`a,b,c`: stacked, `a` closest to the
+        /// client); `list` prints them all.
         name: String,
         /// The runtime command to wrap.
         #[arg(last = true)]

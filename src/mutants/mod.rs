@@ -3,9 +3,11 @@
 //! A mutant is a stdio proxy in front of a good runtime (normally ours) that breaks exactly one
 //! rule of the contract: it rewrites, drops, adds or reorders frames, or misbehaves at exit. Because
 //! it works on the wire, the same mutant can wrap any runtime. `dsh-conformance mutant <name> -- <cmd>`
-//! runs one; the test suite asserts that each is caught by the check named in [`Mutant::catches`]
+//! runs one, and `mutant a,b,c -- <cmd>` stacks several (a runtime with several independent bugs);
+//! the test suite asserts that each is caught by the check named in [`Mutant::catches`]
 //! while the unwrapped runtime passes everything.
 
+mod chain;
 mod proxy;
 mod rewrite;
 
@@ -69,9 +71,37 @@ pub fn find(name: &str) -> Option<&'static Mutant> {
     ALL.iter().find(|m| m.name == name)
 }
 
+/// Looks up a comma-separated list of mutant names (`a,b,c`), in order. The mutants are stacked
+/// like nested proxies, `a` closest to the client (see `chain.rs`). An empty list, an unknown name
+/// or a name given twice is an error.
+pub fn find_all(spec: &str) -> Result<Vec<&'static Mutant>, String> {
+    let mut out: Vec<&'static Mutant> = Vec::new();
+    for name in spec.split(',').map(str::trim) {
+        let m = find(name).ok_or_else(|| format!("unknown mutant {name:?}"))?;
+        if out.contains(&m) {
+            return Err(format!("mutant {name:?} is listed twice"));
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mutant_lists_are_comma_separated_names() {
+        let ms = find_all("seq-gap, string-ids").unwrap();
+        assert_eq!(
+            ms.iter().map(|m| m.name).collect::<Vec<_>>(),
+            ["seq-gap", "string-ids"]
+        );
+        assert_eq!(find_all("no-idle").unwrap(), [find("no-idle").unwrap()]);
+        assert!(find_all("").is_err());
+        assert!(find_all("no-idle,nope").unwrap_err().contains("nope"));
+        assert!(find_all("no-idle,no-idle").is_err());
+    }
 
     #[test]
     fn mutant_names_are_unique_and_each_names_a_check() {

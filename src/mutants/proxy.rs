@@ -1,6 +1,6 @@
 //! The stdio plumbing of a mutant: client ⇄ rewriter ⇄ runtime child process.
 
-use super::rewrite::Rewriter;
+use super::chain::Chain;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -17,15 +17,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs mutant `name` in front of `cmd`; returns the process exit code (never returns for the
-/// mutants that refuse to exit, until killed).
+/// Runs mutant `name` (or several, comma-separated: see [`super::find_all`]) in front of `cmd`;
+/// returns the process exit code (never returns for the mutants that refuse to exit, until killed).
 pub fn run(name: &str, cmd: &[String]) -> i32 {
-    let Some(m) = super::find(name) else {
-        eprintln!(
-            "dsh-conformance mutant: unknown mutant {name:?}; known: {}",
-            names()
-        );
-        return 2;
+    let layers = match super::find_all(name) {
+        Ok(ms) => ms.iter().map(|m| m.name).collect::<Vec<_>>(),
+        Err(e) => {
+            eprintln!("dsh-conformance mutant: {e}; known: {}", names());
+            return 2;
+        }
     };
     let Some((prog, args)) = cmd.split_first() else {
         eprintln!("dsh-conformance mutant: no runtime command given (usage: mutant <name> -- <cmd> [args])");
@@ -63,11 +63,12 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
         std::thread::sleep(Duration::from_millis(5));
     });
 
-    let rw = Arc::new(Mutex::new(Rewriter::new(m.name)));
+    let rw = Arc::new(Mutex::new(Chain::new(&layers)));
     let out = Arc::new(Mutex::new(std::io::stdout()));
     {
         let mut o = lock(&out);
-        for l in lock(&rw).startup() {
+        let startup = lock(&rw).startup();
+        for l in startup {
             let _ = writeln!(o, "{l}");
         }
         let _ = o.flush();

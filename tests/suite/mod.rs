@@ -3,6 +3,7 @@
 //! standard tools.
 
 mod cli;
+mod precision;
 mod real;
 
 use dsh_conformance::mutants;

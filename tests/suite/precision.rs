@@ -1,0 +1,186 @@
+//! Precision: a runtime with known bugs must FAIL exactly the checks those bugs break, and no
+//! other. Ground truth: the `# BUG <check-id>:` lines of `fixtures/runtimes/naive_runtime.py` (a
+//! naive runtime in another language), the lines of `fixtures/runtimes/multi-bug.txt` (several
+//! mutants stacked in front of the reference runtime), and each mutant's `catches` (one mutant at
+//! a time, full suite).
+
+use super::{KIT, RUNTIME};
+use dsh_conformance::mutants;
+use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::suite::registry;
+use dsh_conformance::suite::run::{run, Options};
+use dsh_conformance::suite::Verdict;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/runtimes")
+        .join(name)
+}
+
+/// One runtime with its expected failures.
+struct Case {
+    label: String,
+    cmd: CommandSpec,
+    strict: bool,
+    expected: BTreeSet<String>,
+}
+
+fn mutant_cmd(list: &str) -> CommandSpec {
+    CommandSpec::new(KIT)
+        .arg("mutant")
+        .arg(list)
+        .arg("--")
+        .arg(RUNTIME)
+}
+
+/// Runs the full suite against `case`; `None` when exactly the expected checks failed, else a
+/// paragraph naming expected vs got.
+fn judge(case: &Case) -> Option<String> {
+    let opts = Options {
+        jobs: 2,
+        strict_upstream: case.strict,
+        frame_timeout: Duration::from_secs(3),
+        ..Options::default()
+    };
+    let report = match run(&case.cmd, &case.label, &opts) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("{}: the suite did not run: {e}", case.label)),
+    };
+    let failed: Vec<_> = report
+        .results
+        .iter()
+        .filter_map(|c| match &c.verdict {
+            Verdict::Fail { reason, .. } => Some((c.info.id, reason.as_str())),
+            _ => None,
+        })
+        .collect();
+    let got: BTreeSet<String> = failed.iter().map(|(id, _)| id.to_string()).collect();
+    if got == case.expected {
+        return None;
+    }
+    let mut m = format!(
+        "{}\n  expected FAIL: {}\n  got FAIL:      {}",
+        case.label,
+        case.expected.iter().cloned().collect::<Vec<_>>().join(" "),
+        got.iter().cloned().collect::<Vec<_>>().join(" ")
+    );
+    for id in case.expected.difference(&got) {
+        let why = match report.results.iter().find(|c| c.info.id == id) {
+            Some(c) => c.verdict.word().to_owned(),
+            None if registry::find(id).is_none() => "no such check is registered".into(),
+            None => "did not run".into(),
+        };
+        m.push_str(&format!("\n  missed:     {id} ({why})"));
+    }
+    for (id, reason) in failed.iter().filter(|(id, _)| !case.expected.contains(*id)) {
+        m.push_str(&format!("\n  unexpected: {id}: {reason}"));
+    }
+    Some(m)
+}
+
+/// Judges every case, four at a time; panics with every mismatch.
+fn judge_all(cases: Vec<Case>) {
+    let wrong = Mutex::new(Vec::new());
+    let next = Mutex::new(cases.iter());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let Some(case) = next.lock().unwrap().next() else {
+                    return;
+                };
+                if let Some(w) = judge(case) {
+                    wrong.lock().unwrap().push(w);
+                }
+            });
+        }
+    });
+    let mut wrong = wrong.into_inner().unwrap();
+    wrong.sort();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} runtimes did not fail exactly their known bugs:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The `# BUG <check-id>: <what>` lines of the naive runtime.
+fn naive_bugs() -> BTreeSet<String> {
+    let path = fixture("naive_runtime.py");
+    let text = std::fs::read_to_string(&path).expect("the naive runtime");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# BUG "))
+        .map(|l| l.split(':').next().unwrap_or("").trim().to_owned())
+        .collect()
+}
+
+/// The lines of `multi-bug.txt`: (mutant list, expected check ids).
+fn multi_bug() -> Vec<(String, BTreeSet<String>)> {
+    let text = std::fs::read_to_string(fixture("multi-bug.txt")).expect("multi-bug.txt");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (list, ids) = l.split_once("=>").expect("`<mutants> => <check ids>`");
+            (
+                list.trim().to_owned(),
+                ids.split_whitespace().map(str::to_owned).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_ground_truth_files_are_consistent() {
+    let bugs = naive_bugs();
+    assert!(bugs.len() >= 5, "the naive runtime lists {bugs:?}");
+    for (list, expected) in multi_bug() {
+        let ms = mutants::find_all(&list).unwrap_or_else(|e| panic!("{list}: {e}"));
+        let catches: BTreeSet<String> = ms.iter().map(|m| m.catches.to_owned()).collect();
+        assert_eq!(catches.len(), ms.len(), "{list}: two mutants share a check");
+        assert_eq!(
+            catches, expected,
+            "{list}: the expected ids are not the mutants' checks"
+        );
+        assert!(ms.iter().all(|m| !m.strict), "{list}: a strict mutant");
+    }
+}
+
+#[test]
+fn runtimes_with_known_bugs_fail_exactly_those_checks() {
+    let naive = fixture("naive_runtime.py");
+    let mut cases = vec![Case {
+        label: "naive_runtime.py".into(),
+        cmd: CommandSpec::new("python3").arg(naive.to_str().expect("utf-8 path")),
+        strict: false,
+        expected: naive_bugs(),
+    }];
+    for (list, expected) in multi_bug() {
+        cases.push(Case {
+            label: format!("mutant {list}"),
+            cmd: mutant_cmd(&list),
+            strict: false,
+            expected,
+        });
+    }
+    judge_all(cases);
+}
+
+#[test]
+fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
+    let cases = mutants::ALL
+        .iter()
+        .map(|m| Case {
+            label: format!("mutant {} ({})", m.name, m.breaks),
+            cmd: mutant_cmd(m.name),
+            strict: m.strict,
+            expected: [m.catches.to_owned()].into(),
+        })
+        .collect();
+    judge_all(cases);
+}
