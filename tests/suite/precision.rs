@@ -7,7 +7,7 @@
 use super::{KIT, RUNTIME};
 use dsh_conformance::mutants;
 use dsh_conformance::runner::CommandSpec;
-use dsh_conformance::suite::registry;
+use dsh_conformance::suite::registry::{self, Severity};
 use dsh_conformance::suite::run::{run, Options};
 use dsh_conformance::suite::Verdict;
 use std::collections::BTreeSet;
@@ -54,12 +54,29 @@ fn judge(case: &Case) -> Option<String> {
         .results
         .iter()
         .filter_map(|c| match &c.verdict {
-            Verdict::Fail { reason, .. } => Some((c.info.id, reason.as_str())),
+            Verdict::Fail(f) => Some((c.info.id, f.reason.as_str())),
             _ => None,
         })
         .collect();
     let got: BTreeSet<String> = failed.iter().map(|(id, _)| id.to_string()).collect();
+    let must = case
+        .expected
+        .iter()
+        .any(|id| registry::find(id).is_some_and(|c| c.severity == Severity::Must));
     if got == case.expected {
+        if must && report.exit_code() == 0 {
+            return Some(format!("{}: a MUST rule broke but the run exits 0", case.label));
+        }
+        if case.expected.is_empty() {
+            let s = report.summary();
+            if (s.blocked, s.not_testable) != (0, 0) {
+                return Some(format!(
+                    "{}: a good runtime has blocked or untestable checks:\n{}",
+                    case.label,
+                    super::failures(&report)
+                ));
+            }
+        }
         return None;
     }
     let mut m = format!(
@@ -183,4 +200,92 @@ fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
         })
         .collect();
     judge_all(cases);
+}
+
+/// The naive runtime with its listed bugs fixed (each `# BUG` line's fix, applied as a text edit),
+/// written to a temp file: the control that proves the precision test's flags pass a good runtime.
+fn fixed_naive_runtime() -> tempfile_path::TempScript {
+    let text = std::fs::read_to_string(fixture("naive_runtime.py")).expect("the naive runtime");
+    let fixes = [
+        (
+            "json.dumps(js_numbers(msg), ensure_ascii=False)",
+            "json.dumps(js_numbers(msg), ensure_ascii=False, separators=(\",\", \":\"))",
+        ),
+        (
+            "event = {\"type\": type_, \"seq\": self.seq, \"data\": data}",
+            "event = {\"type\": type_, \"seq\": self.seq, \"time\": now_ms(), \"data\": data}",
+        ),
+        (
+            "# TODO: stop the sessions and exit",
+            "threading.Timer(0.2, lambda: os._exit(0)).start()",
+        ),
+        (
+            "not (valid_id or \"id\" not in msg)",
+            "not valid_id",
+        ),
+        (
+            "respond_error(id_, -32601, \"Method not found\")",
+            "respond_error(id_, -32603, \"unknown DeepSeek Harness SDK runtime method: \" + method)",
+        ),
+    ];
+    assert_eq!(fixes.len(), naive_bugs().len(), "one fix per listed bug");
+    let mut fixed = text;
+    for (bug, fix) in fixes {
+        assert_eq!(fixed.matches(bug).count(), 1, "the bug {bug:?} is not in the script once");
+        fixed = fixed.replace(bug, fix);
+    }
+    tempfile_path::TempScript::new("fixed_naive_runtime.py", &fixed)
+}
+
+/// A script file removed on drop.
+mod tempfile_path {
+    /// A file under the system temp dir.
+    pub struct TempScript(pub std::path::PathBuf);
+
+    impl TempScript {
+        pub fn new(name: &str, text: &str) -> TempScript {
+            let dir = std::env::temp_dir().join(format!(
+                "dsh-conformance-precision-{}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            TempScript(p)
+        }
+    }
+
+    impl Drop for TempScript {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+            if let Some(d) = self.0.parent() {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
+}
+
+#[test]
+fn good_runtimes_pass_under_the_precision_flags() {
+    let fixed = fixed_naive_runtime();
+    judge_all(vec![
+        Case {
+            label: "the naive runtime with its bugs fixed".into(),
+            cmd: CommandSpec::new("python3").arg(fixed.0.to_str().expect("utf-8 path")),
+            strict: false,
+            expected: BTreeSet::new(),
+        },
+        Case {
+            label: "the reference runtime".into(),
+            cmd: CommandSpec::new(RUNTIME),
+            strict: false,
+            expected: BTreeSet::new(),
+        },
+        Case {
+            label: "the reference runtime, strict".into(),
+            cmd: CommandSpec::new(RUNTIME),
+            strict: true,
+            expected: BTreeSet::new(),
+        },
+    ]);
 }
