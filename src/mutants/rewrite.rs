@@ -25,6 +25,8 @@ pub(crate) struct Rewriter {
     held_turn_end: HashMap<String, String>,
     held_receipts: Vec<String>,
     event_count: HashMap<String, u64>,
+    /// Next seq per session, for mutants that drop or move events (see [`Rewriter::output`]).
+    next_seq: HashMap<String, u64>,
 }
 
 fn session_event(v: &Value) -> Option<(&str, &str, &Value)> {
@@ -71,6 +73,7 @@ impl Rewriter {
             held_turn_end: HashMap::new(),
             held_receipts: Vec::new(),
             event_count: HashMap::new(),
+            next_seq: HashMap::new(),
         }
     }
 
@@ -158,8 +161,38 @@ impl Rewriter {
         act
     }
 
-    /// One runtime line (without its `\n`) → the lines the client sees.
+    /// One runtime line (without its `\n`) → the lines the client sees. A mutant that drops or
+    /// moves events renumbers `seq` in the order it emits them, as a runtime with that bug would:
+    /// it breaks its own rule, not seq contiguity too.
     pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
+        let out = self.rewrite(line);
+        if !matches!(self.name, "no-receipt" | "response-before-receipt") {
+            return out;
+        }
+        out.into_iter().map(|l| self.renumber(l)).collect()
+    }
+
+    fn renumber(&mut self, line: String) -> String {
+        let Ok(p) = json::parse(&line) else {
+            return line;
+        };
+        let mut v = p.value;
+        let Some((sid, _, ev)) = session_event(&v) else {
+            return line;
+        };
+        let Some(seq) = ev.get("seq").and_then(Value::as_u64) else {
+            return line;
+        };
+        let next = self.next_seq.entry(sid.to_owned()).or_insert(seq);
+        let n = *next;
+        *next += 1;
+        if let Some(q) = v.pointer_mut("/params/event/seq") {
+            *q = json!(n);
+        }
+        s(&v)
+    }
+
+    fn rewrite(&mut self, line: &str) -> Vec<String> {
         let Ok(parsed) = json::parse(line) else {
             return vec![line.to_owned()];
         };

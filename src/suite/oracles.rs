@@ -327,7 +327,12 @@ pub fn id_types_preserved(expected: &[Id], lines: &[Line]) -> Result<(), String>
 /// The `session.event` frames of each session: (seq, type, event), in arrival order.
 pub fn events_by_session(lines: &[Line]) -> BTreeMap<String, Vec<(Option<u64>, String, Value)>> {
     let mut m: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    // A frame identical to an earlier one is a replay: `turn.no-replay`'s rule, not seq's or turns'.
+    let mut seen = std::collections::HashSet::new();
     for l in lines {
+        if !seen.insert(l.as_str()) {
+            continue;
+        }
         let Some(v) = parse(l) else { continue };
         if v.get("method").and_then(Value::as_str) != Some("session.event") {
             continue;
