@@ -74,11 +74,26 @@ impl CommandSpec {
         self
     }
 
-    /// From `[program, args…]`.
+    /// From `[program, args…]`, as typed on a command line. Since the runtime starts in a fresh
+    /// case directory, an argument that is a relative path to an existing file of the caller's
+    /// directory (`python3 my_runtime.py`, `node dist/main.js`) is made absolute too.
     pub fn from_argv(argv: &[String]) -> Option<Self> {
         let (p, rest) = argv.split_first()?;
         let mut c = CommandSpec::new(p);
-        c.args = rest.to_vec();
+        let cwd = std::env::current_dir().ok();
+        c.args = rest
+            .iter()
+            .map(|a| match &cwd {
+                Some(cwd)
+                    if !a.starts_with('-')
+                        && std::path::Path::new(a).is_relative()
+                        && cwd.join(a).is_file() =>
+                {
+                    cwd.join(a).to_string_lossy().into_owned()
+                }
+                _ => a.clone(),
+            })
+            .collect();
         Some(c)
     }
 }

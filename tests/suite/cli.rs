@@ -268,6 +268,21 @@ fn a_relative_runtime_path_is_resolved_against_the_kit_s_working_directory() {
 }
 
 #[test]
+fn a_relative_script_argument_is_resolved_against_the_kit_s_working_directory() {
+    // `check -- python3 fixtures/runtimes/x.py`: the script is an argument, not the program.
+    let dir = std::env::temp_dir().join(format!("dsh-relative-arg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("rt.sh");
+    std::fs::write(&script, format!("#!/bin/sh\nexec {RUNTIME} \"$@\"\n")).unwrap();
+    kit()
+        .current_dir(&dir)
+        .args(["check", "--filter", "frame.crlf-accepted", "--", "sh", "rt.sh"])
+        .assert()
+        .code(0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn strict_upstream_demands_32603_where_the_default_accepts_32601() {
     let mutant = [KIT, "mutant", "unknown-method-32601", "--", RUNTIME];
     kit()
