@@ -173,7 +173,7 @@ fn check(a: CheckArgs) -> i32 {
     };
     let stub = if a.model_stub {
         match dsh_conformance::model_stub::ModelStub::start() {
-            Ok(s) => Some(s),
+            Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => {
                 eprintln!("dsh-conformance check: cannot start the model stub: {e}");
                 return 2;
@@ -195,6 +195,7 @@ fn check(a: CheckArgs) -> i32 {
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        model_stub: stub.clone().map(suite::run::StubLog::of),
         ..suite::run::Options::default()
     };
     let report = match suite::run::run(&cmd, &label, &opts) {

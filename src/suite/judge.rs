@@ -120,6 +120,7 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
         stdout_line: f.stdout_line,
         stderr_tail: r.stderr_tail.clone(),
         details,
+        model_log: Vec::new(),
     }
 }
 
@@ -171,6 +172,7 @@ pub fn judge(
             }
         };
         let ro = runner_opts(opts);
+        let stub_before = opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
         let r = match &trace.meta.continues {
             Some(prev) => match kept.get(prev) {
                 Some(d) => runner::replay_in(&trace, cmd, &ro, d),
@@ -204,7 +206,10 @@ pub fn judge(
                 return (Verdict::NotTestable { reason }, blames);
             }
             Outcome::Fail(f) => {
-                let failure = from_case(&r, f);
+                let mut failure = from_case(&r, f);
+                if let Some(log) = &opts.model_stub {
+                    failure.model_log = log.lines().split_off(stub_before.min(log.lines().len()));
+                }
                 let in_setup = matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
                 if in_setup {
                     let reason = format!(

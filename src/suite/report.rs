@@ -335,6 +335,7 @@ fn failure_json(f: &Failure) -> Value {
         "stdout_line": f.stdout_line,
         "stderr_tail": f.stderr_tail,
         "details": f.details,
+        "model_stub_log": f.model_log,
     })
 }
 

@@ -35,6 +35,32 @@ pub struct Options {
     pub baseline: Baseline,
     /// Print progress to stderr.
     pub progress: bool,
+    /// The model stub the runtime talks to, if any: failures quote its requests.
+    pub model_stub: Option<StubLog>,
+}
+
+/// Access to the model stub's request log (one summary line per request, in arrival order).
+#[derive(Clone)]
+pub struct StubLog(pub std::sync::Arc<dyn Fn() -> Vec<String> + Send + Sync>);
+
+impl StubLog {
+    /// The log of a running stub.
+    pub fn of(stub: std::sync::Arc<crate::model_stub::ModelStub>) -> StubLog {
+        StubLog(std::sync::Arc::new(move || {
+            stub.requests().iter().map(|r| r.summary()).collect()
+        }))
+    }
+
+    /// Every request line so far.
+    pub fn lines(&self) -> Vec<String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for StubLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StubLog")
+    }
 }
 
 impl Default for Options {
@@ -49,6 +75,7 @@ impl Default for Options {
             env: Vec::new(),
             baseline: Baseline::default(),
             progress: false,
+            model_stub: None,
         }
     }
 }

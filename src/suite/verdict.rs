@@ -25,6 +25,8 @@ pub struct Failure {
     pub stderr_tail: String,
     /// Everything else, rendered (last frames received, oracle output).
     pub details: String,
+    /// The model stub's requests while the case ran (with `--jobs` > 1, other checks' too).
+    pub model_log: Vec<String>,
 }
 
 impl Failure {
@@ -40,6 +42,7 @@ impl Failure {
             stdout_line: None,
             stderr_tail: String::new(),
             details: String::new(),
+            model_log: Vec::new(),
         }
     }
 }
@@ -64,6 +67,12 @@ impl fmt::Display for Failure {
         }
         for l in self.details.lines() {
             writeln!(f, "  {l}")?;
+        }
+        if !self.model_log.is_empty() {
+            writeln!(f, "  model stub requests meanwhile:")?;
+            for l in &self.model_log {
+                writeln!(f, "    {l}")?;
+            }
         }
         if !self.stderr_tail.trim().is_empty() {
             writeln!(f, "  runtime stderr (tail):")?;
