@@ -291,6 +291,29 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
     out
 }
 
+/// How long a frame reported missing may still arrive to be reported late instead.
+const LATE_GRACE: Duration = Duration::from_millis(300);
+
+/// After a "never arrived before" failure, reads on for [`LATE_GRACE`] so the report can say
+/// whether the frame was late (out of order) or missing.
+fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
+    let until = Instant::now() + LATE_GRACE;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match child.events.recv_timeout(left) {
+            Ok(ev) => {
+                child.consumed(&ev);
+                if let Event::Text(s) = &ev {
+                    log.read(s.clone());
+                    if m.on_late_line(s) {
+                        return;
+                    }
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
 /// Runs the I/O loop until the matcher is done.
 fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
     let mut stdout_closed = false;
@@ -298,7 +321,12 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcr
     loop {
         let now = started.elapsed();
         match m.poll(now) {
-            Action::Done => return,
+            Action::Done => {
+                if m.wants_late_lines() {
+                    late_grace(m, child, log);
+                }
+                return;
+            }
             Action::Write(b) => {
                 log.wrote(&b);
                 child.write(b)

@@ -103,8 +103,11 @@ pub struct Failure {
 pub enum FailureKind {
     /// An expected frame arrived with a different value (the closest open expectation differs).
     Mismatch,
-    /// An expected frame had not arrived when a frame the trace orders after it came.
+    /// An expected frame had not arrived when a frame the trace orders after it came (and did
+    /// not come in the short grace the runner gives it afterwards).
     Missing,
+    /// An expected frame arrived, but after a frame the trace orders after it.
+    OutOfOrder,
     /// A frame arrived that the trace does not allow.
     Unexpected,
     /// The deadline of the expectation blocking progress passed.
@@ -125,6 +128,7 @@ impl FailureKind {
         match self {
             FailureKind::Mismatch => "mismatch",
             FailureKind::Missing => "missing",
+            FailureKind::OutOfOrder => "out-of-order",
             FailureKind::Unexpected => "unexpected",
             FailureKind::Timeout => "timeout",
             FailureKind::Exit => "exit",
@@ -253,6 +257,8 @@ pub struct Matcher {
     /// response already matched, instead of failing the case on them.
     tolerant: bool,
     answered: std::collections::HashSet<String>,
+    /// Lines fed to [`Matcher::on_late_line`].
+    late_lines: usize,
     bindings: Bindings,
     recent: VecDeque<Seen>,
     failure: Option<Failure>,
@@ -321,6 +327,7 @@ impl Matcher {
             frames_only: trace.frames_only,
             tolerant: false,
             answered: Default::default(),
+            late_lines: 0,
             bindings: Bindings::default(),
             recent: VecDeque::new(),
             failure: None,
@@ -466,6 +473,55 @@ impl Matcher {
     }
 
     /// The failure, once the case has failed.
+    /// After a [`FailureKind::Missing`] failure: whether the missing frame arrives late. The
+    /// runner feeds the lines that follow the failure for a short grace; when one matches the
+    /// missing expectation, the failure becomes [`FailureKind::OutOfOrder`], naming both lines.
+    /// Returns true once decided (nothing more to feed).
+    pub fn on_late_line(&mut self, text: &str) -> bool {
+        self.late_lines += 1;
+        let Some(f) = self.failure.as_ref() else {
+            return true;
+        };
+        let (FailureKind::Missing, Some(line), overtaken) = (f.kind, f.trace_line, f.stdout_line)
+        else {
+            return true;
+        };
+        let Some(j) = self.exps.iter().position(|e| e.line == line) else {
+            return true;
+        };
+        let Ok(p) = crate::wire::json::parse(text) else {
+            return false;
+        };
+        let session = p
+            .value
+            .get("params")
+            .and_then(|x| x.get("sessionId").or_else(|| x.get("parentSessionId")))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if self.try_exp(j, &p.value, session.as_deref()).is_none() {
+            crate::wire::json::dispose(p.value);
+            return false;
+        }
+        crate::wire::json::dispose(p.value);
+        let at = self.stats.lines + self.late_lines;
+        let overtaken = overtaken.unwrap_or(0);
+        let exp = self.exp_text(&self.exps[j]);
+        let f = self.failure.as_mut().expect("checked above");
+        f.kind = FailureKind::OutOfOrder;
+        f.reason = format!(
+            "{exp} ({}) arrived out of order: at stdout line {at}, after stdout line {overtaken}, which the trace orders after it",
+            f.at.clone().unwrap_or_default()
+        );
+        true
+    }
+
+    /// Whether the runner should give the missing frame of the failure a grace to arrive late.
+    pub fn wants_late_lines(&self) -> bool {
+        self.failure
+            .as_ref()
+            .is_some_and(|f| f.kind == FailureKind::Missing)
+    }
+
     /// Tolerant mode (the suite's): lines that are not frames and exact repeats of a matched
     /// response are skipped, not failures; the suite's rule engine blames them on their rules
     /// (`stdout.frames-only`, `response.exactly-once`) so they do not fail every other check.
@@ -1430,6 +1486,17 @@ mod tests {
         assert!(f.reason.contains("never arrived before stdout line 1"), "{f}");
         assert_eq!(f.at.as_deref(), Some("t:2"));
         assert_eq!((f.trace_line, f.stdout_line), (Some(2), Some(1)));
+        // Missing stays missing while other frames come; the frame itself makes it late.
+        assert!(y.wants_late_lines());
+        assert!(!y.on_late_line("{\"method\":\"e\",\"params\":{\"sessionId\":\"b\",\"n\":1}}"));
+        assert_eq!(y.failure().unwrap().kind, FailureKind::Missing);
+        assert!(y.on_late_line("{\"method\":\"e\",\"params\":{\"sessionId\":\"a\",\"n\":1}}"));
+        let f = y.failure().unwrap();
+        assert_eq!(f.kind, FailureKind::OutOfOrder, "{f}");
+        assert!(
+            f.reason.contains("arrived out of order: at stdout line 3, after stdout line 1"),
+            "{f}"
+        );
     }
 
     #[test]
