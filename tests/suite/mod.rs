@@ -86,3 +86,27 @@ fn a_runtime_that_never_answers_fails_preflight_within_its_deadline() {
         "the preflight deadline was not honoured"
     );
 }
+
+#[test]
+fn a_runtime_of_another_edition_is_told_which_edition_it_looks_like() {
+    // The 2026-08 runtime checked as `current`: its missing methods fail checks, and the report
+    // says why; checked as its own edition, no hint.
+    let cmd = CommandSpec::new(RUNTIME).arg("--edition").arg("2026-08");
+    let opts = Options {
+        jobs: 2,
+        frame_timeout: std::time::Duration::from_secs(3),
+        ..Options::default()
+    };
+    let report = run(&cmd, "2026-08 as current", &opts).expect("preflight");
+    assert!(report.exit_code() != 0);
+    let hint = report.hint.clone().unwrap_or_default();
+    assert!(hint.contains("try --edition 2026-08"), "{hint:?}");
+    assert!(report.human(false).contains("try --edition 2026-08"));
+    let opts = Options {
+        edition: Edition::Aug2026,
+        ..opts
+    };
+    let report = run(&cmd, "2026-08", &opts).expect("preflight");
+    assert_eq!(report.exit_code(), 0, "{}", failures(&report));
+    assert_eq!(report.hint, None);
+}
