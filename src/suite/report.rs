@@ -121,14 +121,14 @@ impl Report {
             "dsh-conformance check: {} (edition {})",
             self.runtime, self.edition
         );
+        if let Some(h) = &self.hint {
+            let _ = writeln!(out, "\nnote: {h}");
+        }
         let causes = self.root_causes();
         if !causes.is_empty() {
             let _ = writeln!(out, "\nRoot causes ({}), fix these first:", causes.len());
             for (i, c) in causes.iter().enumerate() {
                 let _ = writeln!(out, "  {}. {}", i + 1, c.line());
-            }
-            if let Some(h) = &self.hint {
-                let _ = writeln!(out, "  note: {h}");
             }
             out.push('\n');
         }
