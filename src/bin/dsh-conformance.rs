@@ -194,7 +194,7 @@ fn check(a: CheckArgs) -> i32 {
         jobs: a.jobs.max(1),
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
-        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        progress: true,
         model_stub: stub.clone().map(suite::run::StubLog::of),
         ..suite::run::Options::default()
     };

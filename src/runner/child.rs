@@ -302,7 +302,7 @@ impl Child {
     /// Marks an event's bytes as consumed (frees reader budget).
     pub fn consumed(&self, ev: &Event) {
         let n = match ev {
-            Event::Text(s) => s.len(),
+            Event::Text(s) => s.len() + 48,
             _ => 0,
         };
         if n > 0 {
@@ -381,7 +381,7 @@ fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budg
             while *u > QUEUE_BYTES {
                 u = budget.freed.wait(u).unwrap_or_else(|e| e.into_inner());
             }
-            *u += s.len();
+            *u += s.len() + 48; // the String and its allocation, not only the text
         }
         tx.send(ev).is_ok()
     };

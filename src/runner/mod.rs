@@ -102,6 +102,9 @@ pub struct Transcript {
     used: usize,
 }
 
+/// What one stored line costs beyond its text (the `String`, allocator rounding).
+const LINE_OVERHEAD: usize = 48;
+
 /// Bytes a transcript keeps before it stops recording.
 pub const TRANSCRIPT_BYTES: usize = 64 << 20;
 
@@ -123,7 +126,9 @@ impl Transcript {
     }
 
     fn read(&mut self, line: String) {
-        if self.room(line.len()) {
+        // A stored line costs its text plus a `String` and the allocator's bookkeeping: counting
+        // only the text let a flood of 2-byte lines take gigabytes under a 64 MiB bound.
+        if self.room(line.len() + LINE_OVERHEAD) {
             self.stdout.push(line);
         }
     }

@@ -237,7 +237,7 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
             s.spawn(|| worker(&selected, &cases, cmd, opts, &board, &ready, &model_fn));
         }
     });
-    if opts.progress {
+    if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprint!("\r\x1b[2K");
     }
     let b = board.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -379,11 +379,16 @@ fn worker(
     }
 }
 
-/// One progress line on stderr per finished check.
+/// One progress line on stderr per finished check: rewritten in place on a terminal, one line
+/// each otherwise (CI logs).
 fn progress(done: usize, total: usize, id: &str, v: Option<&Verdict>) {
     let mut err = std::io::stderr().lock();
     let word = v.map_or("", Verdict::word);
-    let _ = write!(err, "\r\x1b[2K[{done}/{total}] {word} {id}");
+    if std::io::IsTerminal::is_terminal(&err) {
+        let _ = write!(err, "\r\x1b[2K[{done}/{total}] {word} {id}");
+    } else {
+        let _ = writeln!(err, "[{done}/{total}] {word} {id}");
+    }
     let _ = err.flush();
 }
 
