@@ -89,6 +89,9 @@ macro_rules! checks {
 checks! {
     // Process and output discipline.
     "stdout.frames-only" "§2.4 §7" Must ALL: "every stdout line is one compact JSON-RPC 2.0 object frame; nothing else is written to stdout";
+    "stdout.compact" "§2.4" Should ALL: "every frame is written exactly as JSON.stringify writes it: no whitespace between tokens";
+    "stdout.lf-only" "§2.4" Should ALL: "every frame ends in \\n alone, not \\r\\n";
+    "event.time" "§5" Must ALL: "every session.event envelope carries time, epoch milliseconds as a number";
     "response.exactly-once" "§2.3" Must ALL: "every request with a valid id gets exactly one response carrying that id";
     "response.id-type-preserved" "§2.2" Must ALL: "a numeric id is echoed as a number and a string id as a string, \"\" and 0 included";
     // Framing and classification.
