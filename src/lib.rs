@@ -2,7 +2,8 @@
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
-//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
+//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the stream rule
+//! engine, on [`wire`] only) serves [`fuzzing`] and [`blackbox`].
 
 pub mod blackbox;
 pub mod edition;
@@ -10,6 +11,7 @@ pub mod fuzzing;
 pub mod loadgen;
 pub mod model_stub;
 pub mod mutants;
+pub mod rules;
 pub mod runner;
 pub mod runtime;
 pub mod suite;

@@ -409,6 +409,10 @@ struct FuzzArgs {
     /// Do not replay written traces to check that they reproduce.
     #[arg(long)]
     no_verify: bool,
+    /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted with
+    /// upstream's message, as `check` does.
+    #[arg(long)]
+    strict_upstream: bool,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<String>,
@@ -497,6 +501,7 @@ fn fuzz(a: FuzzArgs) -> i32 {
         shrink_time: Duration::from_secs(120),
         verify: !a.no_verify,
         progress: true,
+        strict_upstream: a.strict_upstream,
     };
     let summary = blackbox::run(&opts);
     print!("{}", summary.human());

@@ -5,6 +5,9 @@
 //! (error messages with directories, uuids and method names replaced), per-session event-type
 //! sequences with uuid sessions numbered by appearance and streaming repeats collapsed, and exit
 //! status. Results compare as normalised JSON. Each difference gets a class (`diff:<kind>:<what>`) so that one cause is one finding.
+//! What the subject's own findings already report ([`super::exec::Flagged`]: ids and sessions whose
+//! frames broke a stream rule, a broken ending) is left out, so one cause is not reported twice and
+//! a class the runtime has everywhere (say, non-compact output) does not hide the differences.
 //!
 //! Allowlist format (one entry a line, `#` starts a comment):
 //! ```text
@@ -13,6 +16,7 @@
 //! `*` in the pattern matches any text (`diff:error-message:*`); with a detail substring the entry
 //! only suppresses differences whose detail contains it.
 
+use super::class::{DiffKind, FindingClass};
 use super::exec::{Observed, Outcome};
 use super::Finding;
 use crate::trace::ExitInfo;
@@ -29,6 +33,9 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
     keys.dedup();
     let none = Vec::new();
     for k in keys {
+        if subject.flagged.ids.contains(k) {
+            continue;
+        }
         let method = reference
             .methods
             .get(k)
@@ -44,7 +51,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         let mut r = reference.responses.get(k).unwrap_or(&none).clone();
         if s.len() != r.len() {
             out.push(Finding {
-                class: format!("diff:response-presence:{method}"),
+                class: FindingClass::Diff(DiffKind::ResponsePresence, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
                     s.len(),
@@ -66,20 +73,20 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         for (a, b) in s.iter().zip(&r) {
             let kind = match (a, b) {
                 (Outcome::Result(x), Outcome::Result(y)) if x == y => continue,
-                (Outcome::Result(_), Outcome::Result(_)) => "result",
-                (Outcome::Result(_), _) | (_, Outcome::Result(_)) => "outcome",
+                (Outcome::Result(_), Outcome::Result(_)) => DiffKind::Result,
+                (Outcome::Result(_), _) | (_, Outcome::Result(_)) => DiffKind::Outcome,
                 (Outcome::Error { code: c1, .. }, Outcome::Error { code: c2, .. }) if c1 != c2 => {
-                    "error-code"
+                    DiffKind::ErrorCode
                 }
                 (Outcome::Error { message: m1, .. }, Outcome::Error { message: m2, .. })
                     if m1 != m2 =>
                 {
-                    "error-message"
+                    DiffKind::ErrorMessage
                 }
                 _ => continue,
             };
             out.push(Finding {
-                class: format!("diff:{kind}:{method}"),
+                class: FindingClass::Diff(kind, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {}, the reference {}",
                     show(a),
@@ -97,6 +104,9 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
     sessions.sort();
     sessions.dedup();
     for sid in sessions {
+        if subject.flagged.sessions.contains(sid) {
+            continue;
+        }
         let s = &between_turns(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
         let r = &between_turns(reference.events.get(sid).map_or(&[][..], Vec::as_slice));
         if s == r {
@@ -106,7 +116,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         let got = s.get(i).map_or("(end)", String::as_str);
         let want = r.get(i).map_or("(end)", String::as_str);
         out.push(Finding {
-            class: format!("diff:events:{want}->{got}"),
+            class: FindingClass::Diff(DiffKind::Events, format!("{want}->{got}")),
             detail: format!(
                 "session {sid:?}, item {i}: the runtime sent {got}, the reference {want}\n  runtime:   {}\n  reference: {}",
                 clip_list(s),
@@ -115,9 +125,9 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         });
     }
     let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
-    if subject.exit != reference.exit {
+    if subject.exit != reference.exit && !subject.flagged.exit {
         out.push(Finding {
-            class: "diff:exit".into(),
+            class: FindingClass::Diff(DiffKind::Exit, String::new()),
             detail: format!(
                 "the runtime: {}, the reference: {}",
                 exit(subject.exit),
@@ -225,7 +235,8 @@ impl Allowlist {
     /// The entry that suppresses `f`, if any.
     pub fn allows(&self, f: &Finding) -> Option<&Entry> {
         self.entries.iter().find(|e| {
-            glob(&e.pattern, &f.class) && e.detail.as_ref().is_none_or(|d| f.detail.contains(d))
+            glob(&e.pattern, &f.class.to_string())
+                && e.detail.as_ref().is_none_or(|d| f.detail.contains(d))
         })
     }
 }
@@ -263,14 +274,19 @@ mod tests {
             "f",
         )
         .unwrap();
-        let f = |c: &str, d: &str| Finding {
-            class: c.into(),
+        let f = |k: DiffKind, w: &str, d: &str| Finding {
+            class: FindingClass::Diff(k, w.into()),
             detail: d.into(),
         };
-        assert!(a.allows(&f("diff:error-message:initialize", "x")).is_some());
-        assert!(a.allows(&f("diff:error-code:initialize", "x")).is_none());
-        assert!(a.allows(&f("diff:events:a->b", "session \"s1\"")).is_some());
-        assert!(a.allows(&f("diff:events:a->b", "session \"s2\"")).is_none());
+        let init = "initialize";
+        assert!(a.allows(&f(DiffKind::ErrorMessage, init, "x")).is_some());
+        assert!(a.allows(&f(DiffKind::ErrorCode, init, "x")).is_none());
+        assert!(a
+            .allows(&f(DiffKind::Events, "a->b", "session \"s1\""))
+            .is_some());
+        assert!(a
+            .allows(&f(DiffKind::Events, "a->b", "session \"s2\""))
+            .is_none());
     }
 
     #[test]
@@ -304,7 +320,10 @@ mod tests {
         );
         let d = compare(&a, &b);
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].class, "diff:outcome:shutdown");
+        assert_eq!(d[0].class.to_string(), "diff:outcome:shutdown");
         assert!(compare(&a, &a).is_empty());
+        // A response the subject's findings already report is not compared again.
+        a.flagged.ids.insert("1".into());
+        assert!(compare(&a, &b).is_empty());
     }
 }

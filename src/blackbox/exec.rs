@@ -1,20 +1,23 @@
-//! Runs one generated sequence against a runtime process over stdio, applying the
-//! `runtime_session` invariants to its real output, with a deadline on every wait.
+//! Runs one generated sequence against a runtime process over stdio, judging its real output
+//! with the stream rules ([`crate::rules`]), with a deadline on every wait.
 //!
 //! Phases: write the ops (pausing for `Advance`), terminate any partial line, write a barrier
 //! request and wait for its answer; settle (every request answered, every running session idle);
-//! then `shutdown` or EOF and wait for exit 0. The first broken rule ends the run (later checks
-//! would only echo it); the process group is killed on every path.
+//! then `shutdown` or EOF and wait for exit 0. A broken rule does not end the run: every class is
+//! reported once per run, and the ids and sessions whose frames broke a rule are marked so that the
+//! differential comparison does not repeat them. Only a fatal finding (a hang, stdout closing
+//! early, an unreadable line) ends it; the process group is killed on every path.
 
+use super::class::{FindingClass, HangAt, OutputFault};
 use super::gen::{End, Sequence};
 use super::Finding;
-use crate::fuzzing::invariants::{Checker, Received, Rules, Sent};
 use crate::fuzzing::ops::{Op, Renderer};
+use crate::rules::{Checker, Profile, Received, RuleId, Sent};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// Id of the barrier request (an unknown method: answered at once with an error).
@@ -92,13 +95,29 @@ pub struct Observed {
     pub frames_in: usize,
     /// Lines it wrote.
     pub frames_out: usize,
+    /// What the run's findings already report, left out of the comparison.
+    pub flagged: Flagged,
+}
+
+/// Parts of a run whose frames broke a rule: comparing them with the reference would only
+/// repeat the finding.
+#[derive(Debug, Clone, Default)]
+pub struct Flagged {
+    /// Id echoes whose responses broke a rule (or that stayed unanswered).
+    pub ids: BTreeSet<String>,
+    /// Session labels (as in [`Observed::events`]) whose notifications broke a rule.
+    pub sessions: BTreeSet<String>,
+    /// The ending broke a rule (no answer to shutdown, no exit, exit status other than 0).
+    pub exit: bool,
 }
 
 /// The result of one run.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
-    /// The first broken rule, if any.
-    pub finding: Option<Finding>,
+    /// Every finding class the run showed (its first occurrence each).
+    pub findings: Vec<Finding>,
+    /// A fatal finding ended the run early: its observations are incomplete.
+    pub fatal: bool,
     /// What was seen.
     pub observed: Observed,
     /// The process could not be started at all.
@@ -115,7 +134,8 @@ struct State<'a> {
     ck: Checker,
     dirs: &'a CaseDirs,
     obs: Observed,
-    finding: Option<Finding>,
+    findings: Vec<Finding>,
+    fatal: bool,
     phase: Phase,
     closed: bool,
     barrier_answered: bool,
@@ -125,7 +145,7 @@ struct State<'a> {
 }
 
 /// Runs `seq` against `target` in fresh directories under the rules of the runtime's edition.
-pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Rules, dl: Deadlines) -> RunResult {
+pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Profile, dl: Deadlines) -> RunResult {
     let dirs = match CaseDirs::new(false) {
         Ok(d) => d,
         Err(e) => {
@@ -148,7 +168,8 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Rules, dl: Deadline
         ck: Checker::new(rules.clone()),
         dirs: &dirs,
         obs: Observed::default(),
-        finding: None,
+        findings: Vec::new(),
+        fatal: false,
         phase: Phase::Ops,
         closed: false,
         barrier_answered: false,
@@ -167,18 +188,19 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Rules, dl: Deadline
         .filter(|(k, _)| k != &json::to_string(&Value::from(SHUTDOWN_ID)))
         .map(|(k, _)| k)
         .collect();
-    let mut finding = st.finding;
-    if let Some(f) = &mut finding {
-        let (tail, _) = child.stderr_tail();
-        let tail: Vec<&str> = tail.lines().collect();
-        if !tail.is_empty() {
+    let mut findings = st.findings;
+    let (tail, _) = child.stderr_tail();
+    let tail: Vec<&str> = tail.lines().collect();
+    if !tail.is_empty() {
+        for f in &mut findings {
             f.detail.push_str("\n  stderr tail: ");
             f.detail
                 .push_str(&tail[tail.len().saturating_sub(3)..].join("\n    "));
         }
     }
     RunResult {
-        finding,
+        findings,
+        fatal: st.fatal,
         observed: obs,
         broken: None,
     }
@@ -195,9 +217,9 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             .map(|(_, k)| k)
         {
             let answered = |s: &State<'_>| s.obs.responses.contains_key(&init);
-            if !pump(child, st, Instant::now() + dl.barrier, answered) && st.finding.is_none() {
+            if !pump(child, st, Instant::now() + dl.barrier, answered) && !st.fatal {
                 st.fail(
-                    "hang:initialize",
+                    FindingClass::Hang(HangAt::Initialize),
                     format!("initialize was not answered within {:?}", dl.barrier),
                 );
             }
@@ -211,7 +233,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             send(child, st, &mut dec, &bytes);
             pump(child, st, Instant::now(), |_| false);
         }
-        if st.finding.is_some() {
+        if st.fatal {
             return;
         }
     }
@@ -223,14 +245,14 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     if !pump(child, st, Instant::now() + dl.barrier, |s| {
         s.barrier_answered
     }) {
-        if st.finding.is_none() {
+        if !st.fatal {
             let what = if st.closed {
                 "the runtime closed stdout"
             } else {
                 "no answer"
             };
             st.fail(
-                "hang:barrier",
+                FindingClass::Hang(HangAt::Barrier),
                 format!(
                     "{what}: the barrier request was not answered within {:?}",
                     dl.barrier
@@ -244,11 +266,15 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     let settled = pump(child, st, Instant::now() + settle, |s| {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
-    if !settled && !may_hang && st.finding.is_none() {
+    if !settled && !may_hang && !st.fatal {
         let pending = st.ck.pending();
         if !pending.is_empty() {
+            st.obs
+                .flagged
+                .ids
+                .extend(pending.iter().map(|(k, _)| k.clone()));
             st.fail(
-                "unanswered",
+                FindingClass::Rule(RuleId::ResponseExactlyOnce),
                 format!(
                     "requests still unanswered {settle:?} after the barrier: {}",
                     list(pending.iter().map(|(k, m)| format!("{m} {k}")))
@@ -261,8 +287,12 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                 .filter(|(_, r)| **r)
                 .map(|(s, _)| s.clone())
                 .collect();
+            for sid in &busy {
+                let label = st.session_label(sid);
+                st.obs.flagged.sessions.insert(label);
+            }
             st.fail(
-                "not-idle",
+                FindingClass::Rule(RuleId::StatusIdleAfterTurn),
                 format!(
                     "sessions never went idle within {settle:?}: {}",
                     list(busy.iter().map(|s| format!("{s:?}")))
@@ -270,7 +300,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             );
         }
     }
-    if st.finding.is_some() {
+    if st.fatal {
         return;
     }
     st.phase = Phase::Ending;
@@ -282,9 +312,10 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             );
             send(child, st, &mut dec, line.as_bytes());
             if !pump(child, st, until, |s| s.shutdown_answered) {
-                if st.finding.is_none() {
+                if !st.fatal {
+                    st.obs.flagged.exit = true;
                     st.fail(
-                        "hang:shutdown",
+                        FindingClass::Rule(RuleId::LifecycleShutdownResponds),
                         format!("shutdown was not answered within {:?}", dl.exit),
                     );
                 }
@@ -308,12 +339,12 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         std::thread::sleep(Duration::from_millis(5));
     };
     st.obs.exit = exit;
-    if st.finding.is_some() {
+    if st.fatal {
         return;
     }
-    let how = match seq.end {
-        End::Shutdown => "shutdown",
-        End::Eof => "EOF",
+    let (how, rule) = match seq.end {
+        End::Shutdown => ("shutdown", RuleId::LifecycleShutdownExits0),
+        End::Eof => ("EOF", RuleId::LifecycleEofExits0),
     };
     let answer = st
         .obs
@@ -327,9 +358,12 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             }
         })
         .unwrap_or_default();
+    if exit != Some(ExitInfo::Code(0)) {
+        st.obs.flagged.exit = true;
+    }
     match exit {
         None => st.fail(
-            "hang:exit",
+            FindingClass::Rule(rule),
             format!(
                 "the process did not exit within {:?} of {how}{answer}",
                 dl.exit
@@ -337,7 +371,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         ),
         Some(ExitInfo::Code(0)) => {}
         Some(e) => st.fail(
-            "exit:code",
+            FindingClass::Rule(rule),
             format!("after {how} the process ended with {e}"),
         ),
     }
@@ -377,7 +411,7 @@ fn pump(
         if done(st) {
             return true;
         }
-        if st.finding.is_some() || st.closed {
+        if st.fatal || st.closed {
             return false;
         }
         let now = Instant::now();
@@ -403,12 +437,14 @@ fn pump(
 }
 
 impl State<'_> {
-    fn fail(&mut self, class: &str, detail: String) {
-        if self.finding.is_none() {
-            self.finding = Some(Finding {
-                class: class.to_owned(),
-                detail,
-            });
+    /// Records a finding (the first of its class in this run); a fatal one ends the run.
+    fn fail(&mut self, class: FindingClass, detail: String) {
+        if self.fatal {
+            return;
+        }
+        self.fatal = class.is_fatal();
+        if !self.findings.iter().any(|f| f.class == class) {
+            self.findings.push(Finding { class, detail });
         }
     }
 
@@ -416,18 +452,18 @@ impl State<'_> {
         match ev {
             Event::Text(line) => self.on_line(&line),
             Event::NotUtf8 { at, len } => self.fail(
-                "output:not-utf8",
+                FindingClass::Output(OutputFault::NotUtf8),
                 format!("a stdout line of {len} bytes is not UTF-8 at byte {at}"),
             ),
             Event::TooLong(n) => self.fail(
-                "output:too-long",
+                FindingClass::Output(OutputFault::TooLong),
                 format!("a stdout line of {n} bytes exceeds the bound"),
             ),
             Event::Closed(tail) => {
                 self.closed = true;
                 if let Some(n) = tail {
                     self.fail(
-                        "output:unterminated",
+                        FindingClass::Output(OutputFault::Unterminated),
                         format!("stdout ended inside a line of {n} bytes"),
                     );
                 }
@@ -441,7 +477,7 @@ impl State<'_> {
                     self.obs.exit = exit;
                     let how = exit.map_or("(still running)".to_owned(), |e| e.to_string());
                     self.fail(
-                        "exit:early",
+                        FindingClass::ExitEarly,
                         format!("stdout closed before shutdown or EOF was sent; {how}"),
                     );
                 }
@@ -449,10 +485,21 @@ impl State<'_> {
         }
     }
 
-    fn on_line(&mut self, line: &str) {
+    fn on_line(&mut self, raw: &str) {
         self.obs.frames_out += 1;
-        match self.ck.received(line) {
-            Ok(Received::Response { key, method, .. }) => {
+        let judged = self.ck.received(raw);
+        let broke = judged
+            .violations
+            .iter()
+            .any(|v| shows_in_comparison(v.rule));
+        for v in judged.violations {
+            let detail = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
+            self.fail(FindingClass::Rule(v.rule), detail);
+        }
+        // What the stream rules already judged (line ending, whitespace) is not compared.
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        match judged.frame {
+            Some(Received::Response { key, method, .. }) => {
                 // An error may answer any same-id request: it names no method.
                 let method = method.unwrap_or_default();
                 if key == json::to_string(&Value::from(BARRIER_ID)) {
@@ -461,14 +508,20 @@ impl State<'_> {
                 {
                     self.shutdown_answered = true;
                 }
+                if broke {
+                    self.obs.flagged.ids.insert(key.clone());
+                }
                 let outcome = self.outcome(line, &method);
                 self.obs.responses.entry(key).or_default().push(outcome);
             }
-            Ok(Received::Notification(_)) => self.note(line),
-            Err(e) => {
-                let class = classify(&e);
-                self.fail(class, e);
+            Some(Received::Notification(_)) => {
+                if let Some(sid) = self.note(line) {
+                    if broke {
+                        self.obs.flagged.sessions.insert(sid);
+                    }
+                }
             }
+            None => {}
         }
     }
 
@@ -484,7 +537,13 @@ impl State<'_> {
                 Outcome::Result(json::to_string(&r))
             }
             Some(e) => Outcome::Error {
-                code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
+                code: match e.get("code").and_then(Value::as_i64).unwrap_or(0) {
+                    // Accepted for unknown methods (upstream's message is judged by the rules).
+                    -32601 if self.ck.profile().allow_method_not_found && !self.known(method) => {
+                        -32603
+                    }
+                    c => c,
+                },
                 message: normalise(
                     e.get("message").and_then(Value::as_str).unwrap_or(""),
                     self.dirs,
@@ -494,9 +553,15 @@ impl State<'_> {
         }
     }
 
-    /// Records a (valid) notification for the comparison.
-    fn note(&mut self, line: &str) {
-        let Ok(p) = json::parse(line) else { return };
+    fn known(&self, method: &str) -> bool {
+        !method.is_empty() && self.ck.profile().methods.iter().any(|m| m == method)
+    }
+
+    /// Records a notification for the comparison; returns its session label.
+    fn note(&mut self, line: &str) -> Option<String> {
+        let Ok(p) = json::parse(line) else {
+            return None;
+        };
         let v = p.value;
         let params = &v["params"];
         let (sid, what) = match v["method"].as_str() {
@@ -518,13 +583,14 @@ impl State<'_> {
                 m.to_owned(),
             ),
             Some(m) => ("", m.to_owned()),
-            None => return,
+            None => return None,
         };
         let sid = self.session_label(sid);
-        let list = self.obs.events.entry(sid).or_default();
+        let list = self.obs.events.entry(sid.clone()).or_default();
         if list.last() != Some(&what) {
             list.push(what);
         }
+        Some(sid)
     }
 
     fn session_label(&mut self, sid: &str) -> String {
@@ -537,6 +603,22 @@ impl State<'_> {
             .or_insert_with(|| format!("{{{{uuid#{}}}}}", n + 1))
             .clone()
     }
+}
+
+/// Whether a broken rule also shows in the differential comparison (which would then repeat it).
+/// How a frame is written (whitespace, line ending, member order) and the numbering the
+/// comparison does not look at (seq, time, turn numbers) do not: frames that broke only those are
+/// still compared, so a runtime that has such a class everywhere is compared all the same.
+fn shows_in_comparison(rule: RuleId) -> bool {
+    !matches!(
+        rule,
+        RuleId::StdoutCompact
+            | RuleId::StdoutLfOnly
+            | RuleId::SessionSeqContiguous
+            | RuleId::EventTime
+            | RuleId::TurnCountsPerSession
+            | RuleId::TurnEndReason
+    )
 }
 
 /// The method as comparisons name it: protocol methods by name, anything else as `<other>`.
@@ -607,58 +689,7 @@ fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
     out
 }
 
-/// The finding class of a broken frame invariant (from the checker's message).
-pub fn classify(msg: &str) -> &'static str {
-    let first = msg.lines().next().unwrap_or("");
-    let has = |s: &str| first.contains(s);
-    if has("which no unanswered request carries") {
-        "invariant:unexpected-response"
-    } else if has("not JSON")
-        || has("compact")
-        || has("not a JSON object")
-        || has("raw CR")
-        || has("jsonrpc")
-        || has("output members")
-    {
-        "invariant:frame-shape"
-    } else if has("error code") {
-        "invariant:error-code"
-    } else if has("error members") || has("error is not") || has("error message") {
-        "invariant:error-shape"
-    } else if has("unknown method") {
-        "invariant:unknown-method-answer"
-    } else if has("receipt") {
-        "invariant:receipt-order"
-    } else if has("seq") {
-        "invariant:seq"
-    } else if has("turn") {
-        "invariant:turn"
-    } else if has("session.status") {
-        "invariant:status"
-    } else if has("result") {
-        "invariant:result-shape"
-    } else if has("notification") || has("subagent") || has("event") {
-        "invariant:notification"
-    } else {
-        "invariant:other"
-    }
-}
-
 fn list(items: impl Iterator<Item = String>) -> String {
     let v: Vec<String> = items.take(8).collect();
     v.join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn duplicate_and_unsolicited_responses_are_one_class() {
-        assert_eq!(
-            classify("response to id 3, which no unanswered request carries\n  output line: x"),
-            "invariant:unexpected-response"
-        );
-        assert_eq!(classify("\"s0\": event seq 5, expected 4"), "invariant:seq");
-    }
 }

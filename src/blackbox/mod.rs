@@ -1,23 +1,28 @@
 //! Black-box fuzzing of any runtime over stdio (`dsh-conformance fuzz`).
 //!
 //! Seeded sequences of client operations ([`gen`]) run against a fresh runtime process each
-//! ([`exec`]), checked by the same frame invariants as the in-memory `runtime_session` fuzz target,
-//! with deadlines on every wait (a hang is a finding). In differential mode the same sequence also
-//! runs on the built-in reference runtime and every normalised difference is classified ([`diff`]);
-//! an allowlist suppresses known, justified ones. The first occurrence of each finding class is
-//! shrunk ([`shrink`]) and written as a golden trace that reproduces it ([`repro`]).
+//! ([`exec`]), judged by the stream rule engine ([`crate::rules`], the same rules and check ids as
+//! `dsh-conformance check`) with deadlines on every wait (a hang is a finding). A broken rule does
+//! not stop the sequence: every finding class it shows is reported ([`class`]). In differential
+//! mode the same sequence also runs on the built-in reference runtime and every normalised
+//! difference the rules did not already report is classified ([`diff`]); an allowlist suppresses
+//! known, justified ones. The first occurrence of each class is shrunk ([`shrink`]) and, when a
+//! trace can pin it, written as a golden trace verified to fail for it ([`repro`]).
 
+pub mod class;
 pub mod diff;
 pub mod exec;
 pub mod gen;
 pub mod repro;
 pub mod shrink;
 
+pub use class::{FindingClass, Pin};
 pub use diff::Allowlist;
 pub use exec::{Deadlines, Target};
 
 use crate::fuzzing::ops::Op;
 use crate::fuzzing::runtime_session::rules_for;
+use crate::rules::Profile;
 use crate::runtime::Edition;
 use gen::Sequence;
 use std::collections::BTreeMap;
@@ -27,8 +32,9 @@ use std::time::{Duration, Instant};
 /// One broken rule or difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// Its class: one cause, one class (`invariant:seq`, `hang:barrier`, `diff:outcome:shutdown`…).
-    pub class: String,
+    /// Its class: one cause, one class (`session.seq-contiguous`, `hang:barrier`,
+    /// `diff:outcome:shutdown`…).
+    pub class: FindingClass,
     /// What exactly was seen.
     pub detail: String,
 }
@@ -64,6 +70,9 @@ pub struct Options {
     pub verify: bool,
     /// Print each new finding to stderr as it is found.
     pub progress: bool,
+    /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted
+    /// with upstream's message, as `check` does.
+    pub strict_upstream: bool,
 }
 
 /// A reported finding class.
@@ -81,9 +90,11 @@ pub struct Report {
     pub reproduced: bool,
     /// The shrunk, reproducing sequence.
     pub sequence: Sequence,
-    /// The trace file written.
+    /// The trace file written (only one verified to fail for this class, unless not verified).
     pub trace: Option<PathBuf>,
-    /// Replay verdicts: (fails against the runtime, passes against the reference).
+    /// Why no trace was written, or why it is not verified.
+    pub trace_note: Option<String>,
+    /// Replay verdicts: (fails against the runtime for this class, passes against the reference).
     pub replay: Option<(bool, bool)>,
 }
 
@@ -161,13 +172,11 @@ impl Summary {
                     Some((true, true)) => {
                         " (replay: fails against the runtime, passes against the reference)"
                     }
-                    Some((false, _)) => {
-                        " (replay does not reproduce it: the finding is outside what a trace pins)"
-                    }
-                    Some((true, false)) => " (replay fails against the reference too)",
-                    None => "",
+                    _ => " (not verified)",
                 };
                 let _ = writeln!(s, "      trace: {}{verdict}", p.display());
+            } else if let Some(n) = &r.trace_note {
+                let _ = writeln!(s, "      no trace: {n}");
             }
         }
         if !self.suppressed.is_empty() {
@@ -183,7 +192,8 @@ impl Summary {
 /// Runs the fuzzer until its case or time budget is spent.
 pub fn run(opts: &Options) -> Summary {
     let started = Instant::now();
-    let rules = rules_for(opts.edition, false);
+    let mut rules = rules_for(opts.edition, false);
+    rules.allow_method_not_found = !opts.strict_upstream;
     let mut sum = Summary {
         seed: opts.seed,
         ..Summary::default()
@@ -208,7 +218,7 @@ pub fn run(opts: &Options) -> Summary {
             if let Some(e) = opts.allowlist.allows(&f) {
                 let slot = sum
                     .suppressed
-                    .entry(f.class.clone())
+                    .entry(f.class.to_string())
                     .or_insert((0, e.reason.clone()));
                 slot.0 += 1;
                 continue;
@@ -239,12 +249,7 @@ pub fn run(opts: &Options) -> Summary {
 }
 
 /// Runs one sequence (on both runtimes in differential mode) and returns its findings.
-fn evaluate(
-    opts: &Options,
-    rules: &crate::fuzzing::invariants::Rules,
-    seq: &Sequence,
-    sum: &mut Summary,
-) -> Vec<Finding> {
+fn evaluate(opts: &Options, rules: &Profile, seq: &Sequence, sum: &mut Summary) -> Vec<Finding> {
     let (subject, reference) = run_pair(opts, rules, seq);
     sum.sequences += 1;
     sum.frames_in += subject.observed.frames_in as u64;
@@ -254,7 +259,7 @@ fn evaluate(
         return Vec::new();
     }
     if sum.sequences == 1 && subject.observed.frames_out == 0 {
-        if let Some(f) = subject.finding.as_ref().filter(|f| f.class == "exit:early") {
+        if let Some(f) = (subject.findings.iter()).find(|f| f.class == FindingClass::ExitEarly) {
             sum.broken = Some(format!(
                 "the runtime `{}` ended without writing anything: {}",
                 opts.subject.cmd, f.detail
@@ -262,12 +267,12 @@ fn evaluate(
             return Vec::new();
         }
     }
-    findings_of(opts, subject, reference)
+    findings_of(subject, reference)
 }
 
 fn run_pair(
     opts: &Options,
-    rules: &crate::fuzzing::invariants::Rules,
+    rules: &Profile,
     seq: &Sequence,
 ) -> (exec::RunResult, Option<exec::RunResult>) {
     let dl = opts.deadlines;
@@ -282,55 +287,46 @@ fn run_pair(
     })
 }
 
-fn findings_of(
-    opts: &Options,
-    subject: exec::RunResult,
-    reference: Option<exec::RunResult>,
-) -> Vec<Finding> {
-    let mut out: Vec<Finding> = subject.finding.iter().cloned().collect();
+/// Every finding of a run: the subject's own, the reference's (as `reference:` classes), and the
+/// differences the subject's findings do not already account for.
+fn findings_of(subject: exec::RunResult, reference: Option<exec::RunResult>) -> Vec<Finding> {
+    let mut out = subject.findings;
     if let Some(r) = reference {
-        if let Some(f) = &r.finding {
-            // The reference runtime broke a rule itself: a bug on our side.
-            out.push(Finding {
-                class: format!("reference:{}", f.class),
-                detail: f.detail.clone(),
-            });
-        }
-        if subject.finding.is_none() && r.finding.is_none() && r.broken.is_none() {
+        // The reference runtime broke a rule itself: a bug on our side.
+        out.extend(r.findings.iter().map(|f| Finding {
+            class: FindingClass::Reference(Box::new(f.class.clone())),
+            detail: f.detail.clone(),
+        }));
+        if !subject.fatal && r.findings.is_empty() && r.broken.is_none() {
             out.extend(diff::compare(&subject.observed, &r.observed));
         }
     }
-    let _ = opts;
     out
 }
 
 /// Shrinks the sequence of a new finding and writes its trace.
-fn report(
-    opts: &Options,
-    rules: &crate::fuzzing::invariants::Rules,
-    seq: &Sequence,
-    case: u64,
-    f: Finding,
-) -> Report {
+fn report(opts: &Options, rules: &Profile, seq: &Sequence, case: u64, f: Finding) -> Report {
     let deadline = Instant::now() + opts.shrink_time;
     let class = f.class.clone();
-    let shows = |ops: &[Op]| -> bool {
-        if Instant::now() > deadline {
-            return false;
-        }
+    let reference_bug = matches!(class, FindingClass::Reference(_));
+    let run = |ops: &[Op]| -> Vec<Finding> {
         let cand = Sequence {
             ops: ops.to_vec(),
             end: seq.end,
         };
-        let (s, r) = if class.starts_with("reference:") {
+        let (s, r) = if reference_bug {
             let r = exec::run_sequence(&cand, &opts.reference, rules, opts.deadlines);
             (exec::RunResult::default(), Some(r))
         } else {
             run_pair(opts, rules, &cand)
         };
-        findings_of(opts, s, r)
-            .iter()
-            .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
+        findings_of(s, r)
+    };
+    let shows = |ops: &[Op]| -> bool {
+        Instant::now() <= deadline
+            && run(ops)
+                .iter()
+                .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
     };
     let (ops, _trials) = shrink::ddmin(seq.ops.clone(), opts.shrink_trials, &shows);
     let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
@@ -343,58 +339,30 @@ fn report(
         reproduced,
         sequence: shrunk,
         trace: None,
+        trace_note: None,
         replay: None,
     };
-    if let Some(dir) = &opts.out {
-        write_trace(opts, rules, &mut rep, dir);
+    let Some(dir) = &opts.out else { return rep };
+    let pin = class.pin();
+    if let Pin::None(why) = pin {
+        rep.trace_note = Some(format!("a trace cannot pin {class}: {why}"));
+        return rep;
     }
+    // Other classes the same kind of trace pins would make a failing replay ambiguous.
+    let others: Vec<String> = run(&rep.sequence.ops)
+        .iter()
+        .filter(|g| g.class != class && g.class.pin() == pin)
+        .map(|g| g.class.to_string())
+        .collect();
+    if !others.is_empty() {
+        rep.trace_note = Some(format!(
+            "the shrunk sequence also shows {}, so a failing replay would not show {class} alone",
+            others.join(", ")
+        ));
+        return rep;
+    }
+    repro::write(opts, rules, &mut rep, pin, dir);
     rep
-}
-
-fn write_trace(
-    opts: &Options,
-    rules: &crate::fuzzing::invariants::Rules,
-    rep: &mut Report,
-    dir: &std::path::Path,
-) {
-    let reference = exec::run_sequence(&rep.sequence, &opts.reference, rules, opts.deadlines);
-    let d = opts.deadlines;
-    let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
-    let runtime = opts.subject.cmd.to_string();
-    let edition = opts.edition.to_string();
-    let h = repro::Header {
-        finding: &rep.finding,
-        seed: opts.seed,
-        case: rep.case,
-        edition: &edition,
-        runtime: &runtime,
-        messages: rep.finding.class.starts_with("diff:error-message"),
-        results: true,
-        timeout,
-    };
-    let mut text = repro::trace_text(&rep.sequence, &reference.observed, &h);
-    if opts.verify {
-        let v = repro::verify(&text, &opts.subject, &opts.reference, timeout);
-        let note = match v {
-            (true, true) => "# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n",
-            (false, _) => "# reproduces: NO — the finding is in frames this trace does not pin (notifications, timing); rerun the fuzz command\n",
-            (true, false) => "# reproduces: replay fails against the reference runtime too\n",
-        };
-        text.insert_str(0, note);
-        rep.replay = Some(v);
-    }
-    let path = dir.join(format!(
-        "{}-seed{}-case{}.trace",
-        repro::slug(&rep.finding.class),
-        opts.seed,
-        rep.case
-    ));
-    if std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&path, text))
-        .is_ok()
-    {
-        rep.trace = Some(path);
-    }
 }
 
 fn first_line(s: &str) -> &str {

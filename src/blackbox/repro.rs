@@ -1,16 +1,19 @@
 //! Golden traces that reproduce a finding: the sequence's exact bytes, the reference runtime's
-//! answers as expectations (responses by id, any order; notifications ignored), the barrier, and
-//! the ending (`shutdown` answered, or EOF) with `== exit 0`. Replaying the trace passes against the
-//! reference runtime and fails against a runtime that answers differently, twice, late, or never.
-//! Findings that live only in notifications (seq, turns, idle) are not pinned by such a trace; the
-//! writer says so in the trace header when its own check does not see the failure.
+//! answers as expectations (responses by id, any order; notifications ignored) and the barrier;
+//! for a finding about the ending ([`Pin::Ending`]) also the ending (`shutdown` answered, or EOF)
+//! with `== exit 0`. Replaying the trace passes against the reference runtime and fails against a
+//! runtime that answers differently, twice, late, or never. A trace is kept only when its replay
+//! fails for its finding (an ending trace must fail at its ending lines); findings that live in
+//! notifications or formatting ([`Pin::None`]) get no trace, and the report says why.
 
+use super::class::{DiffKind, FindingClass, Pin};
 use super::exec::{
     Observed, Outcome, Target, BARRIER_ID, BARRIER_METHOD, MAX_PAUSE_MS, SHUTDOWN_ID,
 };
 use super::gen::{End, Sequence};
-use super::Finding;
+use super::{exec, Finding, Options as FuzzOptions, Report};
 use crate::fuzzing::ops::{Op, Renderer};
+use crate::rules::Profile;
 use crate::runner::{self, Options};
 use crate::trace::syntax::escape_raw;
 use crate::trace::Trace;
@@ -38,12 +41,15 @@ pub struct Header<'a> {
     pub results: bool,
     /// Default deadline of each expectation.
     pub timeout: Duration,
+    /// What the trace pins: with [`Pin::Ending`] it ends with shutdown/EOF and `== exit 0`, else
+    /// with the barrier.
+    pub pin: Pin,
 }
 
 /// The trace text for `seq`, with `reference`'s answers as the expectations.
 pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> String {
     let mut t = String::new();
-    let class = &h.finding.class;
+    let class = &h.finding.class.to_string();
     let _ = writeln!(t, "# case: fuzz.{}", slug(class));
     let _ = writeln!(
         t,
@@ -128,6 +134,18 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
         t,
         "<< {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"error\":{{\"code\":\"{{{{-32601|-32603}}}}\"}}}}"
     );
+    if h.pin != Pin::Ending {
+        // A second barrier judges what came after the first one (a second answer to it, say).
+        let _ = writeln!(
+            t,
+            ">> {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}-2\",\"method\":\"{BARRIER_METHOD}\"}}"
+        );
+        let _ = writeln!(
+            t,
+            "<< {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}-2\",\"error\":{{\"code\":\"{{{{-32601|-32603}}}}\"}}}}"
+        );
+        return t;
+    }
     match seq.end {
         End::Shutdown => {
             let _ = writeln!(
@@ -241,8 +259,15 @@ pub fn slug(class: &str) -> String {
         .collect()
 }
 
-/// Whether replaying `text` fails against `subject` and passes against `reference`.
-pub fn verify(text: &str, subject: &Target, reference: &Target, timeout: Duration) -> (bool, bool) {
+/// Whether replaying `text` fails against `subject` (for [`Pin::Ending`]: at one of its ending
+/// lines) and passes against `reference`.
+pub fn verify(
+    text: &str,
+    pin: Pin,
+    subject: &Target,
+    reference: &Target,
+    timeout: Duration,
+) -> (bool, bool) {
     let Ok(trace) = Trace::parse(text, "fuzz-finding.trace") else {
         return (false, false);
     };
@@ -252,7 +277,88 @@ pub fn verify(text: &str, subject: &Target, reference: &Target, timeout: Duratio
         env: t.env.clone(),
         ..Options::default()
     };
-    let fails = !runner::replay(&trace, &subject.cmd, &opts(subject)).passed();
+    let bad = runner::replay(&trace, &subject.cmd, &opts(subject));
+    let fails = match (pin, bad.failure()) {
+        (_, None) => !bad.passed(),
+        (Pin::Ending, Some(f)) => {
+            f.at.as_deref()
+                .and_then(|at| at.rsplit(':').next()?.parse::<usize>().ok())
+                .and_then(|n| text.lines().nth(n.checked_sub(1)?))
+                .is_some_and(is_ending_line)
+        }
+        (_, Some(_)) => true,
+    };
     let passes = runner::replay(&trace, &reference.cmd, &opts(reference)).passed();
     (fails, passes)
+}
+
+/// Whether a trace line belongs to the ending (the shutdown request and answer, EOF, the exit).
+fn is_ending_line(l: &str) -> bool {
+    l.contains(SHUTDOWN_ID) || l.starts_with(">>eof") || l.starts_with("== exit")
+}
+
+/// Writes the trace of a shrunk finding under `dir` (verified unless `--no-verify`: a trace whose
+/// replay does not fail for the finding, or fails against the reference too, is not written).
+pub(super) fn write(
+    opts: &FuzzOptions,
+    rules: &Profile,
+    rep: &mut Report,
+    pin: Pin,
+    dir: &std::path::Path,
+) {
+    let reference = exec::run_sequence(&rep.sequence, &opts.reference, rules, opts.deadlines);
+    let d = opts.deadlines;
+    let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
+    let runtime = opts.subject.cmd.to_string();
+    let edition = opts.edition.to_string();
+    let class = &rep.finding.class;
+    let messages = matches!(
+        class,
+        FindingClass::Diff(DiffKind::ErrorMessage, _)
+            | FindingClass::Rule(crate::rules::RuleId::ErrorUnknownMethod)
+    );
+    let h = Header {
+        finding: &rep.finding,
+        seed: opts.seed,
+        case: rep.case,
+        edition: &edition,
+        runtime: &runtime,
+        messages,
+        results: true,
+        timeout,
+        pin,
+    };
+    let mut text = trace_text(&rep.sequence, &reference.observed, &h);
+    if opts.verify {
+        let v = verify(&text, pin, &opts.subject, &opts.reference, timeout);
+        rep.replay = Some(v);
+        match v {
+            (true, true) => text.insert_str(0, "# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n"),
+            (false, _) => {
+                rep.trace_note = Some(format!(
+                    "the replay of the shrunk sequence's trace does not fail for {class} (timing, or a cause the trace does not pin); rerun the fuzz command"
+                ));
+                return;
+            }
+            (true, false) => {
+                rep.trace_note =
+                    Some("the replay of the shrunk sequence's trace fails against the reference runtime too".into());
+                return;
+            }
+        }
+    } else {
+        rep.trace_note = Some("not verified (--no-verify)".into());
+    }
+    let path = dir.join(format!(
+        "{}-seed{}-case{}.trace",
+        slug(&class.to_string()),
+        opts.seed,
+        rep.case
+    ));
+    if std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&path, text))
+        .is_ok()
+    {
+        rep.trace = Some(path);
+    }
 }

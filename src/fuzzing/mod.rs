@@ -2,11 +2,10 @@
 //! `cargo test` replays every committed corpus file and crasher through the very same code.
 //!
 //! Each target module has `run(data)` (panics on a finding: the fuzz entry point) and
-//! `check(data) -> Result<(), String>` (what tests call). [`oracle`] is an independent model of the
+//! `check(data) -> Result<(), String>` (what tests call). The frame rules live in [`crate::rules`]. [`oracle`] is an independent model of the
 //! contract's framing and classification, written without calling into [`crate::wire`].
 
 pub mod classify_line;
-pub mod invariants;
 pub mod line_stream;
 pub mod ops;
 pub mod oracle;

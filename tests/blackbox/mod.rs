@@ -50,13 +50,14 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         shrink_time: Duration::from_secs(120),
         verify: false,
         progress: false,
+        strict_upstream: false,
     }
 }
 
-fn classes(s: &Summary) -> Vec<&str> {
+fn classes(s: &Summary) -> Vec<String> {
     s.findings
         .iter()
-        .map(|r| r.finding.class.as_str())
+        .map(|r| r.finding.class.to_string())
         .collect()
 }
 
@@ -77,12 +78,7 @@ fn a_duplicate_response_mutant_is_found_shrunk_and_its_trace_reproduces_it() {
     o.verify = true;
     let s = blackbox::run(&o);
     assert_eq!(s.exit_code(), 1);
-    assert_eq!(
-        classes(&s),
-        ["invariant:unexpected-response"],
-        "{}",
-        s.human()
-    );
+    assert_eq!(classes(&s), ["response.exactly-once"], "{}", s.human());
     let r = &s.findings[0];
     assert_eq!(r.count, 3, "every sequence shows it");
     assert!(r.reproduced);
@@ -110,7 +106,11 @@ fn a_mutant_that_never_goes_idle_is_reported() {
     o.deadlines.settle = Duration::from_secs(2);
     o.shrink_trials = 4;
     let s = blackbox::run(&o);
-    assert!(classes(&s).contains(&"not-idle"), "{}", s.human());
+    assert!(
+        classes(&s).contains(&"status.idle-after-turn".to_owned()),
+        "{}",
+        s.human()
+    );
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn a_runtime_that_never_answers_is_reported_as_hanging() {
     assert_eq!(s.findings.len(), 1, "{}", s.human());
     let f = &s.findings[0].finding;
     assert!(
-        ["hang:initialize", "hang:barrier"].contains(&f.class.as_str()),
+        ["hang:initialize", "hang:barrier"].contains(&f.class.to_string().as_str()),
         "{}",
         s.human()
     );
@@ -198,7 +198,7 @@ fn the_fuzz_command_exits_0_for_the_reference_and_1_for_a_mutant() {
     assert!(String::from_utf8_lossy(&ok.stdout).contains("3 sequences"));
     let bad = run(&["--", KIT, "mutant", "duplicate-response", "--", REFERENCE]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&bad.stdout).contains("invariant:unexpected-response"));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("response.exactly-once"));
     let usage = run(&["--allowlist", "/nonexistent/allowlist"]);
     assert_eq!(usage.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(out);
@@ -307,4 +307,67 @@ fn a_written_trace_replays_through_the_replay_command() {
         Some(1)
     );
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// A mutant of the reference runtime whose every frame is also written with a space after
+/// `"jsonrpc":` (valid JSON, not as JSON.stringify writes it): `stdout.compact` everywhere.
+fn spaced(name: &str) -> CommandSpec {
+    let script = format!(
+        "'{KIT}' mutant {name} -- '{REFERENCE}' | sed -u 's/^{{\"jsonrpc\":/{{\"jsonrpc\": /'"
+    );
+    CommandSpec::new("sh").arg("-c").arg(script)
+}
+
+#[test]
+fn two_stream_rules_broken_at_once_are_both_reported_without_misleading_traces() {
+    let out = tempdir("two-rules");
+    let mut o = options(spaced("seq-gap"), 5, 4);
+    o.differential = true;
+    o.out = Some(out.clone());
+    o.verify = true;
+    o.shrink_trials = 6;
+    let s = blackbox::run(&o);
+    let mut got = classes(&s);
+    got.sort();
+    assert_eq!(
+        got,
+        ["session.seq-contiguous", "stdout.compact"],
+        "{}",
+        s.human()
+    );
+    for r in &s.findings {
+        assert_eq!(
+            r.finding.class.check(),
+            Some(r.finding.class.to_string().as_str())
+        );
+        // Neither lives in what a trace pins: no trace, and the report says why.
+        assert!(r.trace.is_none(), "{}", s.human());
+        let note = r.trace_note.as_deref().unwrap_or("");
+        assert!(note.contains("cannot pin"), "{}", s.human());
+    }
+    assert!(s.human().contains("no trace: a trace cannot pin"));
+    let _ = std::fs::remove_dir_all(out);
+    // The reference runtime under the same flags: nothing.
+    let mut o = options(reference(), 5, 4);
+    o.differential = true;
+    o.shrink_trials = 6;
+    let s = blackbox::run(&o);
+    assert!(s.findings.is_empty(), "{}", s.human());
+}
+
+#[test]
+fn a_formatting_class_does_not_mask_the_differential_comparison() {
+    // Every frame breaks stdout.compact; the idle/turn-end reorder is still found by comparison.
+    let mut o = options(spaced("idle-before-turn-end"), 4, 6);
+    o.differential = true;
+    o.shrink_trials = 0;
+    let s = blackbox::run(&o);
+    let mut got = classes(&s);
+    got.sort();
+    assert_eq!(
+        got,
+        ["diff:events:turn/end->status:idle", "stdout.compact"],
+        "{}",
+        s.human()
+    );
 }

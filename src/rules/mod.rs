@@ -1,0 +1,222 @@
+//! The stream rule engine: contract rules judged frame by frame over one client↔runtime
+//! conversation, each violation named by the check id (`src/suite/registry.rs`) it breaks.
+//!
+//! Feed a [`Checker`] every line the runtime *read* ([`Checker::sent`]) and every line it *wrote*
+//! ([`Checker::received`]). It never stops at a violation: each line gives its frame (when the line
+//! is one) and every [`Violation`] it shows, and the checker's state stays usable, so one broken
+//! rule does not hide another. What is checked ([`stream`], [`notify`], [`shape`]):
+//! - every output line is one JSON-RPC 2.0 object frame (`stdout.frames-only`), written exactly as
+//!   `JSON.stringify` writes it with upstream's member order (`stdout.compact`), ending in `\n`
+//!   alone (`stdout.lf-only`) (CONTRACT §2.4);
+//! - a response answers a request that was read and not yet answered (`response.exactly-once`),
+//!   echoing its id's type (`response.id-type-preserved`); errors are `{code, message}` with code
+//!   -32603 (`error.no-reserved-codes`), unknown methods get -32603 (or -32601 where allowed) and
+//!   upstream's message naming them (`error.unknown-method`); results have the method's shape
+//!   (§3: the method's own check), a prompt's `{messageId}` follows its receipt
+//!   (`receipt.precedes-response`);
+//! - notifications are the four (five in legacy) the runtime sends, well-formed; `seq` is
+//!   contiguous per session (`session.seq-contiguous`; from 0, except a subagent child, whose
+//!   creation events the real runtime does not stream), every event carries a numeric `time`
+//!   (`event.time`), turns count up by one per session (`turn.counts-per-session`) and
+//!   `session.status` alternates starting with `running` (`status.idle-after-turn`) (§4–§6).
+//!
+//! Nothing here knows which runtime produced the lines: the in-memory fuzz target
+//! ([`crate::fuzzing::runtime_session`]) and the black-box fuzzer ([`crate::blackbox`]) share it.
+
+mod notify;
+mod shape;
+pub mod stream;
+#[cfg(test)]
+mod tests;
+
+pub use stream::Checker;
+
+use std::fmt;
+
+/// The message every runtime of this protocol gives unknown methods (CONTRACT §2.3, §9).
+pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
+
+macro_rules! rule_ids {
+    ($($(#[$doc:meta])* $v:ident = $id:literal,)*) => {
+        /// A rule a violation breaks, named by its check id in the suite's registry.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum RuleId {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl RuleId {
+            /// Every rule id.
+            pub const ALL: &'static [RuleId] = &[$(RuleId::$v,)*];
+
+            /// The check id (`area.rule`), as `dsh-conformance check` reports it.
+            pub fn id(self) -> &'static str {
+                match self {
+                    $(RuleId::$v => $id,)*
+                }
+            }
+        }
+    };
+}
+
+rule_ids! {
+    /// A line that is not a JSON-RPC 2.0 object frame the runtime sends (not JSON, not an object,
+    /// no `"jsonrpc":"2.0"`, members of neither a response nor a notification, a notification
+    /// method or envelope the runtime does not send).
+    StdoutFramesOnly = "stdout.frames-only",
+    /// A frame not written exactly as `JSON.stringify` writes it (whitespace, member order).
+    StdoutCompact = "stdout.compact",
+    /// A line ending in `\r\n`.
+    StdoutLfOnly = "stdout.lf-only",
+    /// A response to no pending request (unsolicited, a second answer), or a request never answered.
+    ResponseExactlyOnce = "response.exactly-once",
+    /// A response whose id echoes a pending request's id with another type (`7` answered as `"7"`).
+    ResponseIdTypePreserved = "response.id-type-preserved",
+    /// An event `seq` that skips, repeats or is not a non-negative integer.
+    SessionSeqContiguous = "session.seq-contiguous",
+    /// An event without a numeric `time`, or whose time goes backwards.
+    EventTime = "event.time",
+    /// Turn numbers that do not count 1, 2, 3 … per session, or overlap.
+    TurnCountsPerSession = "turn.counts-per-session",
+    /// A `turn/end` without `{turn: <int>, reason: {kind: <string>}}`.
+    TurnEndReason = "turn.end-reason",
+    /// An error with a reserved or other non-`-32603` code, or members beyond `{code, message}`.
+    ErrorNoReservedCodes = "error.no-reserved-codes",
+    /// An unknown method answered with a result, another code, or not upstream's message.
+    ErrorUnknownMethod = "error.unknown-method",
+    /// A prompt's response before its receipt.
+    ReceiptPrecedesResponse = "receipt.precedes-response",
+    /// An `agent/inbox/spliced` receipt without an `inserted` array.
+    ReceiptIdMatchesInserted = "receipt.id-matches-inserted",
+    /// `session.status` that is malformed or does not alternate running → idle.
+    StatusIdleAfterTurn = "status.idle-after-turn",
+    /// An `initialize` result without `serverInfo {name, version}`.
+    InitializeServerInfo = "initialize.server-info",
+    /// A `session/prompt` result without a string `messageId`.
+    PromptMessageId = "prompt.message-id",
+    /// A legacy prompt result other than `{accepted: true}`, or a malformed `session.finished`.
+    LegacySessionFinished = "legacy.session-finished",
+    /// A malformed `subagent.started` / `subagent.finished`.
+    SubagentNotifications = "subagent.notifications",
+    /// A `session/resume` result other than `{}`.
+    ResumeValidation = "resume.validation",
+    /// A `session/wait` result other than `{}`.
+    WaitSettlesAfterIdle = "wait.settles-after-idle",
+    /// A working-directory result other than `{cwd: <absolute path>}`.
+    WorkingDirectoryGetSet = "working-directory.get-set",
+    /// `shutdown` answered with something other than `{}` (or not at all, judged by a driver).
+    LifecycleShutdownResponds = "lifecycle.shutdown-responds",
+    /// No exit 0 after `shutdown` (judged by a driver, not by the stream checker).
+    LifecycleShutdownExits0 = "lifecycle.shutdown-exits-0",
+    /// No exit 0 after stdin EOF (judged by a driver, not by the stream checker).
+    LifecycleEofExits0 = "lifecycle.eof-exits-0",
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// One broken rule, seen in one output line (or at the end of the conversation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule broken.
+    pub rule: RuleId,
+    /// The 1-based number of the stdout line that showed it (`None`: judged at the end).
+    pub stdout_line: Option<usize>,
+    /// What exactly was seen.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.stdout_line {
+            Some(n) => write!(f, "{}: {} (stdout line {n})", self.rule, self.message),
+            None => write!(f, "{}: {}", self.rule, self.message),
+        }
+    }
+}
+
+/// What the checker is told about the runtime under test.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Methods that answer with a result (anything else must be an error).
+    pub methods: Vec<String>,
+    /// Whether `session/prompt` answers `{accepted: true}` (legacy) instead of `{messageId}`.
+    pub legacy_prompt: bool,
+    /// Whether `-32601` (with upstream's message) is acceptable for unknown methods.
+    pub allow_method_not_found: bool,
+    /// Whether `session.finished` may be sent (legacy).
+    pub session_finished: bool,
+    /// Whether sessions are new (seq from 0, turns from 1); false once persistence can resume them.
+    pub fresh_sessions: bool,
+    /// Methods answered later rather than at once (`session/wait`; legacy `session/prompt`).
+    pub deferred: Vec<String>,
+    /// Methods that never answer with an error (`shutdown` is memoized and always `{}`, §3.6).
+    pub never_fail: Vec<String>,
+}
+
+/// What a line the runtime read asks of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sent {
+    /// A request: exactly one response with this id echo is due.
+    Request {
+        /// The id as the response must echo it (`JSON.stringify` of the parsed id).
+        key: String,
+        /// The method.
+        method: String,
+    },
+    /// Anything else: nothing may be written for it.
+    Nothing,
+}
+
+/// What one output frame was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// A response, credited to the pending request with this id echo (after a changed id type,
+    /// the request's echo; after an unsolicited answer, its own).
+    Response {
+        /// Id echo.
+        key: String,
+        /// Method of the request it answered; `None` for an error that may answer any of the
+        /// known-method requests with this id, or an answer to no request.
+        method: Option<String>,
+        /// A result (not an error).
+        ok: bool,
+    },
+    /// A notification of this method.
+    Notification(String),
+}
+
+/// The verdict on one output line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Judged {
+    /// The frame, when the line is a response or notification at all.
+    pub frame: Option<Received>,
+    /// Every rule the line breaks.
+    pub violations: Vec<Violation>,
+}
+
+impl Judged {
+    /// The frame if the line broke nothing, else the first violation (with the line), for drivers
+    /// that stop at the first broken rule.
+    pub fn into_result(self, line: &str) -> Result<Received, String> {
+        match (self.violations.into_iter().next(), self.frame) {
+            (None, Some(f)) => Ok(f),
+            (Some(v), _) => Err(format!("{v}\n  output line: {}", clip(line))),
+            (None, None) => Err(format!("not a frame\n  output line: {}", clip(line))),
+        }
+    }
+}
+
+/// At most 400 bytes of `s`, on a character boundary.
+pub(crate) fn clip(s: &str) -> String {
+    if s.len() <= 400 {
+        return s.to_owned();
+    }
+    let end = (0..=400)
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}

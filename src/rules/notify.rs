@@ -1,0 +1,247 @@
+//! Notifications: which ones the runtime sends and their params; per session, event `seq`,
+//! `time`, turn numbers and status alternation (CONTRACT §4–§6).
+
+use super::stream::{Checker, Sink};
+use super::{Received, RuleId};
+use serde_json::{Map, Value};
+
+impl Checker {
+    /// Judges a notification frame (its members are already known to be `jsonrpc, method, params`).
+    pub(super) fn notification(
+        &mut self,
+        frame: &Map<String, Value>,
+        sink: &mut Sink,
+    ) -> Option<Received> {
+        let Some(method) = frame["method"].as_str() else {
+            sink.add(
+                RuleId::StdoutFramesOnly,
+                "notification method is not a string",
+            );
+            return None;
+        };
+        let done = Some(Received::Notification(method.to_owned()));
+        let Some(p) = frame["params"].as_object() else {
+            sink.add(
+                RuleId::StdoutFramesOnly,
+                format!("{method}: params is not an object"),
+            );
+            return done;
+        };
+        match method {
+            "session.event" => {
+                if let Some(sid) = string(p, "sessionId", RuleId::StdoutFramesOnly, sink) {
+                    self.event(sid, p, sink);
+                }
+            }
+            "session.status" => {
+                let rule = RuleId::StatusIdleAfterTurn;
+                let (Some(sid), Some(status)) = (
+                    string(p, "sessionId", rule, sink),
+                    string(p, "status", rule, sink),
+                ) else {
+                    return done;
+                };
+                let running = match status {
+                    "running" => true,
+                    "idle" => false,
+                    s => {
+                        sink.add(rule, format!("session.status {s:?}"));
+                        return done;
+                    }
+                };
+                let t = self.sessions.entry(sid.to_owned()).or_default();
+                if t.running == Some(running) || (t.running.is_none() && !running) {
+                    sink.add(
+                        rule,
+                        format!("session.status {status} for {sid:?} is no change of status"),
+                    );
+                }
+                t.running = Some(running);
+            }
+            "subagent.started" => {
+                let rule = RuleId::SubagentNotifications;
+                string(p, "parentSessionId", rule, sink);
+                if let Some(child) = string(p, "childSessionId", rule, sink) {
+                    self.sessions.entry(child.to_owned()).or_default().child = true;
+                }
+            }
+            "subagent.finished" => subagent_finished(p, sink),
+            "session.finished" if self.profile.session_finished => {
+                let rule = RuleId::LegacySessionFinished;
+                string(p, "sessionId", rule, sink);
+                if let Some(s) = string(p, "status", rule, sink) {
+                    if !["ok", "error"].contains(&s) {
+                        sink.add(rule, format!("session.finished status {s:?}"));
+                    }
+                }
+            }
+            m => sink.add(
+                RuleId::StdoutFramesOnly,
+                format!("notification method {m:?} is not one the runtime sends"),
+            ),
+        }
+        done
+    }
+
+    fn event(&mut self, sid: &str, p: &Map<String, Value>, sink: &mut Sink) {
+        let Some(e) = p.get("event").and_then(Value::as_object) else {
+            sink.add(
+                RuleId::StdoutFramesOnly,
+                "session.event without an event object",
+            );
+            return;
+        };
+        let ty = e.get("type").and_then(Value::as_str);
+        if ty.is_none() {
+            sink.add(RuleId::StdoutFramesOnly, "event.type is not a string");
+        }
+        let data = e.get("data");
+        if data.is_none() {
+            sink.add(RuleId::StdoutFramesOnly, "event without data");
+        }
+        let time = e.get("time").and_then(Value::as_f64);
+        if time.is_none() {
+            sink.add(RuleId::EventTime, "event.time is not a number");
+        }
+        let fresh = self.profile.fresh_sessions;
+        let t = self.sessions.entry(sid.to_owned()).or_default();
+        match e.get("seq").and_then(Value::as_u64) {
+            None => sink.add(
+                RuleId::SessionSeqContiguous,
+                "event.seq is not a non-negative integer",
+            ),
+            Some(seq) => {
+                let want = t
+                    .next_seq
+                    .unwrap_or(if fresh && !t.child { 0 } else { seq });
+                if seq != want {
+                    sink.add(
+                        RuleId::SessionSeqContiguous,
+                        format!("{sid:?}: event seq {seq}, expected {want}"),
+                    );
+                }
+                // Resynchronise: one gap is one violation.
+                t.next_seq = Some(seq + 1);
+            }
+        }
+        if let Some(time) = time {
+            if t.last_time.is_some_and(|last| time < last) {
+                sink.add(
+                    RuleId::EventTime,
+                    format!("{sid:?}: event time went backwards"),
+                );
+            }
+            t.last_time = Some(time);
+        }
+        let data = data.unwrap_or(&Value::Null);
+        let turn = data.get("turn").and_then(Value::as_u64);
+        let counts = RuleId::TurnCountsPerSession;
+        match ty.unwrap_or("") {
+            "turn/start" => {
+                let Some(n) = turn else {
+                    sink.add(counts, "turn/start without an integer data.turn");
+                    return;
+                };
+                if let Some(open) = t.open_turn {
+                    sink.add(
+                        counts,
+                        format!("{sid:?}: turn/start {n} while turn {open} is open"),
+                    );
+                }
+                let want = t.last_turn.map(|l| l + 1).or(fresh.then_some(1));
+                if want.is_some_and(|w| w != n) {
+                    sink.add(
+                        counts,
+                        format!("{sid:?}: turn/start {n}, expected {}", want.unwrap_or(n)),
+                    );
+                }
+                t.last_turn = Some(n);
+                t.open_turn = Some(n);
+            }
+            "turn/end" => {
+                let reason = RuleId::TurnEndReason;
+                match turn {
+                    None => sink.add(reason, "turn/end without an integer data.turn"),
+                    Some(n) if t.open_turn != Some(n) => sink.add(
+                        counts,
+                        format!(
+                            "{sid:?}: turn/end {n}, but the open turn is {:?}",
+                            t.open_turn
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+                t.open_turn = None;
+                if data
+                    .pointer("/reason/kind")
+                    .and_then(Value::as_str)
+                    .is_none()
+                {
+                    sink.add(reason, "turn/end without a string reason.kind");
+                }
+            }
+            "agent/inbox/spliced" => {
+                let Some(inserted) = data.get("inserted").and_then(Value::as_array) else {
+                    sink.add(
+                        RuleId::ReceiptIdMatchesInserted,
+                        "agent/inbox/spliced without an inserted array",
+                    );
+                    return;
+                };
+                for m in inserted {
+                    if let Some(id) = m.get("id").and_then(Value::as_str) {
+                        self.receipts.insert(id.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn subagent_finished(p: &Map<String, Value>, sink: &mut Sink) {
+    let rule = RuleId::SubagentNotifications;
+    string(p, "parentSessionId", rule, sink);
+    let child = string(p, "childSessionId", rule, sink);
+    string(p, "provider", rule, sink);
+    let agent = string(p, "agentId", rule, sink);
+    let status = string(p, "status", rule, sink);
+    let reason = string(p, "stopReason", rule, sink);
+    if agent.is_some() && child.is_some() && agent != child {
+        sink.add(
+            rule,
+            "subagent.finished agentId differs from childSessionId",
+        );
+    }
+    let bad_status = status.is_some_and(|s| !["ok", "error"].contains(&s));
+    let reasons = ["completed", "aborted", "error", "max-tokens", "refusal"];
+    let bad_reason = reason.is_some_and(|r| !reasons.contains(&r));
+    if bad_status || bad_reason {
+        sink.add(
+            rule,
+            format!("subagent.finished status {status:?} / stopReason {reason:?}"),
+        );
+    }
+    if let Some(m) = p.get("lastAssistantMessage") {
+        if m.as_array().is_none_or(Vec::is_empty) {
+            sink.add(
+                rule,
+                "lastAssistantMessage present but not a non-empty array",
+            );
+        }
+    }
+}
+
+/// A string member of notification params, reporting its absence against `rule`.
+fn string<'a>(
+    p: &'a Map<String, Value>,
+    k: &str,
+    rule: RuleId,
+    sink: &mut Sink,
+) -> Option<&'a str> {
+    let s = p.get(k).and_then(Value::as_str);
+    if s.is_none() {
+        sink.add(rule, format!("params.{k} is not a string"));
+    }
+    s
+}

@@ -1,0 +1,108 @@
+//! Shapes of error members and of each method's result (CONTRACT §2.3, §3).
+
+use super::stream::Sink;
+use super::{Profile, RuleId};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// The check a method's result shape belongs to.
+pub(super) fn rule_of(method: &str) -> RuleId {
+    match method {
+        "initialize" => RuleId::InitializeServerInfo,
+        "session/prompt" => RuleId::PromptMessageId,
+        "shutdown" => RuleId::LifecycleShutdownResponds,
+        "session/resume" => RuleId::ResumeValidation,
+        "session/wait" => RuleId::WaitSettlesAfterIdle,
+        "session/working-directory/get" | "session/working-directory/set" => {
+            RuleId::WorkingDirectoryGetSet
+        }
+        _ => RuleId::ErrorUnknownMethod,
+    }
+}
+
+/// An error member's code and message (0 and "" where missing), reporting a shape other than
+/// exactly `{code, message}`.
+pub(super) fn error_member(e: &Value, sink: &mut Sink) -> (i64, String) {
+    let Some(e) = e.as_object() else {
+        sink.add(RuleId::StdoutFramesOnly, "error is not an object");
+        return (0, String::new());
+    };
+    let keys: Vec<&str> = e.keys().map(String::as_str).collect();
+    if keys != ["code", "message"] {
+        sink.add(
+            RuleId::ErrorNoReservedCodes,
+            format!("error members are {keys:?}, not [code, message]"),
+        );
+    }
+    let code = e.get("code").and_then(Value::as_i64);
+    if code.is_none() {
+        sink.add(RuleId::StdoutFramesOnly, "error code is not an integer");
+    }
+    let message = e.get("message").and_then(Value::as_str);
+    if message.is_none() {
+        sink.add(RuleId::StdoutFramesOnly, "error message is not a string");
+    }
+    (code.unwrap_or(0), message.unwrap_or("").to_owned())
+}
+
+/// Whether a result `frame` is an acceptable answer to a `method` request; if not, the rule it
+/// breaks and how.
+pub(super) fn result_fits(
+    profile: &Profile,
+    receipts: &HashSet<String>,
+    method: &str,
+    frame: &Map<String, Value>,
+) -> Result<(), (RuleId, String)> {
+    let rule = rule_of(method);
+    let fail = |m: String| Err((rule, m));
+    if !profile.methods.iter().any(|m| m == method) {
+        return fail(format!("unknown method {method:?} answered with a result"));
+    }
+    let Some(r) = frame["result"].as_object() else {
+        return fail(format!("{method} result is not an object"));
+    };
+    match method {
+        "initialize" => {
+            let info = r.get("serverInfo").and_then(Value::as_object);
+            let ok = info.is_some_and(|i| {
+                i.get("name").and_then(Value::as_str) == Some("deepseek-harness-sdk-runtime")
+                    && i.get("version").is_some_and(Value::is_string)
+            });
+            if !ok {
+                return fail("initialize result lacks serverInfo {name, version}".into());
+            }
+        }
+        "session/prompt"
+            if profile.legacy_prompt
+                && (r.len() != 1 || r.get("accepted") != Some(&Value::Bool(true))) =>
+        {
+            return Err((
+                RuleId::LegacySessionFinished,
+                "legacy prompt result is not {accepted: true}".into(),
+            ));
+        }
+        "session/prompt" if profile.legacy_prompt => {}
+        "session/prompt" => {
+            let Some(id) = r.get("messageId").and_then(Value::as_str) else {
+                return fail("prompt result lacks a string messageId".into());
+            };
+            if !receipts.contains(id) {
+                return Err((
+                    RuleId::ReceiptPrecedesResponse,
+                    format!("prompt response {id} came before its receipt"),
+                ));
+            }
+        }
+        "shutdown" | "session/resume" | "session/wait" if !r.is_empty() => {
+            return fail(format!("{method} result is not {{}}"));
+        }
+        "session/working-directory/get" | "session/working-directory/set" => {
+            let cwd = r.get("cwd").and_then(Value::as_str);
+            if r.len() != 1 || !cwd.is_some_and(|c| c.starts_with('/')) {
+                return fail(format!("{method} result is not {{cwd: <absolute path>}}"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,414 @@
+//! The checker: framing and responses (CONTRACT §2–§3); notifications are in `notify`.
+
+use super::{clip, shape, Judged, Profile, Received, RuleId, Sent, Violation, UNKNOWN_METHOD};
+use crate::wire::json;
+use crate::wire::{classify, Classified};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Error codes JSON-RPC reserves that the runtime never uses (CONTRACT §2.3).
+const RESERVED: [i64; 3] = [-32700, -32600, -32602];
+
+/// Requests of one id echo not yet answered. Error answers to known methods say nothing about
+/// which of several same-id requests they answer, so they stay "floating" and are assigned only
+/// when a question needs it (preferring requests that must be answered at once).
+#[derive(Debug, Default)]
+struct Open {
+    methods: Vec<String>,
+    floating: usize,
+    /// The floating answers' `(code, message)`: the same error again is a second answer.
+    floated: Vec<(i64, String)>,
+}
+
+/// Per-session state of the notification rules.
+#[derive(Debug, Default)]
+pub(super) struct Track {
+    /// A subagent child: its creation events are not streamed, so its first seq is free.
+    pub child: bool,
+    pub next_seq: Option<u64>,
+    pub last_turn: Option<u64>,
+    pub open_turn: Option<u64>,
+    pub running: Option<bool>,
+    pub last_time: Option<f64>,
+}
+
+/// Collects the violations of one line.
+pub(super) struct Sink {
+    line: Option<usize>,
+    pub list: Vec<Violation>,
+}
+
+impl Sink {
+    /// Records a violation of `rule`.
+    pub fn add(&mut self, rule: RuleId, message: impl Into<String>) {
+        self.list.push(Violation {
+            rule,
+            stdout_line: self.line,
+            message: message.into(),
+        });
+    }
+}
+
+/// The rule checker for one conversation.
+#[derive(Debug)]
+pub struct Checker {
+    pub(super) profile: Profile,
+    pending: HashMap<String, Open>,
+    pub(super) sessions: HashMap<String, Track>,
+    pub(super) receipts: HashSet<String>,
+    lines: usize,
+}
+
+impl Checker {
+    /// A checker with no history.
+    pub fn new(profile: Profile) -> Checker {
+        Checker {
+            profile,
+            pending: HashMap::new(),
+            sessions: HashMap::new(),
+            receipts: HashSet::new(),
+            lines: 0,
+        }
+    }
+
+    /// The profile in force.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Records a (decoded, trimmed) line the runtime read.
+    pub fn sent(&mut self, line: &str) -> Sent {
+        match classify(line) {
+            Classified::Request(r) => {
+                let key = r.id.to_json();
+                self.pending
+                    .entry(key.clone())
+                    .or_default()
+                    .methods
+                    .push(r.method.clone());
+                Sent::Request {
+                    key,
+                    method: r.method,
+                }
+            }
+            _ => Sent::Nothing,
+        }
+    }
+
+    /// Requests read but not answered yet, as `(id echo, method)`. Floating error answers are
+    /// credited to requests that are not deferred first.
+    pub fn pending(&self) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for (k, open) in &self.pending {
+            let mut methods = open.methods.clone();
+            for _ in 0..open.floating {
+                let i = methods
+                    .iter()
+                    .position(|m| self.may_fail(m) && !self.profile.deferred.contains(m))
+                    .or_else(|| methods.iter().position(|m| self.may_fail(m)));
+                if let Some(i) = i {
+                    methods.remove(i);
+                }
+            }
+            v.extend(methods.into_iter().map(|m| (k.clone(), m)));
+        }
+        v.sort();
+        v
+    }
+
+    /// `response.exactly-once` for every request still unanswered: call it when the runtime has
+    /// had its chance to answer (the driver knows when that is).
+    pub fn unanswered(&self) -> Vec<Violation> {
+        self.pending()
+            .into_iter()
+            .map(|(k, m)| Violation {
+                rule: RuleId::ResponseExactlyOnce,
+                stdout_line: None,
+                message: format!("{m} request {k} was never answered"),
+            })
+            .collect()
+    }
+
+    /// Judges one line the runtime wrote (without its `\n`).
+    pub fn received(&mut self, line: &str) -> Judged {
+        self.lines += 1;
+        let mut sink = Sink {
+            line: Some(self.lines),
+            list: Vec::new(),
+        };
+        let frame = self.judge(line, &mut sink);
+        Judged {
+            frame,
+            violations: sink.list,
+        }
+    }
+
+    fn known(&self, m: &str) -> bool {
+        self.profile.methods.iter().any(|k| k == m)
+    }
+
+    fn may_fail(&self, m: &str) -> bool {
+        self.known(m) && !self.profile.never_fail.iter().any(|k| k == m)
+    }
+
+    fn judge(&mut self, raw: &str, sink: &mut Sink) -> Option<Received> {
+        let line = match raw.strip_suffix('\r') {
+            Some(l) => {
+                sink.add(RuleId::StdoutLfOnly, "the line ends in \\r\\n");
+                l
+            }
+            None => raw,
+        };
+        let parsed = match json::parse(line) {
+            Ok(p) => p.value,
+            Err(e) => {
+                sink.add(RuleId::StdoutFramesOnly, format!("output is not JSON: {e}"));
+                return None;
+            }
+        };
+        let text = json::to_string(&parsed);
+        if text != line {
+            sink.add(
+                RuleId::StdoutCompact,
+                format!(
+                    "output is not written as JSON.stringify writes it (expected {})",
+                    clip(&text)
+                ),
+            );
+        }
+        let Value::Object(frame) = parsed else {
+            sink.add(RuleId::StdoutFramesOnly, "output is not a JSON object");
+            return None;
+        };
+        if frame.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+            sink.add(RuleId::StdoutFramesOnly, "output lacks \"jsonrpc\":\"2.0\"");
+        }
+        let keys: Vec<&str> = frame.keys().map(String::as_str).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let (order, response) = match sorted.as_slice() {
+            ["id", "jsonrpc", "result"] => (["jsonrpc", "id", "result"], true),
+            ["error", "id", "jsonrpc"] => (["jsonrpc", "id", "error"], true),
+            ["jsonrpc", "method", "params"] => (["jsonrpc", "method", "params"], false),
+            _ => {
+                sink.add(
+                    RuleId::StdoutFramesOnly,
+                    format!("output members are {keys:?}, neither a response nor a notification"),
+                );
+                return None;
+            }
+        };
+        if keys != order {
+            sink.add(
+                RuleId::StdoutCompact,
+                format!("output members are in the order {keys:?}, upstream writes {order:?}"),
+            );
+        }
+        if response {
+            Some(self.response(&frame, sink))
+        } else {
+            self.notification(&frame, sink)
+        }
+    }
+
+    /// The pending id echo a response id answers after changing its type (`"7"` for 7, `7` for
+    /// `"7"`), if any.
+    fn retyped(&self, id: &Value) -> Option<String> {
+        let alt = match id {
+            Value::String(s) => json::parse(s)
+                .ok()
+                .filter(|p| p.value.is_number())
+                .map(|_| s.clone())?,
+            Value::Number(_) => json::to_string(&Value::String(json::to_string(id))),
+            _ => return None,
+        };
+        self.pending.contains_key(&alt).then_some(alt)
+    }
+
+    fn response(&mut self, frame: &Map<String, Value>, sink: &mut Sink) -> Received {
+        let ok = frame.contains_key("result");
+        let mut key = json::to_string(&frame["id"]);
+        if !self.pending.contains_key(&key) {
+            match self.retyped(&frame["id"]) {
+                Some(alt) => {
+                    sink.add(
+                        RuleId::ResponseIdTypePreserved,
+                        format!("response id {key} answers the request with id {alt}: the id changed type"),
+                    );
+                    key = alt;
+                }
+                None => {
+                    sink.add(
+                        RuleId::ResponseExactlyOnce,
+                        format!("response to id {key}, which no unanswered request carries"),
+                    );
+                    return Received::Response {
+                        key,
+                        method: None,
+                        ok,
+                    };
+                }
+            }
+        }
+        let method = match frame.get("error") {
+            Some(e) => self.error_answer(&key, e, sink),
+            None => Some(self.result_answer(&key, frame, sink)),
+        };
+        let open = &self.pending[&key];
+        if open.methods.len() <= open.floating {
+            self.pending.remove(&key);
+        }
+        Received::Response { key, method, ok }
+    }
+
+    /// Credits an error answer to one of the requests pending under `key`.
+    fn error_answer(&mut self, key: &str, e: &Value, sink: &mut Sink) -> Option<String> {
+        let (code, message) = shape::error_member(e, sink);
+        if RESERVED.contains(&code) {
+            sink.add(
+                RuleId::ErrorNoReservedCodes,
+                format!("error code {code} is reserved ({message:?})"),
+            );
+        }
+        let methods = self.pending[key].methods.clone();
+        let unknown: Vec<bool> = methods.iter().map(|m| !self.known(m)).collect();
+        let may_fail: Vec<bool> = methods.iter().map(|m| self.may_fail(m)).collect();
+        let last_unknown = unknown.iter().rposition(|u| *u);
+        let named = message.strip_prefix(UNKNOWN_METHOD);
+        let allow = self.profile.allow_method_not_found;
+        let allowed = code == -32603 || (code == -32601 && allow);
+        let codes = if allow {
+            "-32603 (or -32601)"
+        } else {
+            "-32603"
+        };
+        let room = may_fail.iter().filter(|f| **f).count();
+        let open_floating = self.pending[key].floating;
+        let take =
+            |this: &mut Checker, i: usize| this.pending.get_mut(key).map(|o| o.methods.remove(i));
+        // An unknown method's answer names it.
+        if let Some(i) = (0..methods.len())
+            .rev()
+            .find(|i| unknown[*i] && named == Some(methods[*i].as_str()))
+        {
+            if !allowed {
+                sink.add(
+                    RuleId::ErrorUnknownMethod,
+                    format!(
+                        "unknown method {:?} answered with code {code}, expected {codes}",
+                        methods[i]
+                    ),
+                );
+            }
+            return take(self, i);
+        }
+        let upstream = |m: &str| format!("expected {codes} `{UNKNOWN_METHOD}{m}`");
+        // Another code than a known method's failure: an unknown method's answer, misworded.
+        if code != -32603 {
+            if let Some(i) = last_unknown {
+                let m = &methods[i];
+                sink.add(
+                    RuleId::ErrorUnknownMethod,
+                    format!(
+                        "unknown method {m:?} answered {code} {message:?}, {}",
+                        upstream(m)
+                    ),
+                );
+                return take(self, i);
+            }
+            if !RESERVED.contains(&code) {
+                sink.add(
+                    RuleId::ErrorNoReservedCodes,
+                    format!("error code {code} ({message:?}) answering {methods:?}: runtime errors are -32603"),
+                );
+            }
+        }
+        // A known method's failure: floating until a question needs it.
+        if open_floating < room {
+            let open = self.pending.get_mut(key)?;
+            open.floating += 1;
+            open.floated.push((code, message));
+            return None;
+        }
+        if self.pending[key].floated.contains(&(code, message.clone())) {
+            sink.add(
+                RuleId::ResponseExactlyOnce,
+                format!("error {code} {message:?} answers id {key} a second time"),
+            );
+            return None;
+        }
+        if let Some(i) = last_unknown {
+            let m = &methods[i];
+            sink.add(
+                RuleId::ErrorUnknownMethod,
+                format!(
+                    "unknown method {m:?} answered {code} {message:?}, {}",
+                    upstream(m)
+                ),
+            );
+            return take(self, i);
+        }
+        if let Some(i) = may_fail.iter().rposition(|f| !*f) {
+            sink.add(
+                shape::rule_of(&methods[i]),
+                format!(
+                    "{:?} answered with the error {code} {message:?}; it never fails",
+                    methods[i]
+                ),
+            );
+            return take(self, i);
+        }
+        sink.add(
+            RuleId::ResponseExactlyOnce,
+            format!("more answers than requests with id {key}"),
+        );
+        None
+    }
+
+    /// Credits a result to the most recent request under `key` whose shape it fits (else the most
+    /// recent one, with the violation of the first shape it missed).
+    fn result_answer(&mut self, key: &str, frame: &Map<String, Value>, sink: &mut Sink) -> String {
+        let methods = &self.pending[key].methods;
+        let mut first_err = None;
+        let mut hit = None;
+        for (i, m) in methods.iter().enumerate().rev() {
+            match shape::result_fits(&self.profile, &self.receipts, m, frame) {
+                Ok(()) => {
+                    hit = Some(i);
+                    break;
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        let i = match hit {
+            Some(i) => i,
+            None => {
+                if let Some((rule, msg)) = first_err {
+                    sink.add(rule, msg);
+                }
+                methods.len() - 1
+            }
+        };
+        let open = self.pending.get_mut(key).expect("pending");
+        let m = open.methods.remove(i);
+        let p = &self.profile;
+        let room = open
+            .methods
+            .iter()
+            .filter(|m| p.methods.contains(m) && !p.never_fail.contains(m))
+            .count();
+        if open.floating > room {
+            open.floating = room;
+            open.floated.truncate(room);
+            sink.add(
+                RuleId::ResponseExactlyOnce,
+                format!(
+                    "more answers than requests with id {key} (an error answered {m:?} earlier?)"
+                ),
+            );
+        }
+        m
+    }
+}

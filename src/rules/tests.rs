@@ -1,0 +1,307 @@
+//! Each violation kind on a violating and a clean input, and the ids against the registry.
+
+use super::*;
+use crate::fuzzing::runtime_session::rules_for;
+use crate::runtime::Edition;
+
+fn checker() -> Checker {
+    Checker::new(rules_for(Edition::Current, false))
+}
+
+/// The rules `lines` break after `sent` was read (in order, one entry per violation).
+fn broken(ck: &mut Checker, sent: &[&str], lines: &[&str]) -> Vec<RuleId> {
+    for l in sent {
+        ck.sent(l);
+    }
+    lines
+        .iter()
+        .flat_map(|l| ck.received(l).violations)
+        .map(|v| v.rule)
+        .collect()
+}
+
+fn check(sent: &[&str], lines: &[&str]) -> Vec<RuleId> {
+    broken(&mut checker(), sent, lines)
+}
+
+const SHUTDOWN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#;
+const OK: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+
+fn event(sid: &str, seq: u64, ty: &str, data: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":"{sid}","event":{{"type":"{ty}","seq":{seq},"time":1,"data":{data}}}}}}}"#
+    )
+}
+
+fn status(sid: &str, s: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session.status","params":{{"sessionId":"{sid}","status":"{s}"}}}}"#
+    )
+}
+
+#[test]
+fn every_rule_id_is_a_registered_check() {
+    for r in RuleId::ALL {
+        assert!(
+            crate::suite::registry::find(r.id()).is_some(),
+            "{} is not in src/suite/registry.rs",
+            r.id()
+        );
+    }
+}
+
+#[test]
+fn frames_only() {
+    assert_eq!(check(&[], &["hello"]), [RuleId::StdoutFramesOnly]);
+    assert_eq!(check(&[], &["[1]"]), [RuleId::StdoutFramesOnly]);
+    assert_eq!(
+        check(&[], &[r#"{"jsonrpc":"2.0","x":1}"#]),
+        [RuleId::StdoutFramesOnly]
+    );
+    assert_eq!(
+        check(&[SHUTDOWN], &[r#"{"jsonrpc":"1.0","id":1,"result":{}}"#]),
+        [RuleId::StdoutFramesOnly]
+    );
+    assert_eq!(
+        check(&[], &[r#"{"jsonrpc":"2.0","method":"log","params":{}}"#]),
+        [RuleId::StdoutFramesOnly]
+    );
+    assert!(check(&[SHUTDOWN], &[OK]).is_empty());
+}
+
+#[test]
+fn compact_and_member_order() {
+    let mut ck = checker();
+    let j = ck.received(r#"{"jsonrpc": "2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}"#);
+    assert_eq!(j.violations.len(), 1, "{j:?}");
+    assert_eq!(j.violations[0].rule, RuleId::StdoutCompact);
+    assert_eq!(j.violations[0].stdout_line, Some(1));
+    // The frame is still judged: the status change counted.
+    assert_eq!(
+        j.frame,
+        Some(Received::Notification("session.status".into()))
+    );
+    assert!(broken(&mut ck, &[], &[&status("s", "idle")]).is_empty());
+    assert_eq!(
+        check(&[SHUTDOWN], &[r#"{"id":1,"jsonrpc":"2.0","result":{}}"#]),
+        [RuleId::StdoutCompact]
+    );
+}
+
+#[test]
+fn lf_only() {
+    let crlf = format!("{OK}\r");
+    assert_eq!(check(&[SHUTDOWN], &[&crlf]), [RuleId::StdoutLfOnly]);
+    // A raw CR inside a string is not JSON; outside, it is whitespace.
+    assert_eq!(
+        check(&[], &["{\"a\":\"x\ry\"}"]),
+        [RuleId::StdoutFramesOnly]
+    );
+}
+
+#[test]
+fn exactly_once() {
+    assert_eq!(check(&[SHUTDOWN], &[OK, OK]), [RuleId::ResponseExactlyOnce]);
+    assert_eq!(check(&[], &[OK]), [RuleId::ResponseExactlyOnce]);
+    let mut ck = checker();
+    ck.sent(SHUTDOWN);
+    assert_eq!(ck.unanswered()[0].rule, RuleId::ResponseExactlyOnce);
+    ck.received(OK);
+    assert!(ck.unanswered().is_empty());
+}
+
+#[test]
+fn id_type_preserved() {
+    let mut ck = checker();
+    let got = broken(
+        &mut ck,
+        &[SHUTDOWN],
+        &[r#"{"jsonrpc":"2.0","id":"1","result":{}}"#],
+    );
+    assert_eq!(got, [RuleId::ResponseIdTypePreserved]);
+    assert!(ck.pending().is_empty(), "the request counts as answered");
+    let s = r#"{"jsonrpc":"2.0","id":"2","method":"shutdown"}"#;
+    assert_eq!(
+        check(&[s], &[r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]),
+        [RuleId::ResponseIdTypePreserved]
+    );
+    assert!(check(&[s], &[r#"{"jsonrpc":"2.0","id":"2","result":{}}"#]).is_empty());
+}
+
+#[test]
+fn seq_contiguous_reports_one_gap_once() {
+    let lines = [
+        event("s", 0, "x", "{}"),
+        event("s", 2, "x", "{}"),
+        event("s", 3, "x", "{}"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    assert_eq!(check(&[], &lines), [RuleId::SessionSeqContiguous]);
+    assert!(check(&[], &[&event("s", 0, "x", "{}"), &event("s", 1, "x", "{}")]).is_empty());
+}
+
+#[test]
+fn event_time() {
+    let no_time = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"x","seq":0,"data":{}}}}"#;
+    assert_eq!(check(&[], &[no_time]), [RuleId::EventTime]);
+    let text_time = no_time.replace(r#""seq":0"#, r#""seq":0,"time":"1""#);
+    assert_eq!(check(&[], &[&text_time]), [RuleId::EventTime]);
+    assert!(check(&[], &[&event("s", 0, "x", "{}")]).is_empty());
+}
+
+#[test]
+fn turn_counts_and_end_reason() {
+    let end = |n: u64| format!(r#"{{"turn":{n},"reason":{{"kind":"completed"}}}}"#);
+    let good = [
+        event("s", 0, "turn/start", r#"{"turn":1}"#),
+        event("s", 1, "turn/end", &end(1)),
+        event("s", 2, "turn/start", r#"{"turn":2}"#),
+        event("s", 3, "turn/end", &end(2)),
+    ];
+    let good: Vec<&str> = good.iter().map(String::as_str).collect();
+    assert!(check(&[], &good).is_empty());
+    let skip = [
+        event("s", 0, "turn/start", r#"{"turn":1}"#),
+        event("s", 1, "turn/end", &end(1)),
+        event("s", 2, "turn/start", r#"{"turn":3}"#),
+        event("s", 3, "turn/end", &end(3)),
+    ];
+    let skip: Vec<&str> = skip.iter().map(String::as_str).collect();
+    assert_eq!(check(&[], &skip), [RuleId::TurnCountsPerSession]);
+    let no_reason = [
+        event("s", 0, "turn/start", r#"{"turn":1}"#),
+        event("s", 1, "turn/end", r#"{"turn":1}"#),
+    ];
+    let no_reason: Vec<&str> = no_reason.iter().map(String::as_str).collect();
+    assert_eq!(check(&[], &no_reason), [RuleId::TurnEndReason]);
+}
+
+#[test]
+fn status_alternates() {
+    let idle = status("s", "idle");
+    assert_eq!(check(&[], &[&idle]), [RuleId::StatusIdleAfterTurn]);
+    assert!(check(&[], &[&status("s", "running"), &idle]).is_empty());
+}
+
+#[test]
+fn error_codes_and_members() {
+    let p = r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#;
+    let err = |e: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"error":{e}}}"#);
+    assert_eq!(
+        check(&[p], &[&err(r#"{"code":-32602,"message":"x"}"#)]),
+        [RuleId::ErrorNoReservedCodes]
+    );
+    assert_eq!(
+        check(&[p], &[&err(r#"{"code":-32603,"message":"x","data":1}"#)]),
+        [RuleId::ErrorNoReservedCodes]
+    );
+    assert!(check(&[p], &[&err(r#"{"code":-32603,"message":"x"}"#)]).is_empty());
+}
+
+#[test]
+fn unknown_method_code_and_message() {
+    let q = r#"{"jsonrpc":"2.0","id":1,"method":"x/y"}"#;
+    let err = |code: i64, msg: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"{msg}"}}}}"#)
+    };
+    let upstream = format!("{UNKNOWN_METHOD}x/y");
+    assert!(check(&[q], &[&err(-32603, &upstream)]).is_empty());
+    assert_eq!(
+        check(&[q], &[&err(-32603, "no such method")]),
+        [RuleId::ErrorUnknownMethod]
+    );
+    assert_eq!(
+        check(&[q], &[&err(-32601, "method not found: x/y")]),
+        [RuleId::ErrorUnknownMethod]
+    );
+    assert_eq!(
+        check(&[q], &[r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]),
+        [RuleId::ErrorUnknownMethod]
+    );
+    // -32601 with upstream's message: accepted only where the profile allows it.
+    assert_eq!(
+        check(&[q], &[&err(-32601, &upstream)]),
+        [RuleId::ErrorUnknownMethod]
+    );
+    let mut lenient = rules_for(Edition::Current, false);
+    lenient.allow_method_not_found = true;
+    let mut ck = Checker::new(lenient);
+    assert!(broken(&mut ck, &[q], &[&err(-32601, &upstream)]).is_empty());
+    assert!(ck.pending().is_empty());
+}
+
+#[test]
+fn receipt_precedes_response_and_result_shapes() {
+    let p = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#;
+    let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#;
+    let receipt = event(
+        "s",
+        0,
+        "agent/inbox/spliced",
+        r#"{"inserted":[{"id":"m1"}]}"#,
+    );
+    assert_eq!(check(&[p], &[answer]), [RuleId::ReceiptPrecedesResponse]);
+    assert!(check(&[p], &[&receipt, answer]).is_empty());
+    assert_eq!(
+        check(&[p], &[r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]),
+        [RuleId::PromptMessageId]
+    );
+    let init = r#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#;
+    assert_eq!(
+        check(&[init], &[r#"{"jsonrpc":"2.0","id":3,"result":{}}"#]),
+        [RuleId::InitializeServerInfo]
+    );
+    assert_eq!(
+        check(
+            &[SHUTDOWN],
+            &[r#"{"jsonrpc":"2.0","id":1,"result":{"bye":1}}"#]
+        ),
+        [RuleId::LifecycleShutdownResponds]
+    );
+    assert_eq!(
+        check(
+            &[SHUTDOWN],
+            &[r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}"#]
+        ),
+        [RuleId::LifecycleShutdownResponds]
+    );
+    let wd = r#"{"jsonrpc":"2.0","id":4,"method":"session/working-directory/get","params":{}}"#;
+    assert_eq!(
+        check(
+            &[wd],
+            &[r#"{"jsonrpc":"2.0","id":4,"result":{"cwd":"rel"}}"#]
+        ),
+        [RuleId::WorkingDirectoryGetSet]
+    );
+    assert!(check(
+        &[wd],
+        &[r#"{"jsonrpc":"2.0","id":4,"result":{"cwd":"/abs"}}"#]
+    )
+    .is_empty());
+}
+
+#[test]
+fn the_checker_goes_on_after_a_violation() {
+    // Non-compact, a seq gap and a duplicate answer in one conversation: each is reported once.
+    let mut ck = checker();
+    ck.sent(SHUTDOWN);
+    let spaced = event("s", 0, "x", "{}").replace(r#""seq":"#, r#""seq": "#);
+    let lines = [spaced, event("s", 2, "x", "{}"), event("s", 3, "x", "{}")];
+    let mut all: Vec<Violation> = lines
+        .iter()
+        .flat_map(|l| ck.received(l).violations)
+        .collect();
+    all.extend(ck.received(OK).violations);
+    all.extend(ck.received(OK).violations);
+    let rules: Vec<RuleId> = all.iter().map(|v| v.rule).collect();
+    assert_eq!(
+        rules,
+        [
+            RuleId::StdoutCompact,
+            RuleId::SessionSeqContiguous,
+            RuleId::ResponseExactlyOnce
+        ]
+    );
+    assert_eq!(all[1].stdout_line, Some(2));
+    assert_eq!(all[2].stdout_line, Some(5));
+}
