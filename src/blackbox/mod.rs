@@ -21,7 +21,6 @@ pub use diff::Allowlist;
 pub use exec::{Deadlines, Target};
 
 use crate::fuzzing::ops::Op;
-use crate::fuzzing::runtime_session::rules_for;
 use crate::rules::Profile;
 use crate::runtime::Edition;
 use gen::Sequence;
@@ -192,7 +191,7 @@ impl Summary {
 /// Runs the fuzzer until its case or time budget is spent.
 pub fn run(opts: &Options) -> Summary {
     let started = Instant::now();
-    let mut rules = rules_for(opts.edition, false);
+    let mut rules = Profile::for_edition(opts.edition, false);
     rules.allow_method_not_found = !opts.strict_upstream;
     let mut sum = Summary {
         seed: opts.seed,

@@ -81,31 +81,6 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     run_ops(setup, &ops)
 }
 
-/// The rules the reference runtime of an edition must follow.
-pub fn rules_for(edition: Edition, persistent: bool) -> Profile {
-    let mut methods = vec!["initialize", "session/prompt", "shutdown"];
-    if edition == Edition::Current {
-        methods.extend([
-            "session/resume",
-            "session/wait",
-            "session/working-directory/get",
-            "session/working-directory/set",
-        ]);
-    }
-    Profile {
-        methods: methods.into_iter().map(String::from).collect(),
-        legacy_prompt: edition == Edition::Legacy,
-        allow_method_not_found: false,
-        session_finished: edition == Edition::Legacy,
-        fresh_sessions: !persistent,
-        deferred: match edition {
-            Edition::Current => vec!["session/wait".into()],
-            Edition::Legacy => vec!["session/prompt".into()],
-            Edition::Aug2026 => Vec::new(),
-        },
-        never_fail: vec!["shutdown".into()],
-    }
-}
 
 struct Driver {
     rt: Runtime,
@@ -223,7 +198,7 @@ fn start(setup: Setup, home: Option<&Home>) -> Driver {
     cfg.home = home.map(|h| h.0.clone());
     Driver {
         rt: Runtime::new(cfg),
-        ck: Checker::new(rules_for(setup.edition, setup.persistent)),
+        ck: Checker::new(Profile::for_edition(setup.edition, setup.persistent)),
         out: Vec::new(),
         in_bytes: 0,
         out_bytes: 0,
@@ -431,7 +406,7 @@ mod tests {
     #[test]
     fn the_checker_notices_a_missing_answer() {
         // A hand-made runtime failure: feed a request line to a checker and never answer it.
-        let mut ck = Checker::new(rules_for(Edition::Current, false));
+        let mut ck = Checker::new(Profile::for_edition(Edition::Current, false));
         ck.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
         assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
         let bad = ck.received(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#);

@@ -31,6 +31,7 @@ mod tests;
 
 pub use stream::Checker;
 
+use crate::edition::Edition;
 use std::fmt;
 
 /// The message every runtime of this protocol gives unknown methods (CONTRACT §2.3, §9).
@@ -154,6 +155,35 @@ pub struct Profile {
     pub deferred: Vec<String>,
     /// Methods that never answer with an error (`shutdown` is memoized and always `{}`, §3.6).
     pub never_fail: Vec<String>,
+}
+
+impl Profile {
+    /// The profile of a runtime of `edition`; `persistent` when sessions may be resumed (seq
+    /// and turns then need not start at 0 and 1).
+    pub fn for_edition(edition: Edition, persistent: bool) -> Profile {
+        let mut methods = vec!["initialize", "session/prompt", "shutdown"];
+        if edition == Edition::Current {
+            methods.extend([
+                "session/resume",
+                "session/wait",
+                "session/working-directory/get",
+                "session/working-directory/set",
+            ]);
+        }
+        Profile {
+            methods: methods.into_iter().map(String::from).collect(),
+            legacy_prompt: edition == Edition::Legacy,
+            allow_method_not_found: false,
+            session_finished: edition == Edition::Legacy,
+            fresh_sessions: !persistent,
+            deferred: match edition {
+                Edition::Current => vec!["session/wait".into()],
+                Edition::Legacy => vec!["session/prompt".into()],
+                Edition::Aug2026 => Vec::new(),
+            },
+            never_fail: vec!["shutdown".into()],
+        }
+    }
 }
 
 /// What a line the runtime read asks of it.

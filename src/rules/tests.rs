@@ -1,11 +1,11 @@
 //! Each violation kind on a violating and a clean input, and the ids against the registry.
 
 use super::*;
-use crate::fuzzing::runtime_session::rules_for;
+use crate::rules::Profile;
 use crate::runtime::Edition;
 
 fn checker() -> Checker {
-    Checker::new(rules_for(Edition::Current, false))
+    Checker::new(Profile::for_edition(Edition::Current, false))
 }
 
 /// The rules `lines` break after `sent` was read (in order, one entry per violation).
@@ -223,7 +223,7 @@ fn unknown_method_code_and_message() {
         check(&[q], &[&err(-32601, &upstream)]),
         [RuleId::ErrorUnknownMethod]
     );
-    let mut lenient = rules_for(Edition::Current, false);
+    let mut lenient = Profile::for_edition(Edition::Current, false);
     lenient.allow_method_not_found = true;
     let mut ck = Checker::new(lenient);
     assert!(broken(&mut ck, &[q], &[&err(-32601, &upstream)]).is_empty());

@@ -124,11 +124,11 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     }
 }
 
-fn stream_blames(r: &CaseReport, out: &mut Vec<Blame>) {
+fn stream_blames(r: &CaseReport, opts: &Options, out: &mut Vec<Blame>) {
     if r.transcript.truncated {
         return;
     }
-    for f in stream::judge(&r.transcript) {
+    for f in stream::judge(&r.transcript, opts.edition, opts.strict_upstream) {
         let mut failure = Failure::new(FailureKind::Rule, f.message);
         failure.case = Some(r.file.clone());
         failure.closest = f.line;
@@ -194,7 +194,7 @@ pub fn judge(
                 r
             }
         };
-        stream_blames(&r, &mut blames);
+        stream_blames(&r, opts, &mut blames);
         match &r.outcome {
             Outcome::Pass => {}
             Outcome::Broken(m) => {

@@ -3,11 +3,13 @@
 //! does not trip it (an unsolicited response is left to the frame checks, a replayed event to
 //! `turn.no-replay`), which keeps one bug from failing several checks.
 
-use super::oracles::sent_requests;
+use crate::edition::Edition;
+use crate::rules::Profile;
+use crate::rules::{Checker, Sent};
 use crate::runner::Transcript;
-use crate::wire::{json, Id};
+use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// One broken stream rule in one transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,15 +36,17 @@ pub const RULES: &[&str] = &[
     "session.seq-contiguous",
 ];
 
-/// Judges every stream rule over one transcript; at most one finding per rule (the first).
-pub fn judge(t: &Transcript) -> Vec<Finding> {
+/// Judges every stream rule over one transcript with the shared rule engine ([`crate::rules`],
+/// the one the fuzzer uses), keeping its findings on the rules above; at most one finding per
+/// rule (the first). The transcript holds what was written and what was read but not how they
+/// interleaved, so every sent line is fed first.
+pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut push = |f: Finding| {
         if !out.iter().any(|o| o.check == f.check) {
             out.push(f);
         }
     };
-    let clip = |l: &str| crate::trace::explain::clip(l, 200);
     if t.crlf_lines > 0 {
         push(Finding {
             check: "stdout.lf-only",
@@ -51,161 +55,70 @@ pub fn judge(t: &Transcript) -> Vec<Finding> {
             message: format!("{} stdout line(s) ended in \\r\\n", t.crlf_lines),
         });
     }
-    let sent: Vec<Id> = sent_requests(&t.sent).into_iter().map(|(id, _)| id).collect();
-    let mut want: HashMap<String, usize> = HashMap::new();
-    for id in &sent {
-        *want.entry(id.to_json()).or_default() += 1;
-    }
-    let mut got: HashMap<String, usize> = HashMap::new();
+    // Persistence may resume sessions in these transcripts: seq need not start at 0.
+    let mut profile = Profile::for_edition(edition, true);
+    profile.allow_method_not_found = !strict;
+    let mut checker = Checker::new(profile);
+    let mut keys: HashSet<String> = HashSet::new();
+    let mut decoder = LineDecoder::default();
+    decoder.push(&t.sent, &mut |e| {
+        if let LineEvent::Line(l) = e {
+            if let Sent::Request { key, .. } = checker.sent(l) {
+                keys.insert(key);
+            }
+        }
+    });
     let mut seen_events: HashSet<&str> = HashSet::new();
-    let mut next_seq: HashMap<String, u64> = HashMap::new();
     for (i, l) in t.stdout.iter().enumerate() {
-        let n = Some(i + 1);
-        let Some(v) = json::parse(l).ok().map(|p| p.value) else {
-            push(Finding {
-                check: "stdout.frames-only",
-                stdout_line: n,
-                line: Some(clip(l)),
-                message: format!("stdout line {} is not JSON", i + 1),
-            });
+        // A frame identical to an earlier event is a replay: turn.no-replay's business.
+        if l.contains("\"session.event\"") && !seen_events.insert(l.as_str()) {
             continue;
-        };
-        let Some(obj) = v.as_object() else {
-            push(Finding {
-                check: "stdout.frames-only",
-                stdout_line: n,
-                line: Some(clip(l)),
-                message: format!("stdout line {} is JSON but not an object", i + 1),
-            });
+        }
+        // An answer to no request is judged by the check that sent what it answers (a
+        // notification, a malformed line, an invalid id), not here.
+        if unsolicited(l, &keys) {
             continue;
-        };
-        if !is_compact(l) {
-            push(Finding {
-                check: "stdout.compact",
-                stdout_line: n,
-                line: Some(clip(l)),
-                message: format!(
-                    "stdout line {} has whitespace between tokens, which JSON.stringify never writes",
-                    i + 1
-                ),
-            });
         }
-        let method = obj.get("method").and_then(Value::as_str);
-        if method.is_none() && obj.contains_key("id") {
-            let key = obj.get("id").map(json::to_string).unwrap_or_default();
-            let solicited = want.get(&key).copied().unwrap_or(0);
-            let count = got.entry(key.clone()).or_default();
-            *count += 1;
-            if solicited > 0 && *count > solicited {
-                push(Finding {
-                    check: "response.exactly-once",
-                    stdout_line: n,
-                    line: Some(clip(l)),
-                    message: format!(
-                        "id {key} was sent {solicited} time(s) but answered {count} times (stdout line {})",
-                        i + 1
-                    ),
-                });
-            }
-            if solicited == 0 {
-                if let Some(m) = id_type_swap(obj.get("id"), &want) {
-                    push(Finding {
-                        check: "response.id-type-preserved",
-                        stdout_line: n,
-                        line: Some(clip(l)),
-                        message: m,
-                    });
-                }
-            } else if let Some(e) = obj.get("error") {
-                let code = e.get("code").and_then(Value::as_f64);
-                if matches!(code, Some(c) if c == -32700.0 || c == -32600.0 || c == -32602.0)
-                    || e.get("data").is_some()
-                {
-                    push(Finding {
-                        check: "error.no-reserved-codes",
-                        stdout_line: n,
-                        line: Some(clip(l)),
-                        message: format!(
-                            "the error answering id {key} uses a reserved code or carries data (stdout line {})",
-                            i + 1
-                        ),
-                    });
-                }
-            }
-        }
-        if method == Some("session.event") {
-            let Some(ev) = v.pointer("/params/event") else {
-                continue;
-            };
-            if !ev.get("time").is_some_and(Value::is_number) {
-                push(Finding {
-                    check: "event.time",
-                    stdout_line: n,
-                    line: Some(clip(l)),
-                    message: format!(
-                        "the session.event on stdout line {} has no numeric time in its envelope",
-                        i + 1
-                    ),
-                });
-            }
-            // A frame identical to an earlier one is a replay: turn.no-replay's business.
-            if !seen_events.insert(l.as_str()) {
+        for v in checker.received(l).violations {
+            if !RULES.contains(&v.rule.id()) || v.rule.id() == "stdout.lf-only" {
                 continue;
             }
-            let sid = v
-                .pointer("/params/sessionId")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            match ev.get("seq").and_then(Value::as_u64) {
-                None => push(Finding {
-                    check: "session.seq-contiguous",
-                    stdout_line: n,
-                    line: Some(clip(l)),
-                    message: format!(
-                        "the session.event on stdout line {} has no integer seq",
-                        i + 1
-                    ),
-                }),
-                Some(seq) => {
-                    if let Some(want) = next_seq.get(&sid) {
-                        if seq != *want {
-                            push(Finding {
-                                check: "session.seq-contiguous",
-                                stdout_line: n,
-                                line: Some(clip(l)),
-                                message: format!(
-                                    "session {sid:?}: seq {seq} on stdout line {} follows seq {}",
-                                    i + 1,
-                                    want - 1
-                                ),
-                            });
-                        }
-                    }
-                    next_seq.insert(sid, seq + 1);
-                }
-            }
+            push(Finding {
+                check: v.rule.id(),
+                stdout_line: v.stdout_line.or(Some(i + 1)),
+                line: Some(crate::trace::explain::clip(l, 200)),
+                message: v.message,
+            });
         }
     }
     out
 }
 
-/// A response id that no request carried, but whose other JSON type a request did carry.
-fn id_type_swap(id: Option<&Value>, want: &HashMap<String, usize>) -> Option<String> {
-    match id? {
-        Value::String(s) => {
-            let as_num = json::parse(s).ok()?.value;
-            (as_num.is_number() && want.contains_key(&json::to_string(&as_num))).then(|| {
-                format!("numeric request id {s} was echoed as the string \"{s}\"")
-            })
-        }
-        v @ Value::Number(_) => {
-            let text = json::to_string(v);
-            want.contains_key(&json::to_string(&Value::String(text.clone())))
-                .then(|| format!("string request id \"{text}\" was echoed as the number {text}"))
-        }
-        _ => None,
+/// Whether a line is a response whose id no request carried (in either JSON type).
+fn unsolicited(line: &str, keys: &HashSet<String>) -> bool {
+    let Ok(p) = json::parse(line) else {
+        return false;
+    };
+    let v = p.value;
+    if v.get("method").is_some() {
+        return false;
     }
+    let Some(id) = v.get("id") else {
+        return false;
+    };
+    let key = json::to_string(id);
+    if keys.contains(&key) {
+        return false;
+    }
+    let swapped = match id {
+        Value::String(s) => json::parse(s)
+            .ok()
+            .filter(|p| p.value.is_number())
+            .map(|p| json::to_string(&p.value)),
+        Value::Number(_) => Some(json::to_string(&Value::String(key.clone()))),
+        _ => None,
+    };
+    !swapped.is_some_and(|k| keys.contains(&k))
 }
 
 /// Whether a JSON text has no whitespace outside its strings (as `JSON.stringify` writes it).
@@ -256,7 +169,7 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":1,"time":1,"data":{}}}}"#,
             ],
         );
-        assert_eq!(judge(&tr), vec![]);
+        assert_eq!(judge(&tr, Edition::Current, false), vec![]);
     }
 
     #[test]
@@ -275,7 +188,7 @@ mod tests {
         );
         tr.crlf_lines = 2;
         assert_eq!(
-            rules(&judge(&tr)),
+            rules(&judge(&tr, Edition::Current, false)),
             [
                 "stdout.lf-only",
                 "stdout.frames-only",
@@ -300,7 +213,7 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}"#,
             ],
         );
-        assert_eq!(rules(&judge(&tr)), ["error.no-reserved-codes"]);
+        assert_eq!(rules(&judge(&tr, Edition::Current, false)), ["error.no-reserved-codes"]);
     }
 
     #[test]
