@@ -110,7 +110,14 @@ impl FindingClass {
                 | R::PromptMessageId
                 | R::ResumeValidation
                 | R::WaitSettlesAfterIdle
-                | R::WorkingDirectoryGetSet => Pin::Responses,
+                | R::WorkingDirectoryGetSet
+                | R::FrameNotificationsIgnored
+                | R::FrameIdInvalidIsNotification
+                | R::FrameMalformedIgnored
+                | R::FrameNonObjectIgnored
+                | R::FrameBatchIgnored
+                | R::FrameNonStringMethodIgnored
+                | R::FrameUnknownResponseIgnored => Pin::Responses,
                 R::LifecycleShutdownResponds | R::LifecycleShutdownExits0 | R::LifecycleEofExits0 => {
                     Pin::Ending
                 }

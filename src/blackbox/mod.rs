@@ -201,6 +201,8 @@ pub fn run(opts: &Options) -> Summary {
         (None, None) => Some(60.0),
         (_, s) => s,
     };
+    // `--seconds` bounds shrinking too: a finding found late is shrunk only while time is left.
+    let budget_end = seconds.map(|s| started + Duration::from_secs_f64(s));
     let mut case = 0u64;
     loop {
         if opts.cases.is_some_and(|n| case >= n)
@@ -233,7 +235,7 @@ pub fn run(opts: &Options) -> Summary {
                     first_line(&f.detail)
                 );
             }
-            let report = report(opts, &rules, &seq, case, f);
+            let report = report(opts, &rules, &seq, case, f, budget_end);
             if opts.progress {
                 if let Some(p) = &report.trace {
                     eprintln!("fuzz:   shrunk to {} ops → {}", report.ops.1, p.display());
@@ -304,8 +306,18 @@ fn findings_of(subject: exec::RunResult, reference: Option<exec::RunResult>) -> 
 }
 
 /// Shrinks the sequence of a new finding and writes its trace.
-fn report(opts: &Options, rules: &Profile, seq: &Sequence, case: u64, f: Finding) -> Report {
-    let deadline = Instant::now() + opts.shrink_time;
+fn report(
+    opts: &Options,
+    rules: &Profile,
+    seq: &Sequence,
+    case: u64,
+    f: Finding,
+    budget_end: Option<Instant>,
+) -> Report {
+    let mut deadline = Instant::now() + opts.shrink_time;
+    if let Some(end) = budget_end {
+        deadline = deadline.min(end);
+    }
     let class = f.class.clone();
     let reference_bug = matches!(class, FindingClass::Reference(_));
     let run = |ops: &[Op]| -> Vec<Finding> {

@@ -78,6 +78,20 @@ rule_ids! {
     EventTime = "event.time",
     /// Turn numbers that do not count 1, 2, 3 … per session, or overlap.
     TurnCountsPerSession = "turn.counts-per-session",
+    /// An answer to a client notification (a frame with a string method and no `id`).
+    FrameNotificationsIgnored = "frame.notifications-ignored",
+    /// An answer to a request whose id is null, boolean, object or array.
+    FrameIdInvalidIsNotification = "frame.id-invalid-is-notification",
+    /// An answer to a line that is not JSON.
+    FrameMalformedIgnored = "frame.malformed-ignored",
+    /// An answer to a JSON scalar.
+    FrameNonObjectIgnored = "frame.non-object-ignored",
+    /// An answer to a JSON array (a batch).
+    FrameBatchIgnored = "frame.batch-ignored",
+    /// An answer to a frame with an id and a non-string method.
+    FrameNonStringMethodIgnored = "frame.non-string-method-ignored",
+    /// An answer to a client response (an id, no method).
+    FrameUnknownResponseIgnored = "frame.unknown-response-ignored",
     /// A `turn/end` without `{turn: <int>, reason: {kind: <string>}}`.
     TurnEndReason = "turn.end-reason",
     /// An error with a reserved or other non-`-32603` code, or members beyond `{code, message}`.

@@ -57,6 +57,38 @@ pub struct Checker {
     pub(super) sessions: HashMap<String, Track>,
     pub(super) receipts: HashSet<String>,
     lines: usize,
+    /// The rules of the lines read that must get no answer, oldest first, not yet "answered":
+    /// an answer to no request is blamed on the oldest (a notification answered is
+    /// `frame.notifications-ignored`, not a duplicate), as `check`'s frame checks blame it.
+    ignored: Vec<(usize, RuleId)>,
+    /// How many lines were read, and the send index of each request id echo's requests.
+    sent_lines: usize,
+    sent_at: HashMap<String, std::collections::VecDeque<usize>>,
+    /// The latest send index of a request answered so far.
+    last_answered: usize,
+    /// Every request id echo read so far (a second answer to one of them is no silence rule's).
+    requested: HashSet<String>,
+}
+
+/// The rule that says a line the runtime read gets no answer, for lines that are not requests.
+fn silence_rule(c: &Classified, line: &str) -> Option<RuleId> {
+    use crate::wire::{Ignored, Kind};
+    Some(match c {
+        Classified::Request(_) => return None,
+        Classified::Notification(n) if n.id_kind == Kind::Absent => RuleId::FrameNotificationsIgnored,
+        Classified::Notification(_) => RuleId::FrameIdInvalidIsNotification,
+        Classified::Response(r) if r.method_kind != Kind::Absent => {
+            RuleId::FrameNonStringMethodIgnored
+        }
+        Classified::Response(_) => RuleId::FrameUnknownResponseIgnored,
+        Classified::Ignored(Ignored::Malformed(_)) => RuleId::FrameMalformedIgnored,
+        Classified::Ignored(Ignored::NotAnObject(_)) => RuleId::FrameNonObjectIgnored,
+        Classified::Ignored(Ignored::Batch { .. }) => RuleId::FrameBatchIgnored,
+        Classified::Ignored(Ignored::NoIdNoMethod { .. }) if line.contains("\"id\"") => {
+            RuleId::FrameIdInvalidIsNotification
+        }
+        Classified::Ignored(_) => return None,
+    })
 }
 
 impl Checker {
@@ -67,6 +99,11 @@ impl Checker {
             pending: HashMap::new(),
             sessions: HashMap::new(),
             receipts: HashSet::new(),
+            ignored: Vec::new(),
+            sent_lines: 0,
+            sent_at: HashMap::new(),
+            last_answered: 0,
+            requested: HashSet::new(),
             lines: 0,
         }
     }
@@ -78,9 +115,19 @@ impl Checker {
 
     /// Records a (decoded, trimmed) line the runtime read.
     pub fn sent(&mut self, line: &str) -> Sent {
-        match classify(line) {
+        let c = classify(line);
+        self.sent_lines += 1;
+        if let Some(rule) = silence_rule(&c, line) {
+            self.ignored.push((self.sent_lines, rule));
+        }
+        match c {
             Classified::Request(r) => {
                 let key = r.id.to_json();
+                self.requested.insert(key.clone());
+                self.sent_at
+                    .entry(key.clone())
+                    .or_default()
+                    .push_back(self.sent_lines);
                 self.pending
                     .entry(key.clone())
                     .or_default()
@@ -237,6 +284,26 @@ impl Checker {
                     );
                     key = alt;
                 }
+                // An answer to a line without a usable id echoes null (or that line's own id).
+                None if !self.ignored.is_empty()
+                    && (key == "null" || !self.requested.contains(&key)) =>
+                {
+                    // Runtimes answer in the order they read: the line answered was read after
+                    // the last request answered so far, when there is such a line.
+                    let at = (self.ignored.iter())
+                        .position(|(i, _)| *i > self.last_answered)
+                        .unwrap_or(0);
+                    let (_, rule) = self.ignored.remove(at);
+                    sink.add(
+                        rule,
+                        format!("response to id {key}, which no request carries: it answers a line that must get no answer"),
+                    );
+                    return Received::Response {
+                        key,
+                        method: None,
+                        ok,
+                    };
+                }
                 None => {
                     sink.add(
                         RuleId::ResponseExactlyOnce,
@@ -254,6 +321,9 @@ impl Checker {
             Some(e) => self.error_answer(&key, e, sink),
             None => Some(self.result_answer(&key, frame, sink)),
         };
+        if let Some(i) = self.sent_at.get_mut(&key).and_then(|q| q.pop_front()) {
+            self.last_answered = self.last_answered.max(i);
+        }
         let open = &self.pending[&key];
         if open.methods.len() <= open.floating {
             self.pending.remove(&key);

@@ -289,3 +289,53 @@ fn good_runtimes_pass_under_the_precision_flags() {
         },
     ]);
 }
+
+/// The black-box fuzzer on the naive runtime: a few fixed sequences, no shrinking.
+fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<String>, String) {
+    use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Options, Target};
+    let target = |cmd| Target {
+        cmd,
+        env: Vec::new(),
+    };
+    let opts = Options {
+        seed: 7,
+        cases: Some(2),
+        seconds: None,
+        edition: Default::default(),
+        subject: target(cmd),
+        reference: target(CommandSpec::new(RUNTIME)),
+        differential: false,
+        allowlist: Allowlist::default(),
+        out: None,
+        deadlines: Deadlines {
+            exit: Duration::from_secs(2),
+            ..Deadlines::default()
+        },
+        shrink_trials: 0,
+        shrink_time: Duration::ZERO,
+        verify: false,
+        progress: false,
+        strict_upstream: false,
+    };
+    let s = blackbox::run(&opts);
+    assert!(s.broken.is_none(), "{}", s.human());
+    let classes = s
+        .findings
+        .iter()
+        .map(|r| r.finding.class.to_string())
+        .collect();
+    (classes, s.human())
+}
+
+#[test]
+fn check_and_fuzz_blame_the_same_rules_on_the_naive_runtime() {
+    // One rule engine: the fuzzer's finding classes are the check ids `check` fails (above).
+    let naive = fixture("naive_runtime.py");
+    let (got, human) =
+        fuzz_classes(CommandSpec::new("python3").arg(naive.to_str().expect("utf-8 path")));
+    assert_eq!(got, naive_bugs(), "{human}");
+    let fixed = fixed_naive_runtime();
+    let (got, human) =
+        fuzz_classes(CommandSpec::new("python3").arg(fixed.0.to_str().expect("utf-8 path")));
+    assert!(got.is_empty(), "the fixed runtime: {human}");
+}
