@@ -40,7 +40,7 @@ macro_rules! mutants {
 mutants! {
     "wrong-server-name" => "initialize.server-info": "initialize answers serverInfo.name \"my-runtime\"",
     "unknown-method-32000" => "error.unknown-method": "unknown methods answer code -32000 instead of -32603",
-    "unknown-method-32601" => "error.unknown-method" (strict): "unknown methods answer the transport's -32601 `method not found: <m>`",
+    "unknown-method-32601" => "error.unknown-method" (strict): "unknown methods answer the transport's code -32601 (with upstream's message)",
     "answers-notifications" => "frame.notifications-ignored": "a client notification gets a response frame",
     "replies-to-malformed" => "frame.malformed-ignored": "a malformed line gets a -32700 error frame",
     "message-id-mismatch" => "receipt.id-matches-inserted": "the prompt response carries a messageId the receipt never had",

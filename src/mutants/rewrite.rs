@@ -224,17 +224,16 @@ impl Rewriter {
             {
                 v["error"]["code"] = json!(-32000);
             }
-            "unknown-method-32601" => {
-                let m = v
-                    .pointer("/error/message")
+            // Only the code changes: the message stays upstream's, which the check accepts with
+            // -32601 unless --strict-upstream.
+            "unknown-method-32601"
+                if v.pointer("/error/message")
                     .and_then(Value::as_str)
-                    .and_then(|m| {
-                        m.strip_prefix("unknown DeepSeek Harness SDK runtime method: ")
-                            .map(|x| format!("method not found: {x}"))
-                    });
-                if let Some(m) = m {
-                    v["error"] = json!({"code": -32601, "message": m});
-                }
+                    .is_some_and(|m| {
+                        m.starts_with("unknown DeepSeek Harness SDK runtime method: ")
+                    }) =>
+            {
+                v["error"]["code"] = json!(-32601);
             }
             "message-id-mismatch" => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {

@@ -180,8 +180,37 @@ pub struct Child {
     exit: Option<ExitInfo>,
 }
 
+/// Signal numbers to reset: every one up to the platform's last (real-time ones included).
+#[cfg(target_os = "linux")]
+const LAST_SIGNAL: libc::c_int = 64;
+#[cfg(not(target_os = "linux"))]
+const LAST_SIGNAL: libc::c_int = 31;
+
+/// In the child, before exec: every catchable signal back to its default action and an empty
+/// signal mask. Ignored signals and the mask survive exec, so without this a runtime started by
+/// a kit that runs with SIGINT ignored (`nohup`, `trap "" INT`, some CI runners) or with signals
+/// blocked would not get the SIGINT/SIGTERM the lifecycle checks send. Errors (SIGKILL, SIGSTOP,
+/// the C library's reserved signals) are ignored: those cannot or need not be reset.
+///
+/// # Safety
+/// Only for a freshly forked child: it calls async-signal-safe functions only.
+unsafe fn start_clean() {
+    let mut dfl: libc::sigaction = std::mem::zeroed();
+    dfl.sa_sigaction = libc::SIG_DFL;
+    libc::sigemptyset(&mut dfl.sa_mask);
+    for sig in 1..=LAST_SIGNAL {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        }
+    }
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+}
+
 impl Child {
-    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`. On Linux the
+    /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`, with every
+    /// signal at its default action and none blocked, whatever the kit inherited. On Linux the
     /// runtime is killed if the spawning thread's process dies (keep the `Child` on that thread).
     pub fn spawn(
         cmd: &CommandSpec,
@@ -209,12 +238,14 @@ impl Child {
         for (k, v) in env {
             c.env(k, v);
         }
-        // If the kit itself is killed (no Drop runs), the runtime must not outlive it: the kernel
-        // sends it SIGKILL when the spawning thread's process dies.
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        // SAFETY: between fork and exec the closure only calls async-signal-safe functions
+        // (sigaction, sigprocmask, prctl) on its own stack; it touches no memory of the parent.
         unsafe {
             c.pre_exec(|| {
+                start_clean();
+                // If the kit itself is killed (no Drop runs), the runtime must not outlive it:
+                // the kernel sends it SIGKILL when the spawning thread's process dies.
+                #[cfg(target_os = "linux")]
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });

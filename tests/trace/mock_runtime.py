@@ -117,4 +117,10 @@ def main():
     sys.exit(0)
 
 
-main()
+# SIGINT → exit 130, the contract's code, through Python's own handler. Python installs that handler
+# only when SIGINT is at its default action at start-up: if the runtime inherits SIGINT ignored, it
+# never exits on SIGINT (the runner must start it clean).
+try:
+    main()
+except KeyboardInterrupt:
+    sys.exit(130)

@@ -2,6 +2,7 @@
 //! set against real runtimes, and import of raw transcripts.
 
 mod broken;
+mod clean_start;
 mod fixtures;
 mod hostile;
 mod import;
