@@ -1,8 +1,8 @@
 //! The kit's command line: thin argument parsing over the library. Exit codes: 0 pass, 1 findings,
 //! 2 usage error or a runtime that cannot be started.
 
-use dsh_conformance::edition::Edition;
 use clap::{Parser, Subcommand};
+use dsh_conformance::edition::Edition;
 
 #[derive(Parser)]
 #[command(

@@ -81,7 +81,6 @@ pub fn check(data: &[u8]) -> Result<(), String> {
     run_ops(setup, &ops)
 }
 
-
 struct Driver {
     rt: Runtime,
     ck: Checker,

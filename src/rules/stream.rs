@@ -75,7 +75,9 @@ fn silence_rule(c: &Classified, line: &str) -> Option<RuleId> {
     use crate::wire::{Ignored, Kind};
     Some(match c {
         Classified::Request(_) => return None,
-        Classified::Notification(n) if n.id_kind == Kind::Absent => RuleId::FrameNotificationsIgnored,
+        Classified::Notification(n) if n.id_kind == Kind::Absent => {
+            RuleId::FrameNotificationsIgnored
+        }
         Classified::Notification(_) => RuleId::FrameIdInvalidIsNotification,
         Classified::Response(r) if r.method_kind != Kind::Absent => {
             RuleId::FrameNonStringMethodIgnored

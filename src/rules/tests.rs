@@ -310,12 +310,24 @@ fn the_checker_goes_on_after_a_violation() {
 fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
     let err = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"x"}}"#;
     let cases: [(&str, RuleId); 6] = [
-        (r#"{"jsonrpc":"2.0","method":"n"}"#, RuleId::FrameNotificationsIgnored),
-        (r#"{"jsonrpc":"2.0","id":null,"method":"n"}"#, RuleId::FrameIdInvalidIsNotification),
+        (
+            r#"{"jsonrpc":"2.0","method":"n"}"#,
+            RuleId::FrameNotificationsIgnored,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"n"}"#,
+            RuleId::FrameIdInvalidIsNotification,
+        ),
         ("{not json", RuleId::FrameMalformedIgnored),
         ("42", RuleId::FrameNonObjectIgnored),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#, RuleId::FrameBatchIgnored),
-        (r#"{"jsonrpc":"2.0","id":9,"result":{}}"#, RuleId::FrameUnknownResponseIgnored),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
+            RuleId::FrameBatchIgnored,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+            RuleId::FrameUnknownResponseIgnored,
+        ),
     ];
     for (line, rule) in cases {
         assert_eq!(check(&[line], &[err]), [rule], "after {line}");
@@ -325,7 +337,13 @@ fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
     assert_eq!(check(&[], &[err]), [RuleId::ResponseExactlyOnce]);
     let a = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#;
     assert_eq!(
-        check(&[r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#, r#"{"method":"n"}"#], &[a, a]),
+        check(
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#,
+                r#"{"method":"n"}"#
+            ],
+            &[a, a]
+        ),
         [RuleId::ResponseExactlyOnce]
     );
 }

@@ -37,6 +37,9 @@ pub struct Options {
     pub keep_dirs: bool,
     /// Leave stream rules to the caller's rule engine ([`Matcher::set_tolerant`]).
     pub tolerant: bool,
+    /// With `tolerant`, skip exact repeats of matched responses and notifications
+    /// ([`Matcher::set_skip_repeats`]).
+    pub skip_repeats: (bool, bool),
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             env: Vec::new(),
             keep_dirs: false,
             tolerant: false,
+            skip_repeats: (true, true),
         }
     }
 }
@@ -234,6 +238,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     };
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
+    m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
     drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
     report.transcript.crlf_lines = child.crlf_lines();

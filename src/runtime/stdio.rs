@@ -111,7 +111,11 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         match name {
             "-h" | "--help" => return Ok(None),
             "--profile" => a.profile = value(name)?.parse()?,
-            "--edition" => a.edition = value(name)?.parse().map_err(|e: crate::edition::UnknownEdition| e.to_string())?,
+            "--edition" => {
+                a.edition = value(name)?
+                    .parse()
+                    .map_err(|e: crate::edition::UnknownEdition| e.to_string())?
+            }
             // Accepted for launcher compatibility (the real runtime applies config patches).
             "--patch" => {
                 value(name)?;

@@ -162,7 +162,11 @@ mod strict_tests {
             .unwrap();
         let text = format!("{:?}", c.trace(true).unwrap());
         assert!(!text.contains("\"-32603\""), "{text}");
-        assert!(!c.text.replace("\"{{-32601|-32603}}\"", "").contains("{{-32601|-32603}}"),
-            "every alternative is written quoted, so strict mode replaces all of them");
+        assert!(
+            !c.text
+                .replace("\"{{-32601|-32603}}\"", "")
+                .contains("{{-32601|-32603}}"),
+            "every alternative is written quoted, so strict mode replaces all of them"
+        );
     }
 }

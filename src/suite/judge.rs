@@ -171,7 +171,10 @@ pub fn judge(
                 return (Verdict::Fail(Box::new(f)), blames);
             }
         };
-        let ro = runner_opts(opts);
+        // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
+        // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
+        let mut ro = runner_opts(opts);
+        ro.skip_repeats = (id != "response.exactly-once", id != "turn.no-replay");
         let stub_before = opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
         let r = match &trace.meta.continues {
             Some(prev) => match kept.get(prev) {
@@ -210,7 +213,8 @@ pub fn judge(
                 if let Some(log) = &opts.model_stub {
                     failure.model_log = log.lines().split_off(stub_before.min(log.lines().len()));
                 }
-                let in_setup = matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
+                let in_setup =
+                    matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
                 if in_setup {
                     let reason = format!(
                         "its setup failed before the rule could be exercised: {}",
@@ -319,7 +323,9 @@ pub fn probe_surface(cmd: &CommandSpec, opts: &Options) -> Option<crate::edition
                     && p.value
                         .pointer("/error/message")
                         .and_then(serde_json::Value::as_str)
-                        .is_some_and(|m| m.starts_with("unknown DeepSeek Harness SDK runtime method"))
+                        .is_some_and(|m| {
+                            m.starts_with("unknown DeepSeek Harness SDK runtime method")
+                        })
             })
         })
     };

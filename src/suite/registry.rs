@@ -86,7 +86,7 @@ checks! {
     "frame.large-line" "§2.1" Should ALL ["response.answered"]: "a 10 MB request line is answered";
     "frame.deep-nesting" "§2.1" Should ALL ["response.answered"]: "params nested 1000 deep are answered";
     // Errors.
-    "error.unknown-method" "§2.3 §9" Must ALL ["response.answered"]: "an unknown method gets -32603 `unknown DeepSeek Harness SDK runtime method: <m>`, message verbatim (code -32601 accepted unless --strict-upstream)";
+    "error.unknown-method" "§2.3 §9" Must ALL ["response.answered"]: "an unknown method gets -32603 with the message `unknown DeepSeek Harness SDK runtime method: <m>` verbatim (code -32601 accepted unless --strict-upstream; the message never relaxed)";
     "error.no-reserved-codes" "§2.3" Should ALL ["response.answered"] stream: "errors never use -32700, -32600 or -32602 and carry no data member";
     // initialize.
     "initialize.server-info" "§3.1" Must ALL: "initialize answers {serverInfo:{name:\"deepseek-harness-sdk-runtime\", version:<string>}}";
@@ -96,7 +96,7 @@ checks! {
     "initialize.gates-requests" "§3.2 §9" Must CURRENT ["response.answered"]: "session requests before initialize fail with `SDK server is not initialized`";
     // session/prompt and its receipt.
     "prompt.message-id" "§3.2" Must QUEUED ["response.answered"]: "session/prompt answers {messageId: <non-empty string>}";
-    "receipt.id-matches-inserted" "§5 §8.4" Must QUEUED ["prompt.message-id"]: "an agent/inbox/spliced receipt whose inserted[].id equals the messageId is sent for every prompt";
+    "receipt.id-matches-inserted" "§5 §8.4" Must QUEUED ["prompt.message-id" "turn.end-reason"]: "an agent/inbox/spliced receipt whose inserted[].id equals the messageId is sent for every prompt";
     "receipt.precedes-response" "§5" Must QUEUED ["receipt.id-matches-inserted"]: "the prompt's receipt is written before the prompt's response";
     "turn.end-reason" "§5 §8.4" Must ALL ["response.answered" "prompt.message-id"]: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     "turn.user-message-id" "§5" Should QUEUED ["receipt.id-matches-inserted" "turn.end-reason"]: "the turn's user/message event carries data.id == messageId";
@@ -104,8 +104,8 @@ checks! {
     "turn.end-before-idle" "§5 §8.4" Must QUEUED ["turn.end-reason" "status.idle-after-turn"]: "turn/end of a prompt's turn comes before the session's idle status";
     "turn.final-text" "§5 §8.4" Must ALL ["turn.end-reason"]: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
     "turn.counts-per-session" "§5 §6" Must ALL ["turn.end-reason"]: "turns of a session are numbered 1, 2, 3 … across prompts";
-    "turn.no-replay" "§6" Must ALL ["turn.end-reason"]: "a second prompt on a session streams only new events";
-    "turn.sessions-isolated" "§4 §6" Must ALL ["turn.end-reason"]: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
+    "turn.no-replay" "§6" Must ALL ["turn.end-reason" "receipt.id-matches-inserted" "receipt.precedes-response"]: "a second prompt on a session streams only new events";
+    "turn.sessions-isolated" "§4 §6" Must ALL ["turn.end-reason" "turn.counts-per-session"]: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
     "session.seq-contiguous" "§5" Must ALL ["turn.end-reason"] stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
     "turn.overlap-queued" "§6" Must QUEUED ["turn.end-reason" "status.idle-after-turn"]: "a prompt to a running session is accepted and runs as the next turn; one idle after both";
     "turn.overlap-rejected" "§6" Must LEGACY ["response.answered"]: "a prompt to a session with a prompt in flight fails with `session already has an active prompt: <id>`";
@@ -113,8 +113,8 @@ checks! {
     "subagent.notifications" "§4" Should QUEUED ["turn.end-reason"]: "a subagent run is bracketed by subagent.started and subagent.finished naming parent and child";
     "session.ids-are-data" "§3.2" Should QUEUED ["turn.end-reason"]: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
     // Methods of the 0.2.x release.
-    "resume.validation" "§3.3 §9" Should CURRENT ["response.answered"]: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";
-    "resume.across-processes" "§3.3" Must CURRENT ["turn.end-reason" "lifecycle.shutdown-exits-0"]: "a session resumed in a new process continues its turn numbers and seq";
+    "resume.validation" "§3.3 §9" Should CURRENT ["response.answered" "prompt.message-id"]: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";
+    "resume.across-processes" "§3.3" Must CURRENT ["turn.end-reason" "lifecycle.shutdown-exits-0" "turn.counts-per-session" "turn.sessions-isolated"]: "a session resumed in a new process continues its turn numbers and seq";
     "wait.settles-after-idle" "§3.4" Must CURRENT ["status.idle-after-turn"]: "session/wait answers {} after the session's idle status, and rejects unknown sessions";
     "working-directory.get-set" "§3.5" Must CURRENT ["response.answered"]: "working-directory get/set answer {cwd}; set streams working-directory/change first";
     "working-directory.validation" "§3.5 §9" Should CURRENT ["response.answered"]: "working-directory requests reject a missing sessionId, a missing path and a missing directory";
@@ -185,7 +185,11 @@ mod tests {
                 })
         }
         for c in CHECKS {
-            assert!(!reaches(c.id, c.id, 0), "{} requires itself through others", c.id);
+            assert!(
+                !reaches(c.id, c.id, 0),
+                "{} requires itself through others",
+                c.id
+            );
         }
     }
 }

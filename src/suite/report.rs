@@ -139,11 +139,12 @@ impl Report {
             .max()
             .unwrap_or(10);
         for r in &self.results {
-            let sev = if matches!(r.verdict, Verdict::Fail(_)) && r.info.severity == Severity::Should {
-                " (SHOULD)"
-            } else {
-                ""
-            };
+            let sev =
+                if matches!(r.verdict, Verdict::Fail(_)) && r.info.severity == Severity::Should {
+                    " (SHOULD)"
+                } else {
+                    ""
+                };
             let _ = writeln!(
                 out,
                 "{:<5} {:<w$}  {}{}",
@@ -154,7 +155,9 @@ impl Report {
             );
         }
         for r in &self.results {
-            let Some(f) = r.verdict.failure() else { continue };
+            let Some(f) = r.verdict.failure() else {
+                continue;
+            };
             if matches!(r.verdict, Verdict::KnownFailing { .. }) && !verbose {
                 continue;
             }
@@ -393,7 +396,10 @@ mod tests {
                 r(
                     "error.unknown-method",
                     Verdict::KnownFailing {
-                        failure: Box::new(Failure::new(super::super::FailureKind::Mismatch, "-32000")),
+                        failure: Box::new(Failure::new(
+                            super::super::FailureKind::Mismatch,
+                            "-32000",
+                        )),
                         baseline: "ours".into(),
                     },
                 ),

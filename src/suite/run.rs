@@ -273,7 +273,12 @@ fn applies(c: &CheckInfo, opts: &Options) -> bool {
 
 /// The failing checks at the root of what blocks check `i`, or `None` when it may run (or must
 /// wait: `Some(vec![])`).
-fn blockers(i: usize, sel: &[&'static CheckInfo], b: &Board, opts: &Options) -> Option<Vec<&'static str>> {
+fn blockers(
+    i: usize,
+    sel: &[&'static CheckInfo],
+    b: &Board,
+    opts: &Options,
+) -> Option<Vec<&'static str>> {
     let mut roots: Vec<&'static str> = Vec::new();
     for r in sel[i].requires {
         let Some(j) = sel.iter().position(|c| c.id == *r) else {
@@ -321,7 +326,12 @@ fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
             }
         }
     }
-    if waiting || b.verdicts.iter().zip(&b.started).any(|(v, s)| *s && v.is_none()) {
+    if waiting
+        || b.verdicts
+            .iter()
+            .zip(&b.started)
+            .any(|(v, s)| *s && v.is_none())
+    {
         Next::Wait
     } else {
         Next::Stop
@@ -403,8 +413,10 @@ fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResu
         if verdict == Verdict::Pass {
             if let Some(first) = found.first() {
                 let mut f = first.failure.clone();
-                let cases: std::collections::BTreeSet<_> =
-                    found.iter().filter_map(|x| x.failure.case.as_deref()).collect();
+                let cases: std::collections::BTreeSet<_> = found
+                    .iter()
+                    .filter_map(|x| x.failure.case.as_deref())
+                    .collect();
                 if cases.len() > 1 {
                     f.details = format!(
                         "seen in {} transcripts: {}",
@@ -413,10 +425,7 @@ fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResu
                     );
                 }
                 verdict = Verdict::Fail(Box::new(f));
-            } else if info.stream
-                && b.transcripts == 0
-                && !cases_exist(info.id)
-            {
+            } else if info.stream && b.transcripts == 0 && !cases_exist(info.id) {
                 verdict = Verdict::NotTestable {
                     reason: "no check ran, so no transcript could be judged".into(),
                 };

@@ -213,7 +213,10 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}"#,
             ],
         );
-        assert_eq!(rules(&judge(&tr, Edition::Current, false)), ["error.no-reserved-codes"]);
+        assert_eq!(
+            rules(&judge(&tr, Edition::Current, false)),
+            ["error.no-reserved-codes"]
+        );
     }
 
     #[test]

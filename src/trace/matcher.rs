@@ -253,9 +253,10 @@ pub struct Matcher {
     pause_until: Option<Duration>,
     ignores: Vec<(Pat, usize)>,
     frames_only: bool,
-    /// Leave stream rules to the rule engine: skip non-frame lines and exact repeats of a
-    /// response already matched, instead of failing the case on them.
+    /// Leave stream rules to the rule engine: skip non-frame lines and exact repeats of a frame
+    /// already matched (a response sent twice, an event replayed), instead of failing on them.
     tolerant: bool,
+    skip_repeats: (bool, bool),
     answered: std::collections::HashSet<String>,
     /// Lines fed to [`Matcher::on_late_line`].
     late_lines: usize,
@@ -326,6 +327,7 @@ impl Matcher {
             ignores: trace.ignores.clone(),
             frames_only: trace.frames_only,
             tolerant: false,
+            skip_repeats: (true, true),
             answered: Default::default(),
             late_lines: 0,
             bindings: Bindings::default(),
@@ -523,10 +525,18 @@ impl Matcher {
     }
 
     /// Tolerant mode (the suite's): lines that are not frames and exact repeats of a matched
-    /// response are skipped, not failures; the suite's rule engine blames them on their rules
-    /// (`stdout.frames-only`, `response.exactly-once`) so they do not fail every other check.
+    /// frame are skipped, not failures; the suite's rule engine and checks blame them on their
+    /// rules (`stdout.frames-only`, `response.exactly-once`, `turn.no-replay`) so they do not fail
+    /// every other check.
     pub fn set_tolerant(&mut self, on: bool) {
         self.tolerant = on;
+    }
+
+    /// In tolerant mode, whether exact repeats of responses and of notifications are skipped
+    /// (default) or judged like any frame: off for the check whose rule is about them
+    /// (`response.exactly-once`, `turn.no-replay`).
+    pub fn set_skip_repeats(&mut self, responses: bool, notifications: bool) {
+        self.skip_repeats = (responses, notifications);
     }
 
     /// The failure, if the case failed.
@@ -719,9 +729,9 @@ impl Matcher {
                 closest: None,
                 diff: None,
                 recent: Vec::new(),
-            kind: FailureKind::Timeout,
-            trace_line: None,
-            stdout_line: None,
+                kind: FailureKind::Timeout,
+                trace_line: None,
+                stdout_line: None,
             });
             return;
         };
@@ -927,13 +937,25 @@ impl Matcher {
             .and_then(|p| p.get("sessionId").or_else(|| p.get("parentSessionId")))
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // Tolerant: an exact repeat of a frame already matched (a response sent twice, an event
+        // replayed) is another rule's business; it must not match a later expectation either.
+        let skip = if is_response {
+            self.skip_repeats.0
+        } else {
+            self.skip_repeats.1
+        };
+        if self.tolerant && skip && self.answered.contains(text) {
+            self.stats.ignored += 1;
+            crate::wire::json::dispose(value);
+            return;
+        }
         let hit = if is_response {
             self.match_response(&value, session.as_deref())
         } else {
             self.match_notification(&value, session.as_deref())
         };
         if hit {
-            if self.tolerant && is_response {
+            if self.tolerant {
                 self.answered.insert(text.to_owned());
             }
             self.stats.matched += 1;
@@ -944,7 +966,7 @@ impl Matcher {
             let mut at = Attempt::new(&self.bindings, &self.env, session.as_deref());
             p.matches(Some(&value), &mut at)
         });
-        if ignored || (self.tolerant && is_response && self.answered.contains(text)) {
+        if ignored {
             self.stats.ignored += 1;
             crate::wire::json::dispose(value);
             return;
@@ -1071,9 +1093,9 @@ impl Matcher {
                 closest: Some(explain::clip(text, 300)),
                 diff,
                 recent: Vec::new(),
-            kind: FailureKind::Missing,
-            trace_line: Some(self.exps[at].line),
-            stdout_line: Some(self.stats.lines),
+                kind: FailureKind::Missing,
+                trace_line: Some(self.exps[at].line),
+                stdout_line: Some(self.stats.lines),
             });
         }
         None
@@ -1083,7 +1105,9 @@ impl Matcher {
     /// it, came: from the client's side `j` is missing, whether or not it would come later.
     fn missing_before(&self, j: usize, i: usize, text: &str, v: &Value) -> Failure {
         let diff = match &self.exps[j].kind {
-            EKind::Frame { pat, .. } => explain::first_difference(pat, v, &self.bindings, &self.env),
+            EKind::Frame { pat, .. } => {
+                explain::first_difference(pat, v, &self.bindings, &self.env)
+            }
             _ => None,
         };
         Failure {
@@ -1298,9 +1322,9 @@ impl Matcher {
                 closest: None,
                 diff: None,
                 recent: Vec::new(),
-            kind: FailureKind::Exit,
-            trace_line: Some(e.line),
-            stdout_line: None,
+                kind: FailureKind::Exit,
+                trace_line: Some(e.line),
+                stdout_line: None,
             };
             if let EKind::Frame { pat, .. } = &e.kind {
                 self.explain_closest(pat, &mut f);
@@ -1360,9 +1384,9 @@ impl Matcher {
                         closest: None,
                         diff: None,
                         recent: Vec::new(),
-            kind: FailureKind::Exit,
-            trace_line: Some(e.line),
-            stdout_line: None,
+                        kind: FailureKind::Exit,
+                        trace_line: Some(e.line),
+                        stdout_line: None,
                     });
                 }
             }
@@ -1385,9 +1409,9 @@ impl Matcher {
                         closest: None,
                         diff: None,
                         recent: Vec::new(),
-            kind: FailureKind::Exit,
-            trace_line: open.map(|i| self.exps[i].line),
-            stdout_line: None,
+                        kind: FailureKind::Exit,
+                        trace_line: open.map(|i| self.exps[i].line),
+                        stdout_line: None,
                     });
                 }
             }
@@ -1483,7 +1507,10 @@ mod tests {
         );
         let f = y.failure().expect("out of order");
         assert_eq!(f.kind, FailureKind::Missing, "{f}");
-        assert!(f.reason.contains("never arrived before stdout line 1"), "{f}");
+        assert!(
+            f.reason.contains("never arrived before stdout line 1"),
+            "{f}"
+        );
         assert_eq!(f.at.as_deref(), Some("t:2"));
         assert_eq!((f.trace_line, f.stdout_line), (Some(2), Some(1)));
         // Missing stays missing while other frames come; the frame itself makes it late.
@@ -1494,7 +1521,8 @@ mod tests {
         let f = y.failure().unwrap();
         assert_eq!(f.kind, FailureKind::OutOfOrder, "{f}");
         assert!(
-            f.reason.contains("arrived out of order: at stdout line 3, after stdout line 1"),
+            f.reason
+                .contains("arrived out of order: at stdout line 3, after stdout line 1"),
             "{f}"
         );
     }
@@ -1565,7 +1593,8 @@ mod tests {
         let f = x.failure().unwrap();
         assert_eq!(f.kind, FailureKind::Timeout);
         assert!(
-            f.reason.starts_with("<< {\"id\":1") && f.reason.ends_with("never arrived (waited 2.0s)"),
+            f.reason.starts_with("<< {\"id\":1")
+                && f.reason.ends_with("never arrived (waited 2.0s)"),
             "{f}"
         );
         assert_eq!(f.diff.as_deref(), Some("/result/v: expected 2, got 1"));

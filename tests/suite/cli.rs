@@ -276,7 +276,14 @@ fn a_relative_script_argument_is_resolved_against_the_kit_s_working_directory() 
     std::fs::write(&script, format!("#!/bin/sh\nexec {RUNTIME} \"$@\"\n")).unwrap();
     kit()
         .current_dir(&dir)
-        .args(["check", "--filter", "frame.crlf-accepted", "--", "sh", "rt.sh"])
+        .args([
+            "check",
+            "--filter",
+            "frame.crlf-accepted",
+            "--",
+            "sh",
+            "rt.sh",
+        ])
         .assert()
         .code(0);
     let _ = std::fs::remove_dir_all(&dir);

@@ -6,9 +6,9 @@ mod cli;
 mod precision;
 mod real;
 
+use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::run::{run, Options};
-use dsh_conformance::edition::Edition;
 use dsh_conformance::suite::{Report, Verdict};
 
 pub const RUNTIME: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");

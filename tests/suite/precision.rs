@@ -65,7 +65,10 @@ fn judge(case: &Case) -> Option<String> {
         .any(|id| registry::find(id).is_some_and(|c| c.severity == Severity::Must));
     if got == case.expected {
         if must && report.exit_code() == 0 {
-            return Some(format!("{}: a MUST rule broke but the run exits 0", case.label));
+            return Some(format!(
+                "{}: a MUST rule broke but the run exits 0",
+                case.label
+            ));
         }
         if case.expected.is_empty() {
             let s = report.summary();
@@ -231,7 +234,11 @@ fn fixed_naive_runtime() -> tempfile_path::TempScript {
     assert_eq!(fixes.len(), naive_bugs().len(), "one fix per listed bug");
     let mut fixed = text;
     for (bug, fix) in fixes {
-        assert_eq!(fixed.matches(bug).count(), 1, "the bug {bug:?} is not in the script once");
+        assert_eq!(
+            fixed.matches(bug).count(),
+            1,
+            "the bug {bug:?} is not in the script once"
+        );
         fixed = fixed.replace(bug, fix);
     }
     tempfile_path::TempScript::new("fixed_naive_runtime.py", &fixed)
@@ -244,10 +251,8 @@ mod tempfile_path {
 
     impl TempScript {
         pub fn new(name: &str, text: &str) -> TempScript {
-            let dir = std::env::temp_dir().join(format!(
-                "dsh-conformance-precision-{}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir()
+                .join(format!("dsh-conformance-precision-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let p = dir.join(name);
             std::fs::write(&p, text).unwrap();
