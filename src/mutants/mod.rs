@@ -64,11 +64,24 @@ mutants! {
     "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
     "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
     "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
+    "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is answered -32600 Invalid Request",
 }
+
+/// A runtime with a model of its own: every assistant text is replaced, so the stub's `reply:`
+/// directives are not followed. It breaks no rule; the checks that need a scripted model must be
+/// UNTESTABLE on it (`dsh-conformance mutant own-model -- <cmd>`), not FAIL.
+pub const OWN_MODEL: Mutant = Mutant {
+    name: "own-model",
+    breaks: "assistant texts come from a model of its own, not from the stub's directives",
+    catches: "",
+    strict: false,
+};
 
 /// Looks a mutant up by name.
 pub fn find(name: &str) -> Option<&'static Mutant> {
-    ALL.iter().find(|m| m.name == name)
+    ALL.iter()
+        .chain(std::iter::once(&OWN_MODEL))
+        .find(|m| m.name == name)
 }
 
 /// Looks up a comma-separated list of mutant names (`a,b,c`), in order. The mutants are stacked

@@ -155,6 +155,23 @@ impl Rewriter {
                 return act;
             }
             ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            ("rejects-no-jsonrpc", Classified::Request(r)) => {
+                let jsonrpc = json::parse(crate::wire::trim_js(&text))
+                    .ok()
+                    .and_then(|p| p.value.get("jsonrpc").cloned());
+                if jsonrpc != Some(json!("2.0")) {
+                    let mut out = Vec::new();
+                    crate::wire::write::error(
+                        &mut out,
+                        &r.id,
+                        crate::wire::ErrorCode::INVALID_REQUEST,
+                        "Invalid Request",
+                    );
+                    act.answer
+                        .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                    return act;
+                }
+            }
             _ => {}
         }
         act.forward.push(raw.to_vec());
@@ -302,6 +319,17 @@ impl Rewriter {
                 }
             }
             "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
+            "own-model" => {
+                if let Some(Value::Array(blocks)) =
+                    v.pointer_mut("/params/event/data/message/content")
+                {
+                    for b in blocks.iter_mut() {
+                        if b.get("type") == Some(&json!("text")) {
+                            b["text"] = json!("Hello! I am a real model and I ignore scripts.");
+                        }
+                    }
+                }
+            }
             "seq-gap" => {
                 if let Some((sid, _, _)) = session_event(&v) {
                     let n = self.event_count.entry(sid.to_owned()).or_default();

@@ -68,6 +68,8 @@ pub struct Checker {
     last_answered: usize,
     /// Every request id echo read so far (a second answer to one of them is no silence rule's).
     requested: HashSet<String>,
+    /// Every response line written so far.
+    responses_seen: HashSet<String>,
 }
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
@@ -106,6 +108,7 @@ impl Checker {
             sent_at: HashMap::new(),
             last_answered: 0,
             requested: HashSet::new(),
+            responses_seen: HashSet::new(),
             lines: 0,
         }
     }
@@ -254,7 +257,10 @@ impl Checker {
             );
         }
         if response {
-            Some(self.response(&frame, sink))
+            // A response identical to an earlier one is a repeat: never an answer to a line that
+            // must get none, whatever its id.
+            let repeat = !self.responses_seen.insert(line.to_owned());
+            Some(self.response(&frame, repeat, sink))
         } else {
             self.notification(&frame, sink)
         }
@@ -274,7 +280,7 @@ impl Checker {
         self.pending.contains_key(&alt).then_some(alt)
     }
 
-    fn response(&mut self, frame: &Map<String, Value>, sink: &mut Sink) -> Received {
+    fn response(&mut self, frame: &Map<String, Value>, repeat: bool, sink: &mut Sink) -> Received {
         let ok = frame.contains_key("result");
         let mut key = json::to_string(&frame["id"]);
         if !self.pending.contains_key(&key) {
@@ -287,7 +293,8 @@ impl Checker {
                     key = alt;
                 }
                 // An answer to a line without a usable id echoes null (or that line's own id).
-                None if !self.ignored.is_empty()
+                None if !repeat
+                    && !self.ignored.is_empty()
                     && (key == "null" || !self.requested.contains(&key)) =>
                 {
                     // Runtimes answer in the order they read: the line answered was read after

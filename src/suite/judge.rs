@@ -274,16 +274,29 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
     if !r.passed() {
         return ModelCapability::Follows;
     }
-    let reply = r
-        .transcript
-        .stdout
-        .iter()
-        .find(|l| l.contains("\"assistant/message\"") && l.contains("\"model-probe\""));
-    match reply {
-        Some(l) if l.contains("dsh-model-probe-ok") => ModelCapability::Follows,
-        Some(l) => ModelCapability::Ignores(format!(
-            "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered by {}; use --model-stub for a runtime that calls a model",
-            crate::trace::explain::clip(l, 200)
+    // The texts of the session's first assistant/message (data.message.content[] text blocks).
+    let texts = r.transcript.stdout.iter().find_map(|l| {
+        let v = crate::wire::json::parse(l).ok()?.value;
+        let ev = v.pointer("/params/event")?;
+        if v.pointer("/params/sessionId")?.as_str()? != "model-probe"
+            || ev.get("type")?.as_str()? != "assistant/message"
+        {
+            return None;
+        }
+        let blocks = ev.pointer("/data/message/content")?.as_array()?;
+        Some(
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text")?.as_str().map(str::to_owned))
+                .collect::<Vec<_>>()
+                .join(""),
+        )
+    });
+    match texts {
+        Some(t) if t == "dsh-model-probe-ok" => ModelCapability::Follows,
+        Some(t) => ModelCapability::Ignores(format!(
+            "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered {:?}; use --model-stub for a runtime that calls a model",
+            crate::trace::explain::clip(&t, 120)
         )),
         None => ModelCapability::Follows,
     }

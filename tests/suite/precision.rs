@@ -344,3 +344,55 @@ fn check_and_fuzz_blame_the_same_rules_on_the_naive_runtime() {
         fuzz_classes(CommandSpec::new("python3").arg(fixed.0.to_str().expect("utf-8 path")));
     assert!(got.is_empty(), "the fixed runtime: {human}");
 }
+
+#[test]
+fn a_runtime_with_its_own_model_is_untestable_where_the_stub_is_needed_not_failed() {
+    // `own-model` answers every prompt with its own text: the checks whose traces need the
+    // stub's `reply:` directives cannot be exercised, so they are UNTESTABLE (never a pass: the
+    // MUST ones keep the run from exiting 0), and nothing FAILs.
+    let opts = Options {
+        jobs: 2,
+        frame_timeout: Duration::from_secs(3),
+        ..Options::default()
+    };
+    let report = run(&mutant_cmd("own-model"), "own-model", &opts).expect("preflight");
+    let with = |word: &str| -> BTreeSet<&str> {
+        report
+            .results
+            .iter()
+            .filter(|c| c.verdict.word() == word)
+            .map(|c| c.info.id)
+            .collect()
+    };
+    assert_eq!(
+        with("FAIL"),
+        BTreeSet::new(),
+        "{}",
+        super::failures(&report)
+    );
+    let needs_model: BTreeSet<&str> = dsh_conformance::suite::cases::all()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c.needs_model
+                && c.applies_to(Default::default())
+                && c.check.editions.contains(Default::default())
+        })
+        .map(|c| c.check.id)
+        .collect();
+    assert!(needs_model.contains("turn.final-text"), "{needs_model:?}");
+    assert_eq!(
+        with("UNTESTABLE"),
+        needs_model,
+        "{}",
+        super::failures(&report)
+    );
+    assert_eq!(report.exit_code(), 1, "an untestable MUST check is no pass");
+    let causes = report.root_causes();
+    assert!(causes.iter().all(|c| c.verdict == "UNTESTABLE"));
+    assert!(
+        causes[0].reason.contains("--model-stub"),
+        "{}",
+        causes[0].reason
+    );
+}

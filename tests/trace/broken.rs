@@ -63,7 +63,7 @@ fn a_frozen_turn_counter_fails_naming_the_turn_expectation() {
 fn idle_before_turn_end_fails_as_out_of_order() {
     let msg = fails("early-idle");
     assert!(msg.contains("\"status\":\"idle\""), "{msg}");
-    assert!(msg.contains("arrived before"), "{msg}");
+    assert!(msg.contains("arrived out of order"), "{msg}");
     assert!(
         msg.contains("second-prompt-reuses-session.trace:15"),
         "{msg}"
