@@ -64,7 +64,7 @@ mutants! {
     "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
     "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
     "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
-    "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is answered -32600 Invalid Request",
+    "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
 
 /// A runtime with a model of its own: every assistant text is replaced, so the stub's `reply:`

@@ -164,8 +164,8 @@ impl Rewriter {
                     crate::wire::write::error(
                         &mut out,
                         &r.id,
-                        crate::wire::ErrorCode::INVALID_REQUEST,
-                        "Invalid Request",
+                        crate::wire::ErrorCode::INTERNAL_ERROR,
+                        "invalid request: jsonrpc must be \"2.0\"",
                     );
                     act.answer
                         .push(String::from_utf8_lossy(&out).trim_end().to_owned());
