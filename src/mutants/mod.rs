@@ -64,6 +64,9 @@ mutants! {
     "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
     "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
     "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
+    "crlf-output" => "stdout.lf-only": "every frame ends in \\r\\n",
+    "spaced-output" => "stdout.compact": "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
+    "no-event-time" => "event.time": "session.event envelopes carry no time",
     "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
 

@@ -319,6 +319,13 @@ impl Rewriter {
                 }
             }
             "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
+            "crlf-output" => return vec![format!("{}\r", s(&v))],
+            "spaced-output" => return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)],
+            "no-event-time" => {
+                if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {
+                    ev.shift_remove("time");
+                }
+            }
             "own-model" => {
                 if let Some(Value::Array(blocks)) =
                     v.pointer_mut("/params/event/data/message/content")
