@@ -2,8 +2,9 @@
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
-//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the stream rule
-//! engine, on [`wire`] only) serves [`fuzzing`] and [`blackbox`].
+//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
+//! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
+//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike.
 
 pub mod blackbox;
 pub mod edition;

@@ -26,6 +26,7 @@
 mod notify;
 mod shape;
 pub mod stream;
+pub mod transcript;
 #[cfg(test)]
 mod tests;
 

@@ -5,21 +5,10 @@
 //! setup ends (`# ---- check ----`): a failure before that line means the check could not be tested.
 
 use super::registry::{self, CheckInfo, Edition};
+use crate::rules::transcript::Oracle;
 use crate::trace::Trace;
 
 include!(concat!(env!("OUT_DIR"), "/check_traces.rs"));
-
-/// Whole-run oracles a check trace may ask for.
-pub const ORACLES: &[&str] = &[
-    "exactly-once",
-    "id-types",
-    "seq-contiguous",
-    "turns-increase",
-    "frames-only",
-    "receipt-order",
-    "finished-order",
-    "wait-after-idle",
-];
 
 /// One trace of a check.
 #[derive(Debug, Clone)]
@@ -31,7 +20,7 @@ pub struct CheckCase {
     /// The check it belongs to.
     pub check: &'static CheckInfo,
     /// Oracles to run after the trace passed.
-    pub oracles: Vec<&'static str>,
+    pub oracles: Vec<Oracle>,
     /// 1-based line of the `# ---- check ----` marker: failures above it are prerequisites.
     pub setup_until: Option<usize>,
     /// Editions the trace applies to (empty: all of the check's editions).
@@ -74,10 +63,10 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
                 })?);
             } else if let Some(v) = l.strip_prefix("# oracle:") {
                 for o in v.split_whitespace() {
-                    let known = ORACLES.iter().find(|k| **k == o).ok_or_else(|| {
+                    let known = Oracle::from_name(o).ok_or_else(|| {
                         format!("fixtures/checks/{file}:{}: unknown oracle {o:?}", i + 1)
                     })?;
-                    oracles.push(*known);
+                    oracles.push(known);
                 }
             } else if l == "# ---- check ----" {
                 setup_until = Some(i + 1);

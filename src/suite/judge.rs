@@ -2,11 +2,10 @@
 //! hand every transcript to the rule engine so stream rules are blamed on their own checks.
 
 use super::cases::CheckCase;
-use super::oracles;
 use super::run::Options;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
-use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome, Transcript};
+use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -26,51 +25,6 @@ pub enum ModelCapability {
     Follows,
     /// It does not, or could not be told: why.
     Ignores(String),
-}
-
-/// The check an oracle's rule belongs to.
-pub fn oracle_check(name: &str) -> &'static str {
-    match name {
-        "exactly-once" => "response.exactly-once",
-        "id-types" => "response.id-type-preserved",
-        "seq-contiguous" => "session.seq-contiguous",
-        "turns-increase" => "turn.counts-per-session",
-        "frames-only" => "stdout.frames-only",
-        "receipt-order" => "receipt.precedes-response",
-        "finished-order" => "legacy.session-finished",
-        _ => "wait.settles-after-idle",
-    }
-}
-
-fn run_oracle(name: &str, t: &Transcript) -> Result<(), String> {
-    let sent: Vec<_> = oracles::sent_requests(&t.sent)
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    match name {
-        "exactly-once" => oracles::exactly_once(&sent, &t.stdout),
-        "id-types" => oracles::id_types_preserved(&sent, &t.stdout),
-        "seq-contiguous" => oracles::seq_contiguous(&t.stdout, |_| Some(0)),
-        "frames-only" => oracles::frames_only(&t.stdout),
-        "receipt-order" => oracles::receipt_before_response(&t.sent, &t.stdout),
-        "finished-order" => oracles::finished_before_response(&t.sent, &t.stdout),
-        "wait-after-idle" => oracles::wait_after_idle(&t.sent, &t.stdout),
-        "turns-increase" => {
-            for (sid, turns) in oracles::turns_by_session(&t.stdout) {
-                for (i, n) in turns.iter().enumerate() {
-                    if *n != i as u64 + 1 {
-                        return Err(format!(
-                            "session {sid:?}: turn/end #{} has turn {n}, expected {} (turns so far: {turns:?})",
-                            i + 1,
-                            i + 1
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        }
-        other => Err(format!("unknown oracle {other}")),
-    }
 }
 
 /// The runner settings of the suite: tolerant matching, the suite's deadlines and environment.
@@ -229,11 +183,11 @@ pub fn judge(
             continue;
         }
         for o in &case.oracles {
-            if let Err(e) = run_oracle(o, &r.transcript) {
+            if let Err(e) = o.judge(&r.transcript.sent, &r.transcript.stdout) {
                 let mut failure = Failure::new(FailureKind::Rule, e);
                 failure.case = Some(r.file.clone());
                 failure.stderr_tail = r.stderr_tail.clone();
-                let owner = oracle_check(o);
+                let owner = o.rule().id();
                 if owner == id {
                     return (Verdict::Fail(Box::new(failure)), blames);
                 }

@@ -6,7 +6,6 @@ pub mod baseline;
 pub mod cases;
 pub mod causes;
 pub mod judge;
-pub mod oracles;
 pub mod registry;
 pub mod report;
 pub mod run;

@@ -1,5 +1,7 @@
-//! Programmatic oracles: whole-run rules a trace cannot state frame by frame. Each takes what was
-//! written to the runtime and what it wrote back, and says what broke, if anything.
+//! Whole-transcript oracles: rules a trace cannot state frame by frame, judged over what was
+//! written to the runtime and what it wrote back. A check trace names the ones it needs
+//! (`# oracle: exactly-once`); each is blamed on its own rule ([`Oracle::rule`]), whichever
+//! check's transcript it ran over.
 
 use crate::wire::{classify, json, Classified, Id, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -506,5 +508,89 @@ mod tests {
             seq_contiguous(&late, |_| None).is_ok(),
             "a resumed session may start anywhere"
         );
+    }
+}
+
+/// An oracle a check trace may ask for (`# oracle: <name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Oracle {
+    /// `exactly-once`: every request sent is answered exactly once ([`exactly_once`]).
+    ExactlyOnce,
+    /// `id-types`: ids echo with their JSON type ([`id_types_preserved`]).
+    IdTypes,
+    /// `seq-contiguous`: each session's seq runs from 0 without gaps ([`seq_contiguous`]).
+    SeqContiguous,
+    /// `turns-increase`: each session's turn/end numbers are 1, 2, 3 …
+    TurnsIncrease,
+    /// `frames-only`: every line is a JSON-RPC object frame ([`frames_only`]).
+    FramesOnly,
+    /// `receipt-order`: a prompt's receipt precedes its response ([`receipt_before_response`]).
+    ReceiptOrder,
+    /// `finished-order`: legacy `session.finished` precedes the prompt response
+    /// ([`finished_before_response`]).
+    FinishedOrder,
+    /// `wait-after-idle`: `session/wait` answers after the idle status ([`wait_after_idle`]).
+    WaitAfterIdle,
+}
+
+impl Oracle {
+    /// Every oracle with its name in traces.
+    pub const ALL: [(&'static str, Oracle); 8] = [
+        ("exactly-once", Oracle::ExactlyOnce),
+        ("id-types", Oracle::IdTypes),
+        ("seq-contiguous", Oracle::SeqContiguous),
+        ("turns-increase", Oracle::TurnsIncrease),
+        ("frames-only", Oracle::FramesOnly),
+        ("receipt-order", Oracle::ReceiptOrder),
+        ("finished-order", Oracle::FinishedOrder),
+        ("wait-after-idle", Oracle::WaitAfterIdle),
+    ];
+
+    /// The oracle named `name` in a trace.
+    pub fn from_name(name: &str) -> Option<Oracle> {
+        Oracle::ALL.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
+    }
+
+    /// The rule it enforces: its findings are blamed on this check.
+    pub fn rule(self) -> super::RuleId {
+        use super::RuleId as R;
+        match self {
+            Oracle::ExactlyOnce => R::ResponseExactlyOnce,
+            Oracle::IdTypes => R::ResponseIdTypePreserved,
+            Oracle::SeqContiguous => R::SessionSeqContiguous,
+            Oracle::TurnsIncrease => R::TurnCountsPerSession,
+            Oracle::FramesOnly => R::StdoutFramesOnly,
+            Oracle::ReceiptOrder => R::ReceiptPrecedesResponse,
+            Oracle::FinishedOrder => R::LegacySessionFinished,
+            Oracle::WaitAfterIdle => R::WaitSettlesAfterIdle,
+        }
+    }
+
+    /// Judges the oracle over what was written (`sent`) and read (`stdout`, one line each).
+    pub fn judge(self, sent: &[u8], stdout: &[Line]) -> Result<(), String> {
+        let ids = || -> Vec<Id> { sent_requests(sent).into_iter().map(|(id, _)| id).collect() };
+        match self {
+            Oracle::ExactlyOnce => exactly_once(&ids(), stdout),
+            Oracle::IdTypes => id_types_preserved(&ids(), stdout),
+            Oracle::SeqContiguous => seq_contiguous(stdout, |_| Some(0)),
+            Oracle::FramesOnly => frames_only(stdout),
+            Oracle::ReceiptOrder => receipt_before_response(sent, stdout),
+            Oracle::FinishedOrder => finished_before_response(sent, stdout),
+            Oracle::WaitAfterIdle => wait_after_idle(sent, stdout),
+            Oracle::TurnsIncrease => {
+                for (sid, turns) in turns_by_session(stdout) {
+                    for (i, n) in turns.iter().enumerate() {
+                        if *n != i as u64 + 1 {
+                            return Err(format!(
+                                "session {sid:?}: turn/end #{} has turn {n}, expected {} (turns so far: {turns:?})",
+                                i + 1,
+                                i + 1
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
