@@ -26,9 +26,9 @@
 mod notify;
 mod shape;
 pub mod stream;
-pub mod transcript;
 #[cfg(test)]
 mod tests;
+pub mod transcript;
 
 pub use stream::Checker;
 

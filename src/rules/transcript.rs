@@ -548,7 +548,10 @@ impl Oracle {
 
     /// The oracle named `name` in a trace.
     pub fn from_name(name: &str) -> Option<Oracle> {
-        Oracle::ALL.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
+        Oracle::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, o)| *o)
     }
 
     /// The rule it enforces: its findings are blamed on this check.

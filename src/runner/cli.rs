@@ -82,7 +82,7 @@ pub fn replay(args: &[String]) -> i32 {
         return usage_error("replay needs `-- <cmd> [args...]`");
     };
     let mut opts = Options::default();
-    let mut edition = "current".to_owned();
+    let mut edition = crate::edition::Edition::Current;
     let mut provides: Vec<String> = Vec::new();
     let mut bless = false;
     let mut model_stub = false;
@@ -92,7 +92,11 @@ pub fn replay(args: &[String]) -> i32 {
         let mut val = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
         let r: Result<(), String> = (|| {
             match a.as_str() {
-                "--edition" => edition = val("--edition")?,
+                "--edition" => {
+                    edition = val("--edition")?
+                        .parse()
+                        .map_err(|e| format!("--edition: {e}"))?
+                }
                 "--frame-timeout" => opts.frame_timeout = duration(&val("--frame-timeout")?)?,
                 "--case-timeout" => opts.case_timeout = duration(&val("--case-timeout")?)?,
                 "--max-line" => {
@@ -152,7 +156,7 @@ pub fn replay(args: &[String]) -> i32 {
                 continue;
             }
         };
-        if !trace.applies_to(&edition) {
+        if !trace.applies_to(edition) {
             continue;
         }
         if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {

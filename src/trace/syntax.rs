@@ -103,7 +103,7 @@ pub struct Meta {
     /// `# contract:` sections and rule text.
     pub contract: Vec<String>,
     /// `# editions:` (empty = all).
-    pub editions: Vec<String>,
+    pub editions: Vec<crate::edition::Edition>,
     /// `# severity:` MUST (default) or SHOULD.
     pub severity: String,
     /// `# timeout:` default deadline of each expectation in this case.
@@ -168,8 +168,8 @@ impl Trace {
     }
 
     /// Whether the case applies to an edition (no `# editions:` = all).
-    pub fn applies_to(&self, edition: &str) -> bool {
-        self.meta.editions.is_empty() || self.meta.editions.iter().any(|e| e == edition)
+    pub fn applies_to(&self, edition: crate::edition::Edition) -> bool {
+        self.meta.editions.is_empty() || self.meta.editions.contains(&edition)
     }
 }
 
@@ -274,14 +274,10 @@ impl Parser {
             "contract" => m.contract.push(val.to_owned()),
             "editions" => {
                 for e in val.split([' ', ',']).filter(|e| !e.is_empty()) {
-                    if !matches!(e, "current" | "2026-08" | "legacy") {
-                        return Err(self.err(
-                            src,
-                            at,
-                            format!("unknown edition `{e}` (expected current, 2026-08 or legacy)"),
-                        ));
+                    match e.parse() {
+                        Ok(ed) => m.editions.push(ed),
+                        Err(err) => return Err(self.err(src, at, err.to_string())),
                     }
-                    m.editions.push(e.to_owned());
                 }
             }
             "severity" => {
@@ -739,7 +735,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.meta.case, "x");
-        assert_eq!(t.meta.editions, vec!["current", "2026-08"]);
+        use crate::edition::Edition;
+        assert_eq!(t.meta.editions, vec![Edition::Current, Edition::Aug2026]);
         assert_eq!(t.meta.timeout, Some(Duration::from_secs(2)));
         assert_eq!(t.steps.len(), 8);
         assert_eq!(t.steps[1].within, Some(Duration::from_secs(3)));

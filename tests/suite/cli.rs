@@ -315,3 +315,33 @@ fn strict_upstream_demands_32603_where_the_default_accepts_32601() {
         .unwrap()
         .contains("FAIL  error.unknown-method"));
 }
+
+#[test]
+fn an_edition_typo_is_a_usage_error_everywhere_it_enters() {
+    // A typo once selected no trace and exited 0; it must name the value and exit 2.
+    for args in [
+        vec!["check", "--edition", "curent"],
+        vec![
+            "replay",
+            "--edition",
+            "curent",
+            "fixtures/frame",
+            "--",
+            RUNTIME,
+        ],
+    ] {
+        let out = kit()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(
+            err.contains("unknown edition \"curent\""),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -3,13 +3,14 @@
 
 use super::{root, traces_under};
 use crate::support::pypi::real_runtime_or_skip;
+use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::{CommandSpec, Options};
 use dsh_conformance::trace::Trace;
 use std::time::Duration;
 
 /// Loads every fixture outside `real-0.2.1rc2/` that applies to `edition`, split into runnable
 /// ones and those needing a capability the runner cannot give (`# requires:`).
-fn hand_written(edition: &str, have: &[&str]) -> (Vec<Trace>, Vec<String>) {
+fn hand_written(edition: Edition, have: &[&str]) -> (Vec<Trace>, Vec<String>) {
     let mut run = Vec::new();
     let mut skipped = Vec::new();
     for p in traces_under(&root().join("fixtures")) {
@@ -64,7 +65,7 @@ fn fixtures_replay_green_against_the_real_runtime_with_the_model_stub() {
     };
     let stub = dsh_conformance::model_stub::ModelStub::start().expect("start the model stub");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
-    let (traces, skipped) = hand_written("current", &["model"]);
+    let (traces, skipped) = hand_written(Edition::Current, &["model"]);
     assert!(skipped.is_empty(), "{skipped:?}");
     assert!(traces.len() >= 30, "{} runnable fixtures", traces.len());
     let opts = Options {
@@ -107,7 +108,7 @@ fn every_fixture_replays_green_against_the_reference_runtime_in_each_edition() {
     };
     let mut failures = Vec::new();
     let mut ran = 0;
-    for edition in ["current", "2026-08", "legacy"] {
+    for edition in Edition::ALL {
         // The reference runtime's scripted model needs no stub.
         let (traces, skipped) = hand_written(edition, &["model"]);
         assert!(skipped.is_empty(), "{skipped:?}");
@@ -115,7 +116,7 @@ fn every_fixture_replays_green_against_the_reference_runtime_in_each_edition() {
             .arg("--profile")
             .arg("sdk")
             .arg("--edition")
-            .arg(edition);
+            .arg(edition.name());
         ran += traces.len();
         failures.extend(
             replay_all(&traces, &cmd, &opts)
