@@ -100,8 +100,8 @@ checks! {
     "receipt.precedes-response" "§5" Must QUEUED ["receipt.id-matches-inserted"]: "the prompt's receipt is written before the prompt's response";
     "turn.end-reason" "§5 §8.4" Must ALL ["response.answered" "prompt.message-id"]: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     "turn.user-message-id" "§5" Should QUEUED ["receipt.id-matches-inserted" "turn.end-reason"]: "the turn's user/message event carries data.id == messageId";
-    "status.idle-after-turn" "§4 §8.4" Must QUEUED ["prompt.message-id" "turn.end-reason"]: "a prompted session reports session.status running, then idle when its turns end";
-    "turn.end-before-idle" "§5 §8.4" Must QUEUED ["turn.end-reason" "status.idle-after-turn"]: "turn/end of a prompt's turn comes before the session's idle status";
+    "turn.end-before-idle" "§5 §8.4" Must QUEUED ["turn.end-reason"]: "turn/end of a prompt's turn comes before the session's idle status";
+    "status.idle-after-turn" "§4 §8.4" Must QUEUED ["prompt.message-id" "turn.end-before-idle"]: "a prompted session reports session.status running, then idle when its turns end";
     "turn.final-text" "§5 §8.4" Must ALL ["turn.end-reason"]: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
     "turn.counts-per-session" "§5 §6" Must ALL ["turn.end-reason"]: "turns of a session are numbered 1, 2, 3 … across prompts";
     "turn.no-replay" "§6" Must ALL ["turn.end-reason" "receipt.id-matches-inserted" "receipt.precedes-response"]: "a second prompt on a session streams only new events";
