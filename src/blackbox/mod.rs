@@ -87,6 +87,8 @@ pub struct Report {
     pub ops: (usize, usize),
     /// Whether the shrunk sequence still showed the class (timing-dependent findings may not).
     pub reproduced: bool,
+    /// Shrinking was cut short by the time budget (`--seconds`, the shrink time).
+    pub out_of_time: bool,
     /// The shrunk, reproducing sequence.
     pub sequence: Sequence,
     /// The trace file written (only one verified to fail for this class, unless not verified).
@@ -157,10 +159,10 @@ impl Summary {
                 r.case,
                 r.ops.0,
                 r.ops.1,
-                if r.reproduced {
-                    ""
-                } else {
-                    "; did not recur while shrinking"
+                match (r.reproduced, r.out_of_time) {
+                    (true, _) => "",
+                    (false, true) => "; not shrunk: the time budget was spent",
+                    (false, false) => "; did not recur while shrinking",
                 }
             );
             for l in r.finding.detail.lines().take(6) {
@@ -341,6 +343,7 @@ fn report(
     };
     let (ops, _trials) = shrink::ddmin(seq.ops.clone(), opts.shrink_trials, &shows);
     let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
+    let out_of_time = Instant::now() > deadline;
     let shrunk = Sequence { ops, end: seq.end };
     let mut rep = Report {
         finding: f,
@@ -348,6 +351,7 @@ fn report(
         case,
         ops: (seq.ops.len(), shrunk.ops.len()),
         reproduced,
+        out_of_time,
         sequence: shrunk,
         trace: None,
         trace_note: None,
