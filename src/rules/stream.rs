@@ -381,19 +381,21 @@ impl Checker {
             }
             return take(self, i);
         }
-        let upstream = |m: &str| format!("expected {codes} `{UNKNOWN_METHOD}{m}`");
+        // The last unknown method's answer, misworded: reported, and credited to it.
+        let misworded = |this: &mut Checker, sink: &mut Sink, i: usize| {
+            let m = &methods[i];
+            sink.add(
+                RuleId::ErrorUnknownMethod,
+                format!(
+                    "unknown method {m:?} answered {code} {message:?}, expected {codes} `{UNKNOWN_METHOD}{m}`"
+                ),
+            );
+            take(this, i)
+        };
         // Another code than a known method's failure: an unknown method's answer, misworded.
         if code != -32603 {
             if let Some(i) = last_unknown {
-                let m = &methods[i];
-                sink.add(
-                    RuleId::ErrorUnknownMethod,
-                    format!(
-                        "unknown method {m:?} answered {code} {message:?}, {}",
-                        upstream(m)
-                    ),
-                );
-                return take(self, i);
+                return misworded(self, sink, i);
             }
             if !RESERVED.contains(&code) {
                 sink.add(
@@ -417,15 +419,7 @@ impl Checker {
             return None;
         }
         if let Some(i) = last_unknown {
-            let m = &methods[i];
-            sink.add(
-                RuleId::ErrorUnknownMethod,
-                format!(
-                    "unknown method {m:?} answered {code} {message:?}, {}",
-                    upstream(m)
-                ),
-            );
-            return take(self, i);
+            return misworded(self, sink, i);
         }
         if let Some(i) = may_fail.iter().rposition(|f| !*f) {
             sink.add(
