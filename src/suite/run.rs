@@ -146,23 +146,27 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, String>
             .ok()
             .is_some_and(|p| p.value.is_object())
     });
+    let with_stderr = |mut m: String| {
+        if !r.stderr_tail.trim().is_empty() {
+            m.push_str("\nstderr tail:\n");
+            m.push_str(r.stderr_tail.trim_end());
+        }
+        m
+    };
     match &r.outcome {
         Outcome::Pass => Ok(Preflight::Answered),
-        Outcome::Broken(m) => Err(m.clone()),
+        // The runtime's own words explain a runtime that cannot start or dies at once.
+        Outcome::Broken(m) => Err(with_stderr(m.clone())),
         Outcome::Fail(_) if !stdout.is_empty() && !any_object => Ok(Preflight::NoFrames {
             first_line: crate::trace::explain::clip(&stdout[0], 200),
             lines: stdout.len(),
         }),
         // It wrote frames, just not the answer: the checks will say what is wrong.
         Outcome::Fail(_) if !stdout.is_empty() => Ok(Preflight::Answered),
-        Outcome::Fail(f) => {
-            let mut m = format!("`{cmd}` did not answer initialize: {}", f.reason);
-            if !r.stderr_tail.is_empty() {
-                m.push_str("\nstderr tail:\n");
-                m.push_str(r.stderr_tail.trim_end());
-            }
-            Err(m)
-        }
+        Outcome::Fail(f) => Err(with_stderr(format!(
+            "`{cmd}` did not answer initialize: {}",
+            f.reason
+        ))),
     }
 }
 

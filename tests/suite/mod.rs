@@ -66,8 +66,8 @@ fn a_runtime_that_cannot_start_is_a_preflight_error_not_a_wall_of_failures() {
         .arg("echo booting >&2; exit 3");
     let err = run(&cmd, "dies", &Options::default()).unwrap_err();
     assert!(
-        err.contains("exit code 3") || err.contains("booting"),
-        "{err}"
+        err.contains("exit code 3") && err.contains("booting"),
+        "the exit and the runtime's own words: {err}"
     );
 }
 
