@@ -177,7 +177,13 @@ struct Board {
     durations: Vec<Duration>,
     blames: Vec<Blame>,
     transcripts: usize,
-    done: usize,
+}
+
+impl Board {
+    /// Checks decided so far.
+    fn done(&self) -> usize {
+        self.verdicts.iter().filter(|v| v.is_some()).count()
+    }
 }
 
 /// Runs every selected check against `cmd`. `Err` means the runtime could not be started or
@@ -207,7 +213,6 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         durations: vec![Duration::ZERO; n],
         blames: Vec::new(),
         transcripts: 0,
-        done: 0,
     });
     if let Preflight::NoFrames { first_line, lines } = &pre {
         // Nothing on stdout is a frame: one root cause, everything else blocked by it.
@@ -245,7 +250,7 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         eprint!("\r\x1b[2K");
     }
     let b = board.into_inner().unwrap_or_else(|e| e.into_inner());
-    let results = finish(&selected, b, opts);
+    let results = finish(&selected, &cases, b, opts);
     let failed = results.iter().any(|r| r.verdict.blocks_dependents());
     let hint = if failed && pre == Preflight::Answered {
         judge::probe_surface(cmd, opts).map(|e| {
@@ -314,7 +319,6 @@ fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
             b.verdicts[i] = Some(Verdict::Skip {
                 reason: format!("applies to editions {}", sel[i].editions.names()),
             });
-            b.done += 1;
             continue;
         }
         match blockers(i, sel, b, opts) {
@@ -326,7 +330,6 @@ fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
             Some(by) => {
                 b.started[i] = true;
                 b.verdicts[i] = Some(Verdict::Blocked { by });
-                b.done += 1;
             }
         }
     }
@@ -385,9 +388,8 @@ fn worker(
         b.blames.extend(blames);
         b.verdicts[i] = Some(verdict);
         b.durations[i] = started.elapsed();
-        b.done += 1;
         if opts.progress {
-            progress(b.done, sel.len(), info.id, b.verdicts[i].as_ref());
+            progress(b.done(), sel.len(), info.id, b.verdicts[i].as_ref());
         }
         ready.notify_all();
     }
@@ -407,7 +409,12 @@ fn progress(done: usize, total: usize, id: &str, v: Option<&Verdict>) {
 }
 
 /// Applies what the rule engine found in every transcript, then the baseline.
-fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResult> {
+fn finish(
+    sel: &[&'static CheckInfo],
+    cases: &[CheckCase],
+    b: Board,
+    opts: &Options,
+) -> Vec<CheckResult> {
     let mut out = Vec::with_capacity(sel.len());
     for (i, info) in sel.iter().enumerate() {
         let mut verdict = b.verdicts[i].clone().unwrap_or(Verdict::NotTestable {
@@ -429,7 +436,10 @@ fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResu
                     );
                 }
                 verdict = Verdict::Fail(Box::new(f));
-            } else if info.stream && b.transcripts == 0 && !cases_exist(info.id) {
+            } else if info.stream
+                && b.transcripts == 0
+                && !cases.iter().any(|c| c.check.id == info.id)
+            {
                 verdict = Verdict::NotTestable {
                     reason: "no check ran, so no transcript could be judged".into(),
                 };
@@ -452,10 +462,6 @@ fn finish(sel: &[&'static CheckInfo], b: Board, opts: &Options) -> Vec<CheckResu
         });
     }
     out
-}
-
-fn cases_exist(id: &str) -> bool {
-    cases::all().is_ok_and(|c| c.iter().any(|c| c.check.id == id))
 }
 
 #[cfg(test)]

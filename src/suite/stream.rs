@@ -1,11 +1,12 @@
-//! The stream rules: rules judged over every transcript the suite collects, whatever check's trace
+//! The stream rules (the registry's `stream` checks): judged over every transcript the suite collects, whatever check's trace
 //! produced it, and blamed on their own check. Each rule is written so that another rule's breakage
 //! does not trip it (an unsolicited response is left to the frame checks, a replayed event to
 //! `turn.no-replay`), which keeps one bug from failing several checks.
 
+use super::registry;
 use crate::edition::Edition;
 use crate::rules::Profile;
-use crate::rules::{Checker, Sent};
+use crate::rules::{Checker, RuleId, Sent};
 use crate::runner::Transcript;
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -23,18 +24,6 @@ pub struct Finding {
     /// What broke, in one sentence.
     pub message: String,
 }
-
-/// The rules this module judges (the registry marks them `stream`).
-pub const RULES: &[&str] = &[
-    "stdout.frames-only",
-    "stdout.compact",
-    "stdout.lf-only",
-    "response.exactly-once",
-    "response.id-type-preserved",
-    "event.time",
-    "error.no-reserved-codes",
-    "session.seq-contiguous",
-];
 
 /// Judges every stream rule over one transcript with the shared rule engine ([`crate::rules`],
 /// the one the fuzzer uses), keeping its findings on the rules above; at most one finding per
@@ -80,7 +69,10 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
             continue;
         }
         for v in checker.received(l).violations {
-            if !RULES.contains(&v.rule.id()) || v.rule.id() == "stdout.lf-only" {
+            // The registry marks the stream rules; line endings were judged above (the
+            // transcript's lines are trimmed).
+            let stream = registry::find(v.rule.id()).is_some_and(|c| c.stream);
+            if !stream || v.rule == RuleId::StdoutLfOnly {
                 continue;
             }
             push(Finding {
@@ -119,29 +111,6 @@ fn unsolicited(line: &str, keys: &HashSet<String>) -> bool {
         _ => None,
     };
     !swapped.is_some_and(|k| keys.contains(&k))
-}
-
-/// Whether a JSON text has no whitespace outside its strings (as `JSON.stringify` writes it).
-pub fn is_compact(text: &str) -> bool {
-    let mut in_str = false;
-    let mut esc = false;
-    for b in text.bytes() {
-        if in_str {
-            match (esc, b) {
-                (true, _) => esc = false,
-                (false, b'\\') => esc = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_str = true,
-                b' ' | b'\t' | b'\n' | b'\r' => return false,
-                _ => {}
-            }
-        }
-    }
-    true
 }
 
 #[cfg(test)]
@@ -217,12 +186,5 @@ mod tests {
             rules(&judge(&tr, Edition::Current, false)),
             ["error.no-reserved-codes"]
         );
-    }
-
-    #[test]
-    fn compactness_ignores_whitespace_inside_strings() {
-        assert!(is_compact(r#"{"a":"x y","b":"\" z"}"#));
-        assert!(!is_compact(r#"{"a":1, "b":2}"#));
-        assert!(!is_compact("{\"a\":\"\\\\\" }"));
     }
 }

@@ -257,7 +257,7 @@ pub struct Matcher {
     /// already matched (a response sent twice, an event replayed), instead of failing on them.
     tolerant: bool,
     skip_repeats: (bool, bool),
-    answered: std::collections::HashSet<String>,
+    matched_texts: std::collections::HashSet<String>,
     /// Lines fed to [`Matcher::on_late_line`].
     late_lines: usize,
     bindings: Bindings,
@@ -328,7 +328,7 @@ impl Matcher {
             frames_only: trace.frames_only,
             tolerant: false,
             skip_repeats: (true, true),
-            answered: Default::default(),
+            matched_texts: Default::default(),
             late_lines: 0,
             bindings: Bindings::default(),
             recent: VecDeque::new(),
@@ -944,7 +944,7 @@ impl Matcher {
         } else {
             self.skip_repeats.1
         };
-        if self.tolerant && skip && self.answered.contains(text) {
+        if self.tolerant && skip && self.matched_texts.contains(text) {
             self.stats.ignored += 1;
             crate::wire::json::dispose(value);
             return;
@@ -956,7 +956,7 @@ impl Matcher {
         };
         if hit {
             if self.tolerant {
-                self.answered.insert(text.to_owned());
+                self.matched_texts.insert(text.to_owned());
             }
             self.stats.matched += 1;
             self.remember(text, value);
