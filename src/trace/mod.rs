@@ -1,14 +1,16 @@
 //! Golden traces: the text format ([`syntax`]), patterns with captures ([`pattern`]), the pure
-//! matcher that judges a runtime's output ([`matcher`]), failure explanations ([`explain`]) and
+//! matcher that judges a runtime's output ([`matcher`]) and its verdict types ([`failure`]), failure explanations ([`explain`]) and
 //! import of raw transcripts ([`import`]). The format is documented in docs/TRACES.md.
 
 pub mod explain;
+pub mod failure;
 pub mod import;
 pub mod matcher;
 pub mod pattern;
 pub mod repeat;
 pub mod syntax;
 
-pub use matcher::{Action, ExitInfo, Failure, Line, Matcher};
+pub use failure::{ExitInfo, Failure, FailureKind};
+pub use matcher::{Action, Line, Matcher};
 pub use pattern::{Env, Pat};
 pub use syntax::{Meta, Mult, ParseError, Send, Step, StepKind, Trace};
