@@ -4,7 +4,7 @@
 //! Feed a [`Checker`] every line the runtime *read* ([`Checker::sent`]) and every line it *wrote*
 //! ([`Checker::received`]). It never stops at a violation: each line gives its frame (when the line
 //! is one) and every [`Violation`] it shows, and the checker's state stays usable, so one broken
-//! rule does not hide another. What is checked ([`stream`], [`notify`], [`shape`]):
+//! rule does not hide another. What is checked ([`stream`] and its private `notify` and `shape` parts):
 //! - every output line is one JSON-RPC 2.0 object frame (`stdout.frames-only`), written exactly as
 //!   `JSON.stringify` writes it with upstream's member order (`stdout.compact`), ending in `\n`
 //!   alone (`stdout.lf-only`) (CONTRACT §2.4);
