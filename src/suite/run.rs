@@ -309,39 +309,49 @@ fn blockers(
 }
 
 fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
-    let mut waiting = false;
-    for i in 0..sel.len() {
-        if b.started[i] {
+    // A check decided in this pass (skipped, blocked) may decide one met earlier in the pass
+    // that waited for it: scan again until a pass decides nothing, or a worker that returned
+    // `Wait` would wait for a notification nobody sends.
+    loop {
+        let mut waiting = false;
+        let mut decided = false;
+        for i in 0..sel.len() {
+            if b.started[i] {
+                continue;
+            }
+            if !applies(sel[i], opts) {
+                b.started[i] = true;
+                b.verdicts[i] = Some(Verdict::Skip {
+                    reason: format!("applies to editions {}", sel[i].editions.names()),
+                });
+                decided = true;
+                continue;
+            }
+            match blockers(i, sel, b, opts) {
+                None => {
+                    b.started[i] = true;
+                    return Next::Run(i);
+                }
+                Some(by) if by.is_empty() => waiting = true,
+                Some(by) => {
+                    b.started[i] = true;
+                    b.verdicts[i] = Some(Verdict::Blocked { by });
+                    decided = true;
+                }
+            }
+        }
+        if waiting && decided {
             continue;
         }
-        if !applies(sel[i], opts) {
-            b.started[i] = true;
-            b.verdicts[i] = Some(Verdict::Skip {
-                reason: format!("applies to editions {}", sel[i].editions.names()),
-            });
-            continue;
-        }
-        match blockers(i, sel, b, opts) {
-            None => {
-                b.started[i] = true;
-                return Next::Run(i);
-            }
-            Some(by) if by.is_empty() => waiting = true,
-            Some(by) => {
-                b.started[i] = true;
-                b.verdicts[i] = Some(Verdict::Blocked { by });
-            }
-        }
-    }
-    if waiting
-        || b.verdicts
+        let running = b
+            .verdicts
             .iter()
             .zip(&b.started)
-            .any(|(v, s)| *s && v.is_none())
-    {
-        Next::Wait
-    } else {
-        Next::Stop
+            .any(|(v, s)| *s && v.is_none());
+        // Waiting with nothing running cannot happen without a cycle (the registry has none,
+        // a test proves it); stopping then beats waiting forever (the check is reported
+        // undecided).
+        return if running { Next::Wait } else { Next::Stop };
     }
 }
 
@@ -476,5 +486,47 @@ mod tests {
         assert!(!matches_filter("frame.batch-ignored", "turn.*"));
         assert!(matches_filter("frame.batch-ignored", "*"));
         assert!(matches_filter("frame.batch-ignored", "frame*"));
+    }
+
+    const fn check(id: &'static str, requires: &'static [&'static str]) -> CheckInfo {
+        CheckInfo {
+            id,
+            section: "",
+            severity: crate::suite::registry::Severity::Must,
+            editions: crate::edition::Editions::ALL,
+            rule: "",
+            requires,
+            stream: false,
+        }
+    }
+
+    /// A check listed before the prerequisite that a failure blocks is decided in the same call,
+    /// not left waiting for a notification (this hung a run against a flooding runtime).
+    #[test]
+    fn a_check_waiting_on_a_later_blocked_one_is_blocked_too() {
+        static A: CheckInfo = check("a", &["b"]);
+        static B: CheckInfo = check("b", &["c"]);
+        static C: CheckInfo = check("c", &[]);
+        let sel: Vec<&'static CheckInfo> = vec![&A, &B, &C];
+        let mut b = Board {
+            verdicts: vec![None; 3],
+            started: vec![false; 3],
+            durations: vec![Duration::ZERO; 3],
+            blames: Vec::new(),
+            transcripts: 0,
+        };
+        let opts = Options::default();
+        assert!(matches!(next(&sel, &mut b, &opts), Next::Run(2)));
+        b.verdicts[2] = Some(Verdict::Fail(Box::new(crate::suite::verdict::Failure::new(
+            crate::trace::FailureKind::Mismatch,
+            "broken",
+        ))));
+        assert!(matches!(next(&sel, &mut b, &opts), Next::Stop));
+        for v in &b.verdicts[..2] {
+            assert!(
+                matches!(v, Some(Verdict::Blocked { by }) if by == &vec!["c"]),
+                "{v:?}"
+            );
+        }
     }
 }
