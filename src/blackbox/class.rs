@@ -24,6 +24,8 @@ pub enum OutputFault {
     TooLong,
     /// Stdout ended inside a line.
     Unterminated,
+    /// More stdout than the kit stores: the runtime was killed.
+    Flooded,
 }
 
 /// How a run differs from the reference runtime's run of the same sequence.
@@ -158,6 +160,7 @@ impl fmt::Display for FindingClass {
             FindingClass::Output(o) => f.write_str(match o {
                 OutputFault::NotUtf8 => "output:not-utf8",
                 OutputFault::TooLong => "output:too-long",
+                OutputFault::Flooded => "output:flooded",
                 OutputFault::Unterminated => "output:unterminated",
             }),
             FindingClass::Diff(DiffKind::Exit, _) => f.write_str("diff:exit"),

@@ -13,7 +13,7 @@ use super::gen::{End, Sequence};
 use super::Finding;
 use crate::fuzzing::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, RuleId, Sent};
-use crate::runner::{CaseDirs, Child, CommandSpec, Event};
+use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -155,7 +155,13 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Profile, dl: Deadli
             }
         }
     };
-    let mut child = match Child::spawn(&target.cmd, &dirs, &target.env, MAX_LINE) {
+    let mut child = match Child::spawn(
+        &target.cmd,
+        &dirs,
+        &target.env,
+        MAX_LINE,
+        &StdoutLimit::default(),
+    ) {
         Ok(c) => c,
         Err(e) => {
             return RunResult {
@@ -459,6 +465,10 @@ impl State<'_> {
                 FindingClass::Output(OutputFault::TooLong),
                 format!("a stdout line of {n} bytes exceeds the bound"),
             ),
+            Event::Flooded(f) => {
+                self.closed = true;
+                self.fail(FindingClass::Output(OutputFault::Flooded), f.to_string());
+            }
             Event::Closed(tail) => {
                 self.closed = true;
                 if let Some(n) = tail {

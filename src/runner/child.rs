@@ -11,6 +11,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::flood::{Flood, Meter, StdoutLimit, LINE_OVERHEAD};
 use crate::trace::ExitInfo;
 
 /// What the stdout reader reports, in order.
@@ -29,6 +30,8 @@ pub enum Event {
     TooLong(usize),
     /// Stdout ended; holds the length of an unterminated last line, if any.
     Closed(Option<usize>),
+    /// The runtime passed its [`StdoutLimit`]: it was killed and nothing more is read. Last event.
+    Flooded(Flood),
 }
 
 /// Limits memory held for lines the matcher has not consumed yet.
@@ -40,7 +43,8 @@ struct Budget {
     crlf: std::sync::atomic::AtomicUsize,
 }
 
-const QUEUE_BYTES: usize = 32 * 1024 * 1024;
+/// Bytes of lines read but not yet consumed (the reader waits beyond it: flow control).
+const QUEUE_BYTES: usize = 8 << 20;
 const STDERR_TAIL: usize = 64 * 1024;
 
 /// The program to run and its arguments.
@@ -212,11 +216,14 @@ impl Child {
     /// Spawns `cmd` in `dirs.cwd` with DSH_HOME = `dirs.home` and the extra `env`, with every
     /// signal at its default action and none blocked, whatever the kit inherited. On Linux the
     /// runtime is killed if the spawning thread's process dies (keep the `Child` on that thread).
+    /// Stdout lines longer than `max_line` are discarded (reported by length); past `limit` the
+    /// runtime is killed and [`Event::Flooded`] ends the events.
     pub fn spawn(
         cmd: &CommandSpec,
         dirs: &CaseDirs,
         env: &[(String, String)],
         max_line: usize,
+        limit: &StdoutLimit,
     ) -> std::io::Result<Child> {
         // A relative path with a slash (`./my-runtime`) means the caller's directory, not the
         // case's fresh cwd (where the child would otherwise look for it).
@@ -274,8 +281,14 @@ impl Child {
             drop(stdin);
         }));
         let b2 = budget.clone();
+        let reader = Reader {
+            max_line,
+            meter: limit.meter(),
+            pgid,
+            started: std::time::Instant::now(),
+        };
         threads.push(std::thread::spawn(move || {
-            read_stdout(&mut stdout, max_line, etx, b2)
+            read_stdout(&mut stdout, reader, etx, b2)
         }));
         let t2 = tail.clone();
         threads.push(std::thread::spawn(move || {
@@ -333,7 +346,7 @@ impl Child {
     /// Marks an event's bytes as consumed (frees reader budget).
     pub fn consumed(&self, ev: &Event) {
         let n = match ev {
-            Event::Text(s) => s.len() + 48,
+            Event::Text(s) => s.len() + LINE_OVERHEAD,
             _ => 0,
         };
         if n > 0 {
@@ -402,7 +415,35 @@ impl Drop for Child {
     }
 }
 
-fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budget: Arc<Budget>) {
+/// What the stdout reader needs besides the pipe.
+struct Reader {
+    max_line: usize,
+    meter: Meter,
+    /// The runtime's process group, killed on a flood.
+    pgid: i32,
+    started: std::time::Instant,
+}
+
+impl Reader {
+    /// Counts a complete line; on a flood, kills the runtime's group and returns the event.
+    fn count(&mut self, len: usize) -> Option<Event> {
+        let scope = self.meter.count(len)?;
+        // SAFETY: kill(2) on the process group we created; no memory is involved.
+        unsafe {
+            libc::kill(-self.pgid, libc::SIGKILL);
+        }
+        let (lines, bytes) = self.meter.totals();
+        Some(Event::Flooded(Flood {
+            lines,
+            bytes,
+            after: self.started.elapsed(),
+            scope,
+        }))
+    }
+}
+
+fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget: Arc<Budget>) {
+    let max_line = r.max_line;
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut discarding: Option<usize> = None;
@@ -412,7 +453,7 @@ fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budg
             while *u > QUEUE_BYTES {
                 u = budget.freed.wait(u).unwrap_or_else(|e| e.into_inner());
             }
-            *u += s.len() + 48; // the String and its allocation, not only the text
+            *u += s.len() + LINE_OVERHEAD; // the String and its allocation, not only the text
         }
         tx.send(ev).is_ok()
     };
@@ -435,6 +476,10 @@ fn read_stdout(out: &mut impl Read, max_line: usize, tx: SyncSender<Event>, budg
             }
             match nl {
                 Some(i) => {
+                    if let Some(flood) = r.count(discarding.unwrap_or(line.len())) {
+                        let _ = tx.send(flood);
+                        return;
+                    }
                     let ev = if let Some(d) = discarding.take() {
                         Some(Event::TooLong(d))
                     } else {

@@ -12,9 +12,11 @@
 
 pub mod child;
 pub mod cli;
+pub mod flood;
 pub mod record;
 
 pub use child::{CaseDirs, Child, CommandSpec, Event};
+pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
 
 use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Line, Matcher, Stats};
@@ -40,6 +42,8 @@ pub struct Options {
     /// With `tolerant`, skip exact repeats of matched responses and notifications
     /// ([`Matcher::set_skip_repeats`]).
     pub skip_repeats: (bool, bool),
+    /// Bounds on the runtime's stdout (clones share the run's bound).
+    pub stdout: StdoutLimit,
 }
 
 impl Default for Options {
@@ -52,6 +56,7 @@ impl Default for Options {
             keep_dirs: false,
             tolerant: false,
             skip_repeats: (true, true),
+            stdout: StdoutLimit::default(),
         }
     }
 }
@@ -106,8 +111,7 @@ pub struct Transcript {
     used: usize,
 }
 
-/// What one stored line costs beyond its text (the `String`, allocator rounding).
-const LINE_OVERHEAD: usize = 48;
+use flood::LINE_OVERHEAD;
 
 /// Bytes a transcript keeps before it stops recording.
 pub const TRANSCRIPT_BYTES: usize = 64 << 20;
@@ -224,7 +228,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
     let mut env = opts.env.clone();
     env.extend(trace.meta.env.iter().cloned());
-    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line) {
+    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line, &opts.stdout) {
         Ok(c) => c,
         Err(e) => {
             report.outcome = Outcome::Broken(format!("cannot start `{cmd}`: {e}"));
@@ -239,7 +243,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
-    drive(&mut m, &mut child, started, &mut report.transcript);
+    let flood = drive(&mut m, &mut child, started, &mut report.transcript);
     child.kill();
     report.transcript.crlf_lines = child.crlf_lines();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
@@ -248,11 +252,18 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.stderr_len = len;
     report.stats = m.stats;
     report.wall = started.elapsed();
-    report.outcome = match m.failure() {
-        None => Outcome::Pass,
+    report.outcome = match (flood, m.failure()) {
+        (Some(f), _) => {
+            let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
+            failure.stdout_line = Some(f.lines);
+            let n = report.transcript.stdout.len();
+            failure.recent = report.transcript.stdout[n.saturating_sub(3)..].to_vec();
+            Outcome::Fail(Box::new(failure))
+        }
+        (None, None) => Outcome::Pass,
         // Dying before writing anything while a frame was expected is a harness-level error
         // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
-        Some(f)
+        (None, Some(f))
             if m.stats.lines == 0
                 && f.kind == FailureKind::Exit
                 && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
@@ -262,7 +273,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
                 report.exit, f.reason
             ))
         }
-        Some(f) => Outcome::Fail(Box::new(f.clone())),
+        (None, Some(f)) => Outcome::Fail(Box::new(f.clone())),
     };
     report
 }
@@ -324,8 +335,13 @@ fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
     }
 }
 
-/// Runs the I/O loop until the matcher is done.
-fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
+/// Runs the I/O loop until the matcher is done, or until the runtime floods its stdout.
+fn drive(
+    m: &mut Matcher,
+    child: &mut Child,
+    started: Instant,
+    log: &mut Transcript,
+) -> Option<Flood> {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
@@ -335,7 +351,7 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcr
                 if m.wants_late_lines() {
                     late_grace(m, child, log);
                 }
-                return;
+                return None;
             }
             Action::Write(b) => {
                 log.wrote(&b);
@@ -368,6 +384,7 @@ fn drive(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcr
                                     m.on_line(Line::TooLong(*n), now);
                                     log.read(format!("<line of {n} bytes over the bound>"));
                                 }
+                                Event::Flooded(f) => return Some(*f),
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 /// Recording settings.
 #[derive(Debug, Clone)]
 pub struct RecordOptions {
+    /// Bounds on the runtime's stdout.
+    pub stdout: crate::runner::StdoutLimit,
     /// Quiet time after which the next sends go out.
     pub settle: Duration,
     /// Longest wait before the next sends go out regardless.
@@ -35,6 +37,7 @@ impl Default for RecordOptions {
             exit_wait: Duration::from_secs(15),
             max_line: crate::wire::lines::DEFAULT_MAX_LINE,
             env: Vec::new(),
+            stdout: crate::runner::StdoutLimit::default(),
         }
     }
 }
@@ -74,6 +77,8 @@ struct Rec<'a> {
     red: Redactor,
     last_out: Instant,
     closed: bool,
+    /// The runtime flooded its stdout and was killed.
+    flood: Option<crate::runner::Flood>,
 }
 
 impl Rec<'_> {
@@ -116,6 +121,10 @@ impl Rec<'_> {
                         })
                     }
                     Event::Closed(_) => self.closed = true,
+                    Event::Flooded(f) => {
+                        self.closed = true;
+                        self.flood = Some(f);
+                    }
                 }
                 true
             }
@@ -172,7 +181,7 @@ pub fn record(
         CaseDirs::new(false).map_err(|e| format!("cannot create the case directories: {e}"))?;
     let mut env = opts.env.clone();
     env.extend(script.meta.env.iter().cloned());
-    let mut child = Child::spawn(cmd, &dirs, &env, opts.max_line)
+    let mut child = Child::spawn(cmd, &dirs, &env, opts.max_line, &opts.stdout)
         .map_err(|e| format!("cannot start `{cmd}`: {e}"))?;
     let cwd = dirs.cwd.to_string_lossy().into_owned();
     let home = dirs.home.to_string_lossy().into_owned();
@@ -184,6 +193,7 @@ pub fn record(
         red: Redactor::default(),
         last_out: Instant::now(),
         closed: false,
+        flood: None,
     };
     let mut after_expect = false;
     let mut wants_exit = false;
@@ -258,8 +268,13 @@ pub fn record(
     } else {
         rec.settle(opts);
     }
+    let flood = rec.flood;
     let events = std::mem::take(&mut rec.events);
     let (stderr_tail, _) = child.stderr_tail();
+    if let Some(f) = flood {
+        child.kill();
+        return Err(format!("`{cmd}` {f}"));
+    }
     child.kill();
     Ok(Recording {
         events,

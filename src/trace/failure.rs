@@ -67,6 +67,8 @@ pub enum FailureKind {
     Rule,
     /// The kit itself could not run the case (invalid trace, directories, a bad send).
     Harness,
+    /// The runtime wrote more on stdout than the kit stores and was killed there.
+    Flooded,
 }
 
 impl FailureKind {
@@ -82,6 +84,24 @@ impl FailureKind {
             FailureKind::NotAFrame => "not-a-frame",
             FailureKind::Rule => "rule",
             FailureKind::Harness => "harness",
+            FailureKind::Flooded => "flooded",
+        }
+    }
+}
+
+impl Failure {
+    /// A failure with only a kind and a reason (the other fields empty).
+    pub fn new(kind: FailureKind, reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            at: None,
+            expected: None,
+            closest: None,
+            diff: None,
+            recent: Vec::new(),
+            kind,
+            trace_line: None,
+            stdout_line: None,
         }
     }
 }
