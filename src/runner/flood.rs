@@ -174,6 +174,7 @@ mod tests {
         assert_eq!(a.count(1), None);
         assert_eq!(a.count(1), Some(FloodScope::Process));
         let mut b = limit.clone().meter();
+        assert_eq!(b.count(1), None, "4 + 1 lines are within the run's 5");
         assert_eq!(b.count(1), Some(FloodScope::Run), "4 + 2 lines pass the run's 5");
         assert_eq!(limit.run_totals().0, 6);
     }
