@@ -46,6 +46,9 @@ struct Budget {
 /// Bytes of lines read but not yet consumed (the reader waits beyond it: flow control).
 const QUEUE_BYTES: usize = 8 << 20;
 const STDERR_TAIL: usize = 64 * 1024;
+/// How long [`Child::stderr_tail`] waits for the rest of an ended runtime's stderr (a grandchild
+/// may hold the pipe open: then it is not waited for longer).
+const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// The program to run and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +183,8 @@ pub struct Child {
     pub events: Receiver<Event>,
     budget: Arc<Budget>,
     stderr: Arc<Mutex<(VecDeque<u8>, usize)>>,
+    /// The stderr reader reached the end of the pipe.
+    stderr_done: Arc<std::sync::atomic::AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     exit: Option<ExitInfo>,
 }
@@ -291,6 +296,8 @@ impl Child {
             read_stdout(&mut stdout, reader, etx, b2)
         }));
         let t2 = tail.clone();
+        let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done2 = stderr_done.clone();
         threads.push(std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = stderr.read(&mut buf) {
@@ -303,6 +310,7 @@ impl Child {
                 let over = t.0.len().saturating_sub(STDERR_TAIL);
                 t.0.drain(..over);
             }
+            done2.store(true, std::sync::atomic::Ordering::Release);
         }));
         Ok(Child {
             child,
@@ -311,6 +319,7 @@ impl Child {
             events: erx,
             budget,
             stderr: tail,
+            stderr_done,
             threads,
             exit: None,
         })
@@ -370,8 +379,18 @@ impl Child {
         self.exit
     }
 
-    /// The last bytes written on stderr (lossy UTF-8) and the total written.
+    /// The last bytes written on stderr (lossy UTF-8) and the total written. Once the process
+    /// has ended (seen by [`Child::try_exit`] or [`Child::kill`]), waits a moment for the reader
+    /// to reach the end of the pipe, so that the runtime's last words are in it.
     pub fn stderr_tail(&self) -> (String, usize) {
+        if self.exit.is_some() {
+            let until = std::time::Instant::now() + STDERR_DRAIN;
+            while !self.stderr_done.load(std::sync::atomic::Ordering::Acquire)
+                && std::time::Instant::now() < until
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
         let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let v: Vec<u8> = t.0.iter().copied().collect();
         (String::from_utf8_lossy(&v).into_owned(), t.1)
