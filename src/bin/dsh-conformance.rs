@@ -23,27 +23,9 @@ struct Cli {
 enum Cmd {
     /// Run the conformance suite against a runtime (default: the built-in reference runtime).
     Check(CheckArgs),
-    /// Replay golden traces against a runtime (`replay --help` for options).
-    #[command(disable_help_flag = true)]
-    Replay {
-        /// [options] <trace-or-dir>... -- <cmd> [args...]
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-    /// Run a script of sends against a runtime and write the trace of what it answered.
-    #[command(disable_help_flag = true)]
-    Record {
-        /// --script <file> [-o <out.trace>] [--settle D] -- <cmd> [args...]
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-    /// Convert raw stdio transcripts into golden traces (identity-preserving redaction).
-    #[command(disable_help_flag = true)]
-    Import {
-        /// <raw.jsonl>... [-o <dir>]
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    Replay(dsh_conformance::runner::cli::ReplayArgs),
+    Record(dsh_conformance::runner::cli::RecordArgs),
+    Import(dsh_conformance::runner::cli::ImportArgs),
     /// Print a check's rule, the contract section it enforces and its trace.
     Explain {
         /// The check id (see `check --list`).
@@ -513,18 +495,9 @@ fn main() {
     let code = match cli.command {
         Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
         Cmd::Check(a) => check(a),
-        Cmd::Replay { args } | Cmd::Record { args } | Cmd::Import { args }
-            if args
-                .iter()
-                .take_while(|a| *a != "--")
-                .any(|a| a == "--help" || a == "-h") =>
-        {
-            print!("{}", dsh_conformance::runner::cli::USAGE);
-            0
-        }
-        Cmd::Replay { args } => dsh_conformance::runner::cli::replay(&args),
-        Cmd::Record { args } => dsh_conformance::runner::cli::record(&args),
-        Cmd::Import { args } => dsh_conformance::runner::cli::import(&args),
+        Cmd::Replay(a) => a.run(),
+        Cmd::Record(a) => a.run(),
+        Cmd::Import(a) => a.run(),
         Cmd::Explain { id } => explain(&id),
         Cmd::Bench(a) => bench(a),
         Cmd::Fuzz(a) => fuzz(a),

@@ -44,6 +44,10 @@ pub struct Options {
     pub skip_repeats: (bool, bool),
     /// Bounds on the runtime's stdout (clones share the run's bound).
     pub stdout: StdoutLimit,
+    /// After a failure, how long stdout is still read (until it is quiet for a moment) to tell
+    /// whether the runtime floods: the report then says so ([`CaseReport::flooded_after`]).
+    /// Zero (the default): not read.
+    pub watch_after_failure: Duration,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             tolerant: false,
             skip_repeats: (true, true),
             stdout: StdoutLimit::default(),
+            watch_after_failure: Duration::ZERO,
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct CaseReport {
     pub stats: Stats,
     /// What was written and read (for the suite's whole-run oracles).
     pub transcript: Transcript,
+    /// The runtime flooded its stdout after the failure ([`Options::watch_after_failure`]).
+    pub flooded_after: Option<Flood>,
 }
 
 /// What was written to the runtime and what it wrote on stdout, bounded in size.
@@ -155,6 +162,7 @@ impl CaseReport {
             wall: Duration::ZERO,
             stats: Stats::default(),
             transcript: Transcript::default(),
+            flooded_after: None,
         }
     }
 
@@ -198,6 +206,9 @@ impl std::fmt::Display for CaseReport {
         if !self.passed() {
             for l in self.message().lines() {
                 writeln!(f, "  {l}")?;
+            }
+            if let Some(fl) = &self.flooded_after {
+                writeln!(f, "  then the runtime {fl}")?;
             }
             if !self.stderr_tail.is_empty() {
                 writeln!(f, "  stderr tail ({} bytes total):", self.stderr_len)?;
@@ -244,6 +255,9 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
     let flood = drive(&mut m, &mut child, started, &mut report.transcript);
+    if flood.is_none() && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
+        report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
+    }
     child.kill();
     report.transcript.crlf_lines = child.crlf_lines();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
@@ -310,6 +324,23 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
         out.push(r);
     }
     out
+}
+
+/// Reads stdout, discarding it, for at most `max` and until it is quiet for 200 ms or closes:
+/// whether the runtime floods.
+fn watch_for_flood(child: &mut Child, max: Duration) -> Option<Flood> {
+    let until = Instant::now() + max;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match child
+            .events
+            .recv_timeout(left.min(Duration::from_millis(200)))
+        {
+            Ok(Event::Flooded(f)) => return Some(f),
+            Ok(Event::Closed(_)) | Err(_) => return None,
+            Ok(ev) => child.consumed(&ev),
+        }
+    }
+    None
 }
 
 /// How long a frame reported missing may still arrive to be reported late instead.

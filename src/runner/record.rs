@@ -69,6 +69,163 @@ impl Recording {
     }
 }
 
+/// Why a recording failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// The kit could not run the script: the case directories, or a send it could not resolve.
+    Harness(String),
+    /// The runtime could not be started (the operating system's reason).
+    Spawn(String),
+    /// The runtime ended (closed its stdout) before the script was done: `unsent` sends were
+    /// still to be written, or the script has no `== exit` line and so expects it to keep running.
+    Ended {
+        /// How it ended (unknown: it closed stdout but was still running).
+        exit: ExitInfo,
+        /// Sends of the script not written.
+        unsent: usize,
+    },
+    /// The runtime exited with a status the script's `== exit` line does not allow.
+    WrongExit {
+        /// The codes allowed (`None`: any code, so a signal was the problem).
+        expected: Option<Vec<i32>>,
+        /// How it ended.
+        got: ExitInfo,
+    },
+    /// The script ends with `== exit`, but the runtime did not exit within the wait.
+    NoExit {
+        /// How long the recorder waited.
+        waited: Duration,
+    },
+    /// Requests the runtime never answered within the wait (the recorder stopped there).
+    Unanswered {
+        /// Their ids, as JSON text.
+        ids: Vec<String>,
+        /// How long the recorder waited.
+        waited: Duration,
+    },
+    /// The runtime flooded its stdout and was killed.
+    Flooded(crate::runner::Flood),
+}
+
+/// A recording that failed: why, the runtime's own words, and what was recorded up to then.
+#[derive(Debug, Clone)]
+pub struct RecordError {
+    /// The runtime command, as shown.
+    pub cmd: String,
+    /// What went wrong.
+    pub fault: Fault,
+    /// Stdout lines the runtime wrote before it.
+    pub lines: usize,
+    /// The last bytes of the runtime's stderr.
+    pub stderr_tail: String,
+    /// Total stderr bytes.
+    pub stderr_len: usize,
+    /// What was recorded before the fault (none when the runtime did not start).
+    pub partial: Option<Box<Recording>>,
+}
+
+impl RecordError {
+    fn new(cmd: &CommandSpec, fault: Fault) -> RecordError {
+        RecordError {
+            cmd: cmd.to_string(),
+            fault,
+            lines: 0,
+            stderr_tail: String::new(),
+            stderr_len: 0,
+            partial: None,
+        }
+    }
+
+    /// Whether the runtime could not be started at all: it did not run, or it ended without
+    /// writing anything on stdout while the script needed more of it.
+    pub fn cannot_start(&self) -> bool {
+        match self.fault {
+            Fault::Spawn(_) => true,
+            Fault::Ended { .. } | Fault::WrongExit { .. } => self.lines == 0,
+            _ => false,
+        }
+    }
+
+    /// The CLI's exit code: 2 when the kit could not run the script or the runtime could not be
+    /// started, 1 when the runtime misbehaved (a finding).
+    pub fn exit_code(&self) -> i32 {
+        if matches!(self.fault, Fault::Harness(_)) || self.cannot_start() {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cmd = &self.cmd;
+        let ended = |exit: &ExitInfo| match exit {
+            ExitInfo::Unknown => "closed its stdout".to_owned(),
+            e => format!("ended ({e})"),
+        };
+        match &self.fault {
+            Fault::Harness(m) => write!(f, "{m}")?,
+            Fault::Spawn(e) => write!(f, "cannot start `{cmd}`: {e}")?,
+            Fault::Ended { exit, unsent } if self.lines == 0 => write!(
+                f,
+                "`{cmd}` {} without writing anything on stdout ({unsent} send(s) of the script not written)",
+                ended(exit)
+            )?,
+            Fault::Ended { exit, unsent: 0 } => write!(
+                f,
+                "`{cmd}` {} though the script has no `== exit` line (it expects the runtime to keep running)",
+                ended(exit)
+            )?,
+            Fault::Ended { exit, unsent } => write!(
+                f,
+                "`{cmd}` {} before the script was done: {unsent} send(s) not written",
+                ended(exit)
+            )?,
+            Fault::WrongExit { expected, got } => {
+                let want = match expected {
+                    Some(c) => c
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    None => "any".to_owned(),
+                };
+                write!(
+                    f,
+                    "`{cmd}` ended with {got}; the script expects `== exit {want}`"
+                )?;
+                if self.lines == 0 {
+                    write!(f, " (it wrote nothing on stdout)")?;
+                }
+            }
+            Fault::NoExit { waited } => write!(
+                f,
+                "`{cmd}` did not exit within {:.1} s, though the script ends with `== exit`",
+                waited.as_secs_f64()
+            )?,
+            Fault::Unanswered { ids, waited } => write!(
+                f,
+                "`{cmd}` never answered request(s) {} within {:.1} s (the recording stopped there)",
+                ids.join(", "),
+                waited.as_secs_f64()
+            )?,
+            Fault::Flooded(fl) => write!(f, "`{cmd}` {fl}")?,
+        }
+        let block = crate::runner::cli::stderr_block(&self.stderr_tail, self.stderr_len, 20);
+        if block.is_empty() {
+            if !matches!(self.fault, Fault::Harness(_) | Fault::Spawn(_)) {
+                write!(f, "\n  (the runtime wrote nothing on stderr)")?;
+            }
+        } else {
+            write!(f, "\n{}", block.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RecordError {}
+
 struct Rec<'a> {
     child: &'a mut Child,
     start: Instant,
@@ -77,6 +234,8 @@ struct Rec<'a> {
     red: Redactor,
     last_out: Instant,
     closed: bool,
+    /// Stdout lines read.
+    lines: usize,
     /// The runtime flooded its stdout and was killed.
     flood: Option<crate::runner::Flood>,
 }
@@ -98,6 +257,7 @@ impl Rec<'_> {
                 self.last_out = Instant::now();
                 match ev {
                     Event::Text(line) => {
+                        self.lines += 1;
                         if let Ok(p) = crate::wire::json::parse(&line) {
                             let mut v: Value = p.value;
                             if v.get("method").is_none() {
@@ -114,6 +274,7 @@ impl Rec<'_> {
                         });
                     }
                     Event::NotUtf8 { len, .. } | Event::TooLong(len) => {
+                        self.lines += 1;
                         self.events.push(RawEvent::Out {
                             t,
                             line: String::new(),
@@ -136,16 +297,84 @@ impl Rec<'_> {
         }
     }
 
-    fn settle(&mut self, opts: &RecordOptions) {
+    /// Waits until every request sent so far is answered and the runtime has been quiet for
+    /// `settle`, or until it closes stdout. Requests still unanswered after `max_wait` are a fault
+    /// (a runtime that keeps writing but has nothing pending is waited for no longer).
+    fn settle(&mut self, opts: &RecordOptions) -> Result<(), Fault> {
         let until = Instant::now() + opts.max_wait;
         self.last_out = Instant::now();
-        while Instant::now() < until && !self.closed {
+        while !self.closed {
             let quiet = self.last_out.elapsed() >= opts.settle;
             if quiet && self.pending.is_empty() {
-                return;
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                if self.pending.is_empty() {
+                    return Ok(());
+                }
+                let mut ids: Vec<String> = self.pending.iter().cloned().collect();
+                ids.sort();
+                return Err(Fault::Unanswered {
+                    ids,
+                    waited: opts.max_wait,
+                });
             }
             self.pump(Duration::from_millis(20));
         }
+        Ok(())
+    }
+
+    /// How the runtime ended, once its stdout closed (it is given a moment to finish).
+    fn ended(&mut self) -> ExitInfo {
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Some(st) = self.child.try_exit() {
+                self.note_exit(st);
+                return st;
+            }
+            if Instant::now() >= until {
+                return ExitInfo::Unknown;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits up to `wait` for the process to exit (its stdout read to the end, or for a second
+    /// after the exit when something else holds it open).
+    fn wait_exit(&mut self, wait: Duration) -> Option<ExitInfo> {
+        let until = Instant::now() + wait;
+        let mut exited_at: Option<Instant> = None;
+        loop {
+            self.pump(Duration::from_millis(20));
+            if let Some(st) = self.child.try_exit() {
+                let at = *exited_at.get_or_insert_with(Instant::now);
+                if self.closed || at.elapsed() > Duration::from_secs(1) {
+                    self.note_exit(st);
+                    return Some(st);
+                }
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+        }
+    }
+
+    fn note_exit(&mut self, st: ExitInfo) {
+        // After a flood the kit killed it: that is no exit of the runtime's own.
+        if self.flood.is_some()
+            || self
+                .events
+                .iter()
+                .any(|e| matches!(e, RawEvent::Exit { .. }))
+        {
+            return;
+        }
+        let code = match st {
+            ExitInfo::Code(c) => Some(c),
+            _ => None,
+        };
+        let t = self.t();
+        self.events.push(RawEvent::Exit { t, code });
     }
 
     /// Substitutes placeholders in a send; captures resolve to what the importer names them.
@@ -169,20 +398,147 @@ impl Rec<'_> {
         }
         Ok(out.into_bytes())
     }
+
+    /// Runs the script's steps; the first fault stops it.
+    fn play(
+        &mut self,
+        script: &Trace,
+        opts: &RecordOptions,
+        cwd: &str,
+        home: &str,
+    ) -> Result<(), Fault> {
+        let writes = |s: &Send| !matches!(s, Send::Pause(_));
+        let total = script
+            .steps
+            .iter()
+            .filter(|s| matches!(&s.kind, StepKind::Send(x) if writes(x)))
+            .count();
+        let mut written = 0;
+        let mut after_expect = false;
+        let mut exit: Option<&Option<Vec<i32>>> = None;
+        for step in &script.steps {
+            let s = match &step.kind {
+                StepKind::Expect(_) => {
+                    after_expect = true;
+                    continue;
+                }
+                StepKind::Exit(codes) => {
+                    exit.get_or_insert(codes);
+                    continue;
+                }
+                StepKind::Send(s) => s,
+            };
+            if after_expect {
+                self.settle(opts)?;
+                after_expect = false;
+            }
+            if writes(s) {
+                if self.closed {
+                    return Err(Fault::Ended {
+                        exit: self.ended(),
+                        unsent: total - written,
+                    });
+                }
+                written += 1;
+            }
+            let t = self.t();
+            match s {
+                Send::Frame { text, id, .. } => {
+                    let mut b = self
+                        .resolve(text.as_bytes(), cwd, home)
+                        .map_err(Fault::Harness)?;
+                    b.push(b'\n');
+                    if let Some(id) = id {
+                        self.pending.insert(id.clone());
+                    }
+                    self.child.write(b.clone());
+                    self.events.push(RawEvent::In { t, bytes: b });
+                }
+                Send::Raw(bytes) => {
+                    let b = self.resolve(bytes, cwd, home).map_err(Fault::Harness)?;
+                    self.child.write(b.clone());
+                    self.events.push(RawEvent::In { t, bytes: b });
+                }
+                Send::Pause(d) => {
+                    let until = Instant::now() + *d;
+                    while Instant::now() < until {
+                        self.pump(until.saturating_duration_since(Instant::now()));
+                    }
+                }
+                Send::Eof => {
+                    self.child.close_stdin();
+                    self.events.push(RawEvent::Eof { t });
+                }
+                Send::Signal(sig) => {
+                    self.child.signal(*sig);
+                    let name = match *sig {
+                        libc::SIGTERM => "TERM",
+                        libc::SIGINT => "INT",
+                        libc::SIGKILL => "KILL",
+                        _ => "HUP",
+                    };
+                    self.events.push(RawEvent::Signal {
+                        t,
+                        name: name.into(),
+                    });
+                }
+            }
+        }
+        match exit {
+            Some(codes) => match self.wait_exit(opts.exit_wait) {
+                None => Err(Fault::NoExit {
+                    waited: opts.exit_wait,
+                }),
+                Some(got) => {
+                    let ok = match (codes, got) {
+                        (None, _) => true,
+                        (Some(c), ExitInfo::Code(x)) => c.contains(&x),
+                        _ => false,
+                    };
+                    if ok {
+                        Ok(())
+                    } else {
+                        Err(Fault::WrongExit {
+                            expected: codes.clone(),
+                            got,
+                        })
+                    }
+                }
+            },
+            None => {
+                self.settle(opts)?;
+                if self.closed {
+                    Err(Fault::Ended {
+                        exit: self.ended(),
+                        unsent: 0,
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
 }
 
-/// Runs the sends of `script` against `cmd` and returns the transcript.
+/// Runs the sends of `script` against `cmd` and returns the transcript. The recording fails
+/// when the runtime cannot start, ends before the script is done (or with a status its
+/// `== exit` line does not allow, or not at all when it expects one), leaves a request
+/// unanswered for `max_wait`, or floods its stdout; the error keeps what was recorded so far.
 pub fn record(
     script: &Trace,
     cmd: &CommandSpec,
     opts: &RecordOptions,
-) -> Result<Recording, String> {
-    let dirs =
-        CaseDirs::new(false).map_err(|e| format!("cannot create the case directories: {e}"))?;
+) -> Result<Recording, RecordError> {
+    let dirs = CaseDirs::new(false).map_err(|e| {
+        RecordError::new(
+            cmd,
+            Fault::Harness(format!("cannot create the case directories: {e}")),
+        )
+    })?;
     let mut env = opts.env.clone();
     env.extend(script.meta.env.iter().cloned());
     let mut child = Child::spawn(cmd, &dirs, &env, opts.max_line, &opts.stdout)
-        .map_err(|e| format!("cannot start `{cmd}`: {e}"))?;
+        .map_err(|e| RecordError::new(cmd, Fault::Spawn(e.to_string())))?;
     let cwd = dirs.cwd.to_string_lossy().into_owned();
     let home = dirs.home.to_string_lossy().into_owned();
     let mut rec = Rec {
@@ -193,94 +549,34 @@ pub fn record(
         red: Redactor::default(),
         last_out: Instant::now(),
         closed: false,
+        lines: 0,
         flood: None,
     };
-    let mut after_expect = false;
-    let mut wants_exit = false;
-    for step in &script.steps {
-        match &step.kind {
-            StepKind::Expect(_) => after_expect = true,
-            StepKind::Exit(_) => wants_exit = true,
-            StepKind::Send(s) => {
-                if after_expect {
-                    rec.settle(opts);
-                    after_expect = false;
-                }
-                let t = rec.t();
-                match s {
-                    Send::Frame { text, id, .. } => {
-                        let mut b = rec.resolve(text.as_bytes(), &cwd, &home)?;
-                        b.push(b'\n');
-                        if let Some(id) = id {
-                            rec.pending.insert(id.clone());
-                        }
-                        rec.child.write(b.clone());
-                        rec.events.push(RawEvent::In { t, bytes: b });
-                    }
-                    Send::Raw(bytes) => {
-                        let b = rec.resolve(bytes, &cwd, &home)?;
-                        rec.child.write(b.clone());
-                        rec.events.push(RawEvent::In { t, bytes: b });
-                    }
-                    Send::Pause(d) => {
-                        let until = Instant::now() + *d;
-                        while Instant::now() < until {
-                            rec.pump(until.saturating_duration_since(Instant::now()));
-                        }
-                    }
-                    Send::Eof => {
-                        rec.child.close_stdin();
-                        rec.events.push(RawEvent::Eof { t });
-                    }
-                    Send::Signal(sig) => {
-                        rec.child.signal(*sig);
-                        let name = match *sig {
-                            libc::SIGTERM => "TERM",
-                            libc::SIGINT => "INT",
-                            libc::SIGKILL => "KILL",
-                            _ => "HUP",
-                        };
-                        rec.events.push(RawEvent::Signal {
-                            t,
-                            name: name.into(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    if wants_exit {
-        let until = Instant::now() + opts.exit_wait;
-        while Instant::now() < until {
-            rec.pump(Duration::from_millis(20));
-            if rec.closed {
-                if let Some(st) = rec.child.try_exit() {
-                    let code = match st {
-                        ExitInfo::Code(c) => Some(c),
-                        _ => None,
-                    };
-                    let t = rec.t();
-                    rec.events.push(RawEvent::Exit { t, code });
-                    break;
-                }
-            }
-        }
-    } else {
-        rec.settle(opts);
-    }
-    let flood = rec.flood;
+    let played = rec.play(script, opts, &cwd, &home);
+    let fault = match (rec.flood, played) {
+        (Some(f), _) => Some(Fault::Flooded(f)),
+        (None, r) => r.err(),
+    };
+    let lines = rec.lines;
     let events = std::mem::take(&mut rec.events);
-    let (stderr_tail, _) = child.stderr_tail();
-    if let Some(f) = flood {
-        child.kill();
-        return Err(format!("`{cmd}` {f}"));
-    }
     child.kill();
-    Ok(Recording {
+    let (stderr_tail, stderr_len) = child.stderr_tail();
+    let recording = Recording {
         events,
         dirs: vec![(cwd, "{{cwd}}"), (home, "{{home}}")],
         stderr_tail,
-    })
+    };
+    match fault {
+        None => Ok(recording),
+        Some(fault) => Err(RecordError {
+            cmd: cmd.to_string(),
+            fault,
+            lines,
+            stderr_tail: recording.stderr_tail.clone(),
+            stderr_len,
+            partial: Some(Box::new(recording)),
+        }),
+    }
 }
 
 /// A minimal line diff (LCS) in unified style without context folding: `-` old, `+` new.

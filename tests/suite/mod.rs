@@ -5,6 +5,7 @@
 mod cli;
 mod precision;
 mod real;
+mod subcommands;
 
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::CommandSpec;

@@ -1,0 +1,193 @@
+//! `dsh-conformance replay`: golden traces against a runtime, one verdict per case.
+
+use super::super::record::{diff_lines, header_of, record as record_run, RecordOptions};
+use super::super::{replay_all, CommandSpec, Options, Outcome};
+use super::{collect_traces, duration, env_pair};
+use crate::edition::Edition;
+use crate::trace::Trace;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long stdout is still read after a failed case, to tell whether the runtime floods.
+const WATCH_AFTER_FAILURE: Duration = Duration::from_secs(2);
+
+/// Replay golden traces against a runtime, one verdict per case.
+///
+/// One PASS/FAIL/SKIP/ERROR line per case (a failure with its reason and the runtime's stderr
+/// tail), then a summary line. Exit 0 every case passed, 1 a case failed, 2 a trace could not be
+/// loaded or a runtime could not be started.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// Only cases for this edition: current, 2026-08 or legacy.
+    #[arg(long, value_name = "E", default_value = "current")]
+    pub edition: Edition,
+    /// Default deadline of each expectation (e.g. 10s); a trace's `# timeout:` wins.
+    #[arg(long, value_name = "D", value_parser = duration)]
+    pub frame_timeout: Option<Duration>,
+    /// Bound on one case [default: 120s].
+    #[arg(long, value_name = "D", value_parser = duration)]
+    pub case_timeout: Option<Duration>,
+    /// Longest stdout line accepted, in bytes [default: 64 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_line: Option<usize>,
+    /// Extra environment for the runtime (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = env_pair)]
+    pub env: Vec<(String, String)>,
+    /// A capability the runtime has (e.g. model); cases requiring others are SKIPped (repeatable).
+    #[arg(long, value_name = "CAP")]
+    pub provides: Vec<String>,
+    /// Start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* environment and provide
+    /// `model` (for real runtimes).
+    #[arg(long)]
+    pub model_stub: bool,
+    /// Keep each case's temporary cwd and DSH_HOME.
+    #[arg(long)]
+    pub keep_dirs: bool,
+    /// Rewrite each trace's expectations from the runtime's output, showing the diff.
+    #[arg(long)]
+    pub bless: bool,
+    /// Trace files, or directories searched for `*.trace`.
+    #[arg(value_name = "TRACE_OR_DIR", required = true)]
+    pub paths: Vec<String>,
+    /// The runtime command line.
+    #[arg(last = true, value_name = "CMD", required = true)]
+    pub cmd: Vec<String>,
+}
+
+impl ReplayArgs {
+    /// Runs the replay; returns the exit code.
+    pub fn run(&self) -> i32 {
+        let Some(cmd) = CommandSpec::from_argv(&self.cmd) else {
+            eprintln!("dsh-conformance replay: empty runtime command");
+            return 2;
+        };
+        let mut opts = Options {
+            env: self.env.clone(),
+            keep_dirs: self.keep_dirs,
+            watch_after_failure: WATCH_AFTER_FAILURE,
+            ..Options::default()
+        };
+        if let Some(d) = self.frame_timeout {
+            opts.frame_timeout = d;
+        }
+        if let Some(d) = self.case_timeout {
+            opts.case_timeout = d;
+        }
+        if let Some(n) = self.max_line {
+            opts.max_line = n;
+        }
+        let mut provides = self.provides.clone();
+        let files = match collect_traces(&self.paths) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("dsh-conformance replay: {e}");
+                return 2;
+            }
+        };
+        // Kept alive for the whole run; dropping it stops the server.
+        let _stub = if self.model_stub {
+            match crate::model_stub::ModelStub::start() {
+                Ok(s) => {
+                    opts.env.extend(s.env());
+                    provides.push("model".into());
+                    Some(s)
+                }
+                Err(e) => {
+                    eprintln!("dsh-conformance replay: cannot start the model stub: {e}");
+                    return 2;
+                }
+            }
+        } else {
+            None
+        };
+        let (mut pass, mut fail, mut skip, mut broken) = (0, 0, 0, 0);
+        let mut runnable = Vec::new();
+        for f in &files {
+            let trace = match Trace::load(f) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("ERROR {e}");
+                    broken += 1;
+                    continue;
+                }
+            };
+            if !trace.applies_to(self.edition) {
+                continue;
+            }
+            if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {
+                println!(
+                    "SKIP {} ({}): requires {r} (pass --provides {r})",
+                    trace.meta.case,
+                    f.display()
+                );
+                skip += 1;
+                continue;
+            }
+            if self.bless {
+                match bless_one(f, &trace, &cmd, &opts) {
+                    Ok(()) => pass += 1,
+                    Err(Blessing::Runtime(e)) => {
+                        println!("FAIL blessing {}:\n{e}", f.display());
+                        fail += 1;
+                    }
+                    Err(Blessing::Broken(e)) => {
+                        eprintln!("ERROR blessing {}: {e}", f.display());
+                        broken += 1;
+                    }
+                }
+                continue;
+            }
+            runnable.push(trace);
+        }
+        for r in replay_all(&runnable, &cmd, &opts) {
+            print!("{r}");
+            match r.outcome {
+                Outcome::Pass => pass += 1,
+                Outcome::Fail(_) => fail += 1,
+                Outcome::Broken(_) => broken += 1,
+            }
+        }
+        println!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
+        if broken > 0 {
+            2
+        } else if fail > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Why a trace was not blessed.
+enum Blessing {
+    /// The runtime misbehaved while recording (a finding: exit 1).
+    Runtime(String),
+    /// The trace, the file or the runtime's start failed (exit 2).
+    Broken(String),
+}
+
+fn bless_one(
+    path: &Path,
+    trace: &Trace,
+    cmd: &CommandSpec,
+    opts: &Options,
+) -> Result<(), Blessing> {
+    let old = std::fs::read_to_string(path).map_err(|e| Blessing::Broken(e.to_string()))?;
+    let ro = RecordOptions {
+        env: opts.env.clone(),
+        max_line: opts.max_line,
+        ..RecordOptions::default()
+    };
+    let rec = record_run(trace, cmd, &ro).map_err(|e| match e.exit_code() {
+        1 => Blessing::Runtime(e.to_string()),
+        _ => Blessing::Broken(e.to_string()),
+    })?;
+    let new = rec.to_trace(&trace.meta.case, "", Some(header_of(&old)));
+    let d = diff_lines(&old, &new);
+    if d.is_empty() {
+        println!("BLESS {}: unchanged", path.display());
+        return Ok(());
+    }
+    println!("BLESS {}:\n{d}", path.display());
+    std::fs::write(path, new).map_err(|e| Blessing::Broken(e.to_string()))
+}

@@ -1,0 +1,303 @@
+//! `replay`, `record`, `import`, `fuzz` and `bench` pointed at hostile runtimes (issue 10): each
+//! fails loudly with the runtime's own words, in bounded time and memory, with the exit code a
+//! CI job can act on (1 a finding, 2 a runtime that cannot start).
+
+use super::{KIT, RUNTIME};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A hostile test runtime (tests/hostile/runtimes/).
+fn hostile(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hostile/runtimes")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A fresh directory for one test's files.
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "dsh-subcommands-{tag}-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A script the hostile runtimes answer the first request of: initialize, a probe, shutdown.
+const SCRIPT: &str = "\
+# case: hostile.probe
+>> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"cwd\":\"{{cwd}}\",\"provider\":\"deepseek-official\",\"model\":\"deepseek-v4-flash\"}}
+<< {\"id\":1}
+>> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"probe/x\"}
+<< {\"id\":2}
+>> {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\"}
+<< {\"id\":3}
+== exit 0
+";
+
+fn script(dir: &Path) -> String {
+    let p = dir.join("script.trace");
+    std::fs::write(&p, SCRIPT).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// What one run of the kit did.
+struct Ran {
+    code: Option<i32>,
+    /// Stdout and stderr together.
+    out: String,
+    wall: Duration,
+    /// Peak RSS of the kit process (VmHWM, sampled until it exits), in KiB.
+    peak_kib: u64,
+}
+
+/// Runs the kit with `args` in `cwd`, sampling its peak RSS; kills it after `limit`.
+fn run_kit(args: &[&str], cwd: &Path, limit: Duration) -> Ran {
+    let started = Instant::now();
+    let dir = temp_dir("out");
+    let (o, e) = (dir.join("stdout"), dir.join("stderr"));
+    let mut child = Command::new(KIT)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0;
+    let code = loop {
+        if let Some(kib) = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        }) {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`dsh-conformance {}` still ran after {limit:?}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = std::fs::read_to_string(&o).unwrap() + &std::fs::read_to_string(&e).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ran {
+        code,
+        out,
+        wall: started.elapsed(),
+        peak_kib,
+    }
+}
+
+fn with_cmd<'a>(args: &[&'a str], cmd: &[&'a str]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    v.push("--");
+    v.extend_from_slice(cmd);
+    v
+}
+
+#[test]
+fn each_of_replay_record_and_import_has_its_own_help() {
+    let help = |sub: &str| run_kit(&[sub, "--help"], Path::new("."), Duration::from_secs(30));
+    let (r, c, i) = (help("replay"), help("record"), help("import"));
+    for (h, own) in [(&r, "--bless"), (&c, "--script"), (&i, "<RAW>")] {
+        assert_eq!(h.code, Some(0), "{}", h.out);
+        assert!(h.out.contains(own), "{}", h.out);
+    }
+    assert!(!r.out.contains("--script") && !c.out.contains("--bless"));
+    assert!(r.out.contains("dsh-conformance replay"), "{}", r.out);
+    assert!(c.out.contains("dsh-conformance record"), "{}", c.out);
+    assert!(i.out.contains("dsh-conformance import"), "{}", i.out);
+}
+
+#[test]
+fn import_creates_a_missing_output_directory() {
+    let dir = temp_dir("import").join("fresh/nested");
+    let raw =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-0.2.1rc2/raw/sigint_idle.jsonl");
+    let r = run_kit(
+        &["import", raw.to_str().unwrap(), "-o", dir.to_str().unwrap()],
+        Path::new("."),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(dir.join("sigint_idle.trace").is_file());
+}
+
+#[test]
+fn record_fails_with_exit_1_and_the_runtimes_words_when_it_exits_early() {
+    let dir = temp_dir("record-exit3");
+    let out = dir.join("out.trace");
+    let s = script(&dir);
+    let args = ["record", "--script", &s, "-o", out.to_str().unwrap()];
+    let r = run_kit(
+        &with_cmd(&args, &[&hostile("init_then.py"), "exit3"]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(r.out.contains("exit code 3"), "{}", r.out);
+    assert!(r.out.contains("before the script was done"), "{}", r.out);
+    assert!(
+        r.out.contains("hostile: initialized, now exit3"),
+        "{}",
+        r.out
+    );
+    assert!(
+        !out.exists(),
+        "a failed recording is not written as a trace"
+    );
+    let partial = std::fs::read_to_string(dir.join("out.trace.partial")).unwrap();
+    assert!(partial.starts_with("# INCOMPLETE RECORDING"), "{partial}");
+    assert!(partial.contains("\"serverInfo\""), "{partial}");
+}
+
+#[test]
+fn record_fails_with_exit_1_when_a_request_is_never_answered() {
+    let dir = temp_dir("record-silent");
+    let s = script(&dir);
+    let args = ["record", "--script", &s, "--max-wait", "1s"];
+    let r = run_kit(
+        &with_cmd(&args, &[&hostile("init_then.py"), "silent"]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(r.out.contains("never answered request(s) 2"), "{}", r.out);
+    assert!(
+        r.out.contains("hostile: initialized, now silent"),
+        "{}",
+        r.out
+    );
+    assert!(!r.out.contains(">> {"), "no trace on stdout: {}", r.out);
+}
+
+#[test]
+fn record_holds_the_runtime_to_the_scripts_exit_code() {
+    let dir = temp_dir("record-exit-code");
+    let p = dir.join("script.trace");
+    std::fs::write(&p, SCRIPT.replace("== exit 0", "== exit 7")).unwrap();
+    let args = ["record", "--script", p.to_str().unwrap()];
+    let r = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(
+        r.out
+            .contains("ended with exit code 0; the script expects `== exit 7`"),
+        "{}",
+        r.out
+    );
+    // The same script with the right code records.
+    std::fs::write(&p, SCRIPT).unwrap();
+    let r = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(r.out.contains("== exit 0"), "{}", r.out);
+}
+
+#[test]
+fn record_exits_2_with_the_fatal_line_when_the_runtime_cannot_start() {
+    let dir = temp_dir("record-fatal");
+    let s = script(&dir);
+    let args = ["record", "--script", &s];
+    let r = run_kit(
+        &with_cmd(&args, &[&hostile("fatal.sh")]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(
+        r.out.contains("without writing anything on stdout"),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("FATAL: config file"), "{}", r.out);
+    let r = run_kit(
+        &with_cmd(&args, &["/nonexistent/runtime"]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(
+        r.out.contains("cannot start `/nonexistent/runtime`"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn replay_shows_the_runtimes_words_when_it_exits_or_goes_silent() {
+    let dir = temp_dir("replay-words");
+    let s = script(&dir);
+    let args = ["replay", &s, "--frame-timeout", "1s"];
+    for (mode, what) in [("exit3", "exit code 3"), ("silent", "never arrived")] {
+        let r = run_kit(
+            &with_cmd(&args, &[&hostile("init_then.py"), mode]),
+            &dir,
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, Some(1), "{}", r.out);
+        assert!(r.out.contains(what), "{}", r.out);
+        assert!(
+            r.out.contains(&format!("hostile: initialized, now {mode}")),
+            "{}",
+            r.out
+        );
+    }
+    let r = run_kit(
+        &with_cmd(&args, &[&hostile("fatal.sh")]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(r.out.contains("FATAL: config file"), "{}", r.out);
+}
+
+/// Peak RSS any subcommand may reach against a flooding runtime.
+const RSS_BOUND_KIB: u64 = 128 * 1024;
+
+/// The arguments of `sub` against a runtime, quick settings for hostile ones.
+fn sub_args(sub: &str, script: &str) -> Vec<String> {
+    let v: &[&str] = match sub {
+        "record" => &["record", "--script", script, "--max-wait", "5s"],
+        "replay" => &["replay", script, "--frame-timeout", "5s"],
+        _ => unreachable!("{sub}"),
+    };
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn every_subcommand_bounds_a_flood_in_time_and_memory() {
+    let dir = temp_dir("flood");
+    let s = script(&dir);
+    for sub in ["record", "replay"] {
+        for rt in [
+            vec![hostile("yes_a.sh")],
+            vec![hostile("init_then.py"), "flood".into()],
+        ] {
+            let mut args = sub_args(sub, &s);
+            args.push("--".into());
+            args.extend(rt.iter().cloned());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = run_kit(&args, &dir, Duration::from_secs(60));
+            let what = format!("{sub} against {}", rt.join(" "));
+            assert_eq!(r.code, Some(1), "{what}: {}", r.out);
+            assert!(r.out.contains("flooded stdout"), "{what}: {}", r.out);
+            assert!(r.wall < Duration::from_secs(30), "{what}: {:?}", r.wall);
+            assert!(
+                r.peak_kib < RSS_BOUND_KIB,
+                "{what}: peak RSS {} KiB",
+                r.peak_kib
+            );
+        }
+    }
+}
