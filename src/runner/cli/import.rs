@@ -5,11 +5,12 @@ use std::path::PathBuf;
 /// Convert raw stdio transcripts into golden traces (identity-preserving redaction).
 ///
 /// Reads the shared traces/ layouts; ids, times and paths become placeholders. Each trace goes to
-/// stdout, or to DIR/<stem>.trace with -o. Exit 0, or 2 when a transcript cannot be read or
-/// converted (the others are still converted).
+/// stdout, or with -o to DIR/STEM.trace (STEM: the transcript's file name without its
+/// extension). Exit 0, or 2 when a transcript cannot be read or converted (the others are
+/// still converted).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// Write each trace to DIR/<stem>.trace (DIR is created when missing).
+    /// Write each trace to DIR/STEM.trace (DIR is created when missing).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Raw transcripts (`.jsonl`).
