@@ -89,17 +89,15 @@ fn main() {
     let a = args();
     let stub = ModelStub::start().expect("start the model stub");
     let ours = Target {
-        cmd: vec![
-            a.ours.clone(),
-            "runtime".into(),
-            "--profile".into(),
-            "sdk".into(),
-        ],
+        cmd: CommandSpec::new(&a.ours)
+            .arg("runtime")
+            .arg("--profile")
+            .arg("sdk"),
         env: Vec::new(),
         timeout: Duration::from_secs(120),
     };
     let real = a.real.as_ref().map(|exe| Target {
-        cmd: vec![exe.clone(), "--profile".into(), "sdk".into()],
+        cmd: CommandSpec::new(exe).arg("--profile").arg("sdk"),
         env: stub.env(),
         timeout: Duration::from_secs(120),
     });
@@ -129,6 +127,7 @@ fn main() {
     let (o, r) = both(&|t, is_real| {
         loadgen::cold_start(t, if is_real { cold_real } else { cold_ours })
             .map(|d| d.as_secs_f64() * 1e3)
+            .map_err(|e| e.to_string())
     });
     rows.push(Row {
         name: format!("cold start → initialize (median of {cold_ours}/{cold_real})"),
@@ -136,7 +135,7 @@ fn main() {
         real: r,
         unit: "ms",
     });
-    let (o, r) = both(&|t, _| loadgen::cheap_frames(t, frames));
+    let (o, r) = both(&|t, _| loadgen::cheap_frames(t, frames).map_err(|e| e.to_string()));
     rows.push(Row {
         name: format!("cheap frames/s ({frames} probe/x)"),
         ours: o,
@@ -144,7 +143,9 @@ fn main() {
         unit: "/s",
     });
     let (o, r) = both(&|t, is_real| {
-        loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100).map(|(r, _)| r)
+        loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100)
+            .map(|(r, _)| r)
+            .map_err(|e| e.to_string())
     });
     rows.push(Row {
         name: format!("echo prompts/s ({prompts}/{real_prompts} over 100 sessions)"),
@@ -162,7 +163,7 @@ fn main() {
                     kib as f64 / 1024.0,
                     budget.as_secs()
                 )),
-                Err(e) => Err(e),
+                Err(e) => Err(e.to_string()),
             }
         });
         rows.push(Row {
