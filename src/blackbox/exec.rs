@@ -10,6 +10,8 @@
 
 use super::class::{FindingClass, HangAt, OutputFault};
 use super::gen::{End, Sequence};
+pub use super::observed::{method_label, Flagged, Observed, Outcome};
+use super::observed::{normalise, normalise_value};
 use super::Finding;
 use crate::fuzzing::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, RuleId, Sent};
@@ -17,7 +19,7 @@ use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Id of the barrier request (an unknown method: answered at once with an error).
@@ -62,55 +64,6 @@ impl Default for Deadlines {
     }
 }
 
-/// How a request was answered.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
-    /// With a result (normalised JSON text: uuids as `{{uuid}}`, case directories as
-    /// `{{cwd}}`/`{{home}}`, `serverInfo.version` as `{{string}}`: versions legitimately differ).
-    Result(String),
-    /// With an error (message normalised: case directories, uuids and the method name replaced).
-    Error {
-        /// `error.code`.
-        code: i64,
-        /// Normalised `error.message`.
-        message: String,
-    },
-}
-
-/// What a run showed, normalised for comparison with another runtime.
-#[derive(Debug, Clone, Default)]
-pub struct Observed {
-    /// Answers by id echo (duplicate ids share an entry: which answer is whose is not observable).
-    pub responses: BTreeMap<String, Vec<Outcome>>,
-    /// The methods of the requests sent with each id echo (`+`-joined protocol methods, or `<other>`).
-    pub methods: BTreeMap<String, String>,
-    /// Id echoes of requests never answered.
-    pub unanswered: Vec<String>,
-    /// Per session (uuids numbered by first appearance): event types and status changes, with
-    /// consecutive repeats collapsed (streaming chunk counts are not behaviour).
-    pub events: BTreeMap<String, Vec<String>>,
-    /// How the process ended.
-    pub exit: Option<ExitInfo>,
-    /// Lines the runtime read.
-    pub frames_in: usize,
-    /// Lines it wrote.
-    pub frames_out: usize,
-    /// What the run's findings already report, left out of the comparison.
-    pub flagged: Flagged,
-}
-
-/// Parts of a run whose frames broke a rule: comparing them with the reference would only
-/// repeat the finding.
-#[derive(Debug, Clone, Default)]
-pub struct Flagged {
-    /// Id echoes whose responses broke a rule (or that stayed unanswered).
-    pub ids: BTreeSet<String>,
-    /// Session labels (as in [`Observed::events`]) whose notifications broke a rule.
-    pub sessions: BTreeSet<String>,
-    /// The ending broke a rule (no answer to shutdown, no exit, exit status other than 0).
-    pub exit: bool,
-}
-
 /// The result of one run.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
@@ -122,6 +75,10 @@ pub struct RunResult {
     pub observed: Observed,
     /// The process could not be started at all.
     pub broken: Option<String>,
+    /// The run was stopped at the caller's hard deadline before it was done (what it was
+    /// waiting for, with the runtime's stderr tail): its observations are incomplete, and no
+    /// wait it cut short is a finding.
+    pub cut: Option<String>,
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -142,10 +99,26 @@ struct State<'a> {
     shutdown_answered: bool,
     running: HashMap<String, bool>,
     uuids: HashMap<String, String>,
+    /// The caller's hard deadline: every wait ends there.
+    stop: Option<Instant>,
+    /// A wait was cut short by `stop`.
+    cut: bool,
 }
 
 /// Runs `seq` against `target` in fresh directories under the rules of the runtime's edition.
 pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Profile, dl: Deadlines) -> RunResult {
+    run_sequence_until(seq, target, rules, dl, None)
+}
+
+/// Like [`run_sequence`], but every wait also ends at `stop` (the fuzzer's time budget): a run
+/// that reaches it is stopped there and marked [`RunResult::cut`].
+pub fn run_sequence_until(
+    seq: &Sequence,
+    target: &Target,
+    rules: &Profile,
+    dl: Deadlines,
+    stop: Option<Instant>,
+) -> RunResult {
     let dirs = match CaseDirs::new(false) {
         Ok(d) => d,
         Err(e) => {
@@ -182,7 +155,10 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Profile, dl: Deadli
         shutdown_answered: false,
         running: HashMap::new(),
         uuids: HashMap::new(),
+        stop,
+        cut: false,
     };
+    let started = Instant::now();
     drive(seq, &mut child, &mut st, dl);
     child.kill();
     let mut obs = st.obs;
@@ -197,18 +173,37 @@ pub fn run_sequence(seq: &Sequence, target: &Target, rules: &Profile, dl: Deadli
     let mut findings = st.findings;
     let (tail, _) = child.stderr_tail();
     let tail: Vec<&str> = tail.lines().collect();
-    if !tail.is_empty() {
+    let tail = (!tail.is_empty()).then(|| {
+        format!(
+            "\n  stderr tail: {}",
+            tail[tail.len().saturating_sub(3)..].join("\n    ")
+        )
+    });
+    if let Some(t) = &tail {
         for f in &mut findings {
-            f.detail.push_str("\n  stderr tail: ");
-            f.detail
-                .push_str(&tail[tail.len().saturating_sub(3)..].join("\n    "));
+            f.detail.push_str(t);
         }
     }
+    let cut = st.cut.then(|| {
+        let waiting = if st.phase == Phase::Ending {
+            "the ending (shutdown or EOF, then the exit)"
+        } else if !st.barrier_answered {
+            "the barrier's answer"
+        } else {
+            "every request to be answered and every session idle"
+        };
+        format!(
+            "stopped after {:.1} s while waiting for {waiting}{}",
+            started.elapsed().as_secs_f64(),
+            tail.as_deref().unwrap_or("")
+        )
+    });
     RunResult {
         findings,
         fatal: st.fatal,
         observed: obs,
         broken: None,
+        cut,
     }
 }
 
@@ -239,7 +234,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             send(child, st, &mut dec, &bytes);
             pump(child, st, Instant::now(), |_| false);
         }
-        if st.fatal {
+        if st.fatal || st.cut {
             return;
         }
     }
@@ -272,6 +267,9 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     let settled = pump(child, st, Instant::now() + settle, |s| {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
+    if st.cut {
+        return;
+    }
     if !settled && !may_hang && !st.fatal {
         let pending = st.ck.pending();
         if !pending.is_empty() {
@@ -310,7 +308,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         return;
     }
     st.phase = Phase::Ending;
-    let until = Instant::now() + dl.exit;
+    let until = st.clip(Instant::now() + dl.exit);
     match seq.end {
         End::Shutdown => {
             let line = format!(
@@ -318,7 +316,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             );
             send(child, st, &mut dec, line.as_bytes());
             if !pump(child, st, until, |s| s.shutdown_answered) {
-                if !st.fatal {
+                if !st.fatal && !st.cut {
                     st.obs.flagged.exit = true;
                     st.fail(
                         FindingClass::Rule(RuleId::LifecycleShutdownResponds),
@@ -340,12 +338,13 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             break Some(e);
         }
         if Instant::now() >= until {
+            st.cut |= st.stop.is_some_and(|s| Instant::now() >= s);
             break None;
         }
         std::thread::sleep(Duration::from_millis(5));
     };
     st.obs.exit = exit;
-    if st.fatal {
+    if st.fatal || st.cut {
         return;
     }
     let (how, rule) = match seq.end {
@@ -417,11 +416,17 @@ fn pump(
         if done(st) {
             return true;
         }
-        if st.fatal || st.closed {
+        if st.fatal || st.closed || st.cut {
             return false;
         }
         let now = Instant::now();
-        let wait = until.saturating_duration_since(now);
+        if st.stop.is_some_and(|s| now >= s) {
+            st.cut = true;
+            return false;
+        }
+        // The caller's hard deadline comes first: what it cuts short is not a finding.
+        let by_stop = st.stop.is_some_and(|s| s < until);
+        let wait = st.clip(until).saturating_duration_since(now);
         let ev = if wait.is_zero() {
             match child.events.try_recv() {
                 Ok(ev) => ev,
@@ -430,6 +435,10 @@ fn pump(
         } else {
             match child.events.recv_timeout(wait) {
                 Ok(ev) => ev,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if by_stop => {
+                    st.cut = true;
+                    return false;
+                }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return done(st),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     st.closed = true;
@@ -443,9 +452,15 @@ fn pump(
 }
 
 impl State<'_> {
-    /// Records a finding (the first of its class in this run); a fatal one ends the run.
+    /// `until`, or the caller's hard deadline when that comes first.
+    fn clip(&self, until: Instant) -> Instant {
+        self.stop.map_or(until, |s| until.min(s))
+    }
+
+    /// Records a finding (the first of its class in this run); a fatal one ends the run. After
+    /// the hard deadline cut a wait short, nothing more is: a cut wait is no hang.
     fn fail(&mut self, class: FindingClass, detail: String) {
-        if self.fatal {
+        if self.fatal || self.cut {
             return;
         }
         self.fatal = class.is_fatal();
@@ -629,74 +644,6 @@ fn shows_in_comparison(rule: RuleId) -> bool {
             | RuleId::TurnCountsPerSession
             | RuleId::TurnEndReason
     )
-}
-
-/// The method as comparisons name it: protocol methods by name, anything else as `<other>`.
-pub fn method_label(m: &str) -> &str {
-    const KNOWN: [&str; 8] = [
-        "initialize",
-        "session/prompt",
-        "session/resume",
-        "session/wait",
-        "session/working-directory/get",
-        "session/working-directory/set",
-        "shutdown",
-        BARRIER_METHOD,
-    ];
-    if KNOWN.contains(&m) {
-        m
-    } else {
-        "<other>"
-    }
-}
-
-/// Replaces uuids and case directories in every string of `v`.
-fn normalise_value(v: &mut Value, dirs: &CaseDirs) {
-    match v {
-        Value::String(s) if crate::trace::pattern::is_uuid(s) => *s = "{{uuid}}".into(),
-        Value::String(s) => *s = normalise(s, dirs, ""),
-        Value::Array(a) => a.iter_mut().for_each(|x| normalise_value(x, dirs)),
-        Value::Object(o) => o.values_mut().for_each(|x| normalise_value(x, dirs)),
-        _ => {}
-    }
-}
-
-/// An error message with the case's directories, uuids and the request's method name replaced.
-fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
-    let mut s = msg
-        .replace(&*dirs.cwd.to_string_lossy(), "{{cwd}}")
-        .replace(&*dirs.home.to_string_lossy(), "{{home}}");
-    // The case root (the parent of cwd, reached by `..`): canonical, and as created.
-    if let Some(root) = dirs.cwd.parent() {
-        s = s.replace(&*root.to_string_lossy(), "{{cwd}}/..");
-    }
-    s = s.replace(&*dirs.root().to_string_lossy(), "{{cwd}}/..");
-    const UNKNOWN: &str = "unknown DeepSeek Harness SDK runtime method: ";
-    if s.starts_with(UNKNOWN) {
-        // Which of several requests sharing an id an error belongs to is not observable.
-        s = format!("{UNKNOWN}{{{{method}}}}");
-    } else if !method.is_empty() {
-        if let Some(rest) = s.strip_suffix(method) {
-            s = format!("{rest}{{{{method}}}}");
-        }
-    }
-    // uuids: 36 chars, hyphens at 8/13/18/23.
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        if i + 36 <= s.len()
-            && s.is_char_boundary(i + 36)
-            && crate::trace::pattern::is_uuid(&s[i..i + 36])
-        {
-            out.push_str("{{uuid}}");
-            i += 36;
-        } else {
-            let c = s[i..].chars().next().unwrap_or('\0');
-            out.push(c);
-            i += c.len_utf8().max(1);
-        }
-    }
-    out
 }
 
 fn list(items: impl Iterator<Item = String>) -> String {

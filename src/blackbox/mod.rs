@@ -13,6 +13,7 @@ pub mod class;
 pub mod diff;
 pub mod exec;
 pub mod gen;
+pub mod observed;
 pub mod repro;
 pub mod shrink;
 
@@ -118,17 +119,22 @@ pub struct Summary {
     pub suppressed: BTreeMap<String, (u64, String)>,
     /// The runtime could not be started.
     pub broken: Option<String>,
+    /// The time budget ended a sequence before it was done: which case, and where it stopped.
+    pub cut: Option<String>,
 }
 
 impl Summary {
-    /// 0 no findings, 1 findings, 2 the runtime cannot be started.
+    /// 0 no findings, 1 findings, 2 the runtime cannot be started (or no sequence finished
+    /// within the time budget, and none showed a finding: nothing was tested).
     pub fn exit_code(&self) -> i32 {
         if self.broken.is_some() {
             2
-        } else if self.findings.is_empty() {
-            0
-        } else {
+        } else if !self.findings.is_empty() {
             1
+        } else if self.sequences == 0 && self.cut.is_some() {
+            2
+        } else {
+            0
         }
     }
 
@@ -148,6 +154,15 @@ impl Summary {
         );
         if let Some(b) = &self.broken {
             let _ = writeln!(s, "ERROR: {b}");
+        }
+        if let Some(c) = &self.cut {
+            if self.sequences == 0 && self.findings.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "ERROR: no sequence finished within the time budget (--seconds); raise it above --timeout"
+                );
+            }
+            let _ = writeln!(s, "cut short by the time budget: {c}");
         }
         let _ = writeln!(s, "findings: {} class(es)", self.findings.len());
         for r in &self.findings {
@@ -213,7 +228,7 @@ pub fn run(opts: &Options) -> Summary {
             break;
         }
         let seq = gen::generate(opts.seed, case);
-        let found = evaluate(opts, &rules, &seq, &mut sum);
+        let found = evaluate(opts, &rules, &seq, case, budget_end, &mut sum);
         if sum.broken.is_some() {
             break;
         }
@@ -245,23 +260,40 @@ pub fn run(opts: &Options) -> Summary {
             }
             sum.findings.push(report);
         }
+        if sum.cut.is_some() {
+            break;
+        }
         case += 1;
     }
     sum.elapsed = started.elapsed();
     sum
 }
 
-/// Runs one sequence (on both runtimes in differential mode) and returns its findings.
-fn evaluate(opts: &Options, rules: &Profile, seq: &Sequence, sum: &mut Summary) -> Vec<Finding> {
-    let (subject, reference) = run_pair(opts, rules, seq);
-    sum.sequences += 1;
+/// Runs one sequence (on both runtimes in differential mode, each stopped at `stop`) and returns
+/// its findings; a sequence the budget cut short is not counted, and its findings are only those
+/// seen before the cut.
+fn evaluate(
+    opts: &Options,
+    rules: &Profile,
+    seq: &Sequence,
+    case: u64,
+    stop: Option<Instant>,
+    sum: &mut Summary,
+) -> Vec<Finding> {
+    let (subject, reference) = run_pair(opts, rules, seq, stop);
+    let first = sum.sequences == 0;
+    if let Some(c) = &subject.cut {
+        sum.cut = Some(format!("case {case}: {c}"));
+    } else {
+        sum.sequences += 1;
+    }
     sum.frames_in += subject.observed.frames_in as u64;
     sum.frames_out += subject.observed.frames_out as u64;
     if let Some(b) = subject.broken {
         sum.broken = Some(b);
         return Vec::new();
     }
-    if sum.sequences == 1 && subject.observed.frames_out == 0 {
+    if first && subject.observed.frames_out == 0 {
         if let Some(f) = (subject.findings.iter()).find(|f| f.class == FindingClass::ExitEarly) {
             sum.broken = Some(format!(
                 "the runtime `{}` ended without writing anything: {}",
@@ -277,14 +309,16 @@ fn run_pair(
     opts: &Options,
     rules: &Profile,
     seq: &Sequence,
+    stop: Option<Instant>,
 ) -> (exec::RunResult, Option<exec::RunResult>) {
     let dl = opts.deadlines;
+    let run = |t: &Target| exec::run_sequence_until(seq, t, rules, dl, stop);
     if !opts.differential {
-        return (exec::run_sequence(seq, &opts.subject, rules, dl), None);
+        return (run(&opts.subject), None);
     }
     std::thread::scope(|s| {
-        let h = s.spawn(|| exec::run_sequence(seq, &opts.reference, rules, dl));
-        let a = exec::run_sequence(seq, &opts.subject, rules, dl);
+        let h = s.spawn(|| run(&opts.reference));
+        let a = run(&opts.subject);
         let b = h.join().unwrap_or_default();
         (a, Some(b))
     })
@@ -300,7 +334,8 @@ fn findings_of(subject: exec::RunResult, reference: Option<exec::RunResult>) -> 
             class: FindingClass::Reference(Box::new(f.class.clone())),
             detail: f.detail.clone(),
         }));
-        if !subject.fatal && r.findings.is_empty() && r.broken.is_none() {
+        let complete = !subject.fatal && subject.cut.is_none() && r.cut.is_none();
+        if complete && r.findings.is_empty() && r.broken.is_none() {
             out.extend(diff::compare(&subject.observed, &r.observed));
         }
     }
@@ -322,16 +357,18 @@ fn report(
     }
     let class = f.class.clone();
     let reference_bug = matches!(class, FindingClass::Reference(_));
+    // Every run of the shrinking stops at its deadline: one started late cannot overrun it.
     let run = |ops: &[Op]| -> Vec<Finding> {
         let cand = Sequence {
             ops: ops.to_vec(),
             end: seq.end,
         };
+        let stop = Some(deadline);
         let (s, r) = if reference_bug {
-            let r = exec::run_sequence(&cand, &opts.reference, rules, opts.deadlines);
+            let r = exec::run_sequence_until(&cand, &opts.reference, rules, opts.deadlines, stop);
             (exec::RunResult::default(), Some(r))
         } else {
-            run_pair(opts, rules, &cand)
+            run_pair(opts, rules, &cand, stop)
         };
         findings_of(s, r)
     };
@@ -358,6 +395,10 @@ fn report(
         replay: None,
     };
     let Some(dir) = &opts.out else { return rep };
+    if out_of_time || budget_end.is_some_and(|end| Instant::now() >= end) {
+        rep.trace_note = Some("not written: the time budget was spent".into());
+        return rep;
+    }
     let pin = class.pin();
     if let Pin::None(why) = pin {
         rep.trace_note = Some(format!("a trace cannot pin {class}: {why}"));
@@ -376,7 +417,7 @@ fn report(
         ));
         return rep;
     }
-    repro::write(opts, rules, &mut rep, pin, dir);
+    repro::write(opts, rules, &mut rep, pin, dir, deadline);
     rep
 }
 

@@ -20,7 +20,7 @@ use crate::trace::Trace;
 use crate::wire::json;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the trace is about.
 #[derive(Debug, Clone)]
@@ -260,24 +260,33 @@ pub fn slug(class: &str) -> String {
 }
 
 /// Whether replaying `text` fails against `subject` (for [`Pin::Ending`]: at one of its ending
-/// lines) and passes against `reference`.
+/// lines) and passes against `reference`; `None` when a replay was cut short at `stop` (the
+/// time budget), so that its verdict says nothing.
 pub fn verify(
     text: &str,
     pin: Pin,
     subject: &Target,
     reference: &Target,
     timeout: Duration,
-) -> (bool, bool) {
+    stop: Instant,
+) -> Option<(bool, bool)> {
     let Ok(trace) = Trace::parse(text, "fuzz-finding.trace") else {
-        return (false, false);
+        return Some((false, false));
     };
-    let opts = |t: &Target| Options {
-        frame_timeout: timeout,
-        case_timeout: timeout * 3 + Duration::from_secs(30),
-        env: t.env.clone(),
-        ..Options::default()
+    let replay = |t: &Target| {
+        let bound = timeout * 3 + Duration::from_secs(30);
+        let left = stop.saturating_duration_since(Instant::now());
+        let opts = Options {
+            frame_timeout: timeout,
+            case_timeout: bound.min(left),
+            env: t.env.clone(),
+            ..Options::default()
+        };
+        let r = runner::replay(&trace, &t.cmd, &opts);
+        let cut = left < bound && r.wall + Duration::from_millis(50) >= left;
+        (!cut).then_some(r)
     };
-    let bad = runner::replay(&trace, &subject.cmd, &opts(subject));
+    let bad = replay(subject)?;
     let fails = match (pin, bad.failure()) {
         (_, None) => !bad.passed(),
         (Pin::Ending, Some(f)) => {
@@ -288,8 +297,8 @@ pub fn verify(
         }
         (_, Some(_)) => true,
     };
-    let passes = runner::replay(&trace, &reference.cmd, &opts(reference)).passed();
-    (fails, passes)
+    let passes = replay(reference)?.passed();
+    Some((fails, passes))
 }
 
 /// Whether a trace line belongs to the ending (the shutdown request and answer, EOF, the exit).
@@ -305,8 +314,20 @@ pub(super) fn write(
     rep: &mut Report,
     pin: Pin,
     dir: &std::path::Path,
+    stop: Instant,
 ) {
-    let reference = exec::run_sequence(&rep.sequence, &opts.reference, rules, opts.deadlines);
+    let out_of_time = "not written: the time budget was spent before it was verified";
+    let reference = exec::run_sequence_until(
+        &rep.sequence,
+        &opts.reference,
+        rules,
+        opts.deadlines,
+        Some(stop),
+    );
+    if reference.cut.is_some() {
+        rep.trace_note = Some(out_of_time.into());
+        return;
+    }
     let d = opts.deadlines;
     let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
     let runtime = opts.subject.cmd.to_string();
@@ -330,7 +351,10 @@ pub(super) fn write(
     };
     let mut text = trace_text(&rep.sequence, &reference.observed, &h);
     if opts.verify {
-        let v = verify(&text, pin, &opts.subject, &opts.reference, timeout);
+        let Some(v) = verify(&text, pin, &opts.subject, &opts.reference, timeout, stop) else {
+            rep.trace_note = Some(out_of_time.into());
+            return;
+        };
         rep.replay = Some(v);
         match v {
             (true, true) => text.insert_str(0, "# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n"),

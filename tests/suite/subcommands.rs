@@ -270,25 +270,61 @@ fn sub_args(sub: &str, script: &str) -> Vec<String> {
     let v: &[&str] = match sub {
         "record" => &["record", "--script", script, "--max-wait", "5s"],
         "replay" => &["replay", script, "--frame-timeout", "5s"],
+        "fuzz" => &[
+            "fuzz",
+            "--seconds",
+            "4",
+            "--timeout",
+            "2",
+            "--seed",
+            "1",
+            "--no-verify",
+        ],
+        "bench" => &[
+            "bench",
+            "--frames",
+            "100",
+            "--prompts",
+            "10",
+            "--prompt-sessions",
+            "2",
+            "--sessions",
+            "10",
+            "--cold-runs",
+            "1",
+            "--timeout",
+            "5",
+        ],
         _ => unreachable!("{sub}"),
     };
     v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Runs `sub` (with [`sub_args`]) against the runtime `rt` in `dir`.
+fn run_sub(sub: &str, script: &str, rt: &[String], dir: &Path) -> Ran {
+    let mut args = sub_args(sub, script);
+    if sub == "fuzz" {
+        args.extend([
+            "--out".into(),
+            dir.join("findings").to_string_lossy().into_owned(),
+        ]);
+    }
+    args.push("--".into());
+    args.extend(rt.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_kit(&args, dir, Duration::from_secs(60))
 }
 
 #[test]
 fn every_subcommand_bounds_a_flood_in_time_and_memory() {
     let dir = temp_dir("flood");
     let s = script(&dir);
-    for sub in ["record", "replay"] {
+    for sub in ["record", "replay", "fuzz", "bench"] {
         for rt in [
             vec![hostile("yes_a.sh")],
             vec![hostile("init_then.py"), "flood".into()],
         ] {
-            let mut args = sub_args(sub, &s);
-            args.push("--".into());
-            args.extend(rt.iter().cloned());
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let r = run_kit(&args, &dir, Duration::from_secs(60));
+            let r = run_sub(sub, &s, &rt, &dir);
             let what = format!("{sub} against {}", rt.join(" "));
             assert_eq!(r.code, Some(1), "{what}: {}", r.out);
             assert!(r.out.contains("flooded stdout"), "{what}: {}", r.out);
@@ -300,4 +336,132 @@ fn every_subcommand_bounds_a_flood_in_time_and_memory() {
             );
         }
     }
+}
+
+#[test]
+fn every_subcommand_shows_the_words_of_a_runtime_that_cannot_start() {
+    let dir = temp_dir("fatal");
+    let s = script(&dir);
+    for sub in ["record", "replay", "fuzz", "bench"] {
+        let r = run_sub(sub, &s, &[hostile("fatal.sh")], &dir);
+        assert_eq!(r.code, Some(2), "{sub}: {}", r.out);
+        assert!(
+            r.out
+                .contains("FATAL: config file /nonexistent/dsh.toml not found"),
+            "{sub}: {}",
+            r.out
+        );
+    }
+}
+
+#[test]
+fn bench_keeps_its_deadline_per_workload_says_what_it_runs_and_gives_up_on_a_silent_runtime() {
+    let dir = temp_dir("bench-silent");
+    let rt = [hostile("init_then.py"), "silent".into()];
+    let r = run_sub("bench", "", &rt, &dir);
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    // Cold start passes; cheap frames times out at its 5 s deadline with the runtime's words;
+    // the rest are skipped, not waited for again.
+    assert!(r.wall < Duration::from_secs(20), "{:?}\n{}", r.wall, r.out);
+    assert!(r.out.contains("bench: 1/4 cold start"), "{}", r.out);
+    assert!(r.out.contains("bench: 2/4 cheap frames"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("FAILED: timed out after 5.0 s waiting for the answers to 100 probe/x"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("hostile: initialized, now silent"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out
+            .contains("echo prompts                 skipped: the runtime answered nothing"),
+        "{}",
+        r.out
+    );
+    // A runtime that dies mid-workload: its exit and its words.
+    let rt = [hostile("init_then.py"), "exit3".into()];
+    let r = run_sub("bench", "", &rt, &dir);
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(r.out.contains("ended (exit code 3)"), "{}", r.out);
+    assert!(
+        r.out.contains("hostile: initialized, now exit3"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn bench_starts_a_relative_program_from_the_callers_directory_and_exits_2_when_it_cannot() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/runtimes");
+    let r = run_sub("bench", "", &["./fatal.sh".into()], &dir);
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(
+        r.out.contains("FATAL: config file"),
+        "found and started: {}",
+        r.out
+    );
+    let r = run_sub("bench", "", &["/nonexistent/runtime".into()], &dir);
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(r.out.contains("cannot start the runtime"), "{}", r.out);
+    assert!(
+        r.out.contains("cheap frames                 skipped"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn fuzz_keeps_its_time_budget_against_silent_and_flooding_runtimes() {
+    let dir = temp_dir("fuzz-budget");
+    for mode in ["silent", "flood"] {
+        let rt = [hostile("init_then.py"), mode.into()];
+        // --seconds 4, --timeout 2: shrinking and the traces' checks included.
+        let mut args = sub_args("fuzz", "");
+        args.extend([
+            "--out".into(),
+            dir.join("findings").to_string_lossy().into_owned(),
+        ]);
+        args.retain(|a| a != "--no-verify");
+        args.push("--".into());
+        args.extend(rt.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_kit(&args, &dir, Duration::from_secs(60));
+        assert_eq!(r.code, Some(1), "{mode}: {}", r.out);
+        assert!(
+            r.wall < Duration::from_secs(7),
+            "{mode}: {:?}\n{}",
+            r.wall,
+            r.out
+        );
+        assert!(
+            r.out.contains(&format!("hostile: initialized, now {mode}")),
+            "{mode}: {}",
+            r.out
+        );
+    }
+    // With less time than one sequence needs, nothing is tested: exit 2, and it says why.
+    let rt = [hostile("init_then.py"), "silent".into()];
+    let mut args = vec![
+        "fuzz",
+        "--seconds",
+        "1",
+        "--timeout",
+        "5",
+        "--seed",
+        "1",
+        "--",
+    ];
+    args.extend(rt.iter().map(String::as_str));
+    let r = run_kit(&args, &dir, Duration::from_secs(60));
+    assert!(r.wall < Duration::from_secs(4), "{:?}\n{}", r.wall, r.out);
+    assert!(r.out.contains("cut short by the time budget"), "{}", r.out);
+    assert!(
+        r.out.contains("waiting for the barrier's answer"),
+        "{}",
+        r.out
+    );
 }

@@ -1,0 +1,125 @@
+//! What a fuzzed run showed, normalised for comparison with another runtime: answers by id,
+//! notifications by session, the ending; uuids, case directories and method names replaced.
+
+use super::exec::BARRIER_METHOD;
+use crate::runner::CaseDirs;
+use crate::trace::ExitInfo;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a request was answered.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// With a result (normalised JSON text: uuids as `{{uuid}}`, case directories as
+    /// `{{cwd}}`/`{{home}}`, `serverInfo.version` as `{{string}}`: versions legitimately differ).
+    Result(String),
+    /// With an error (message normalised: case directories, uuids and the method name replaced).
+    Error {
+        /// `error.code`.
+        code: i64,
+        /// Normalised `error.message`.
+        message: String,
+    },
+}
+
+/// What a run showed, normalised for comparison with another runtime.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// Answers by id echo (duplicate ids share an entry: which answer is whose is not observable).
+    pub responses: BTreeMap<String, Vec<Outcome>>,
+    /// The methods of the requests sent with each id echo (`+`-joined protocol methods, or `<other>`).
+    pub methods: BTreeMap<String, String>,
+    /// Id echoes of requests never answered.
+    pub unanswered: Vec<String>,
+    /// Per session (uuids numbered by first appearance): event types and status changes, with
+    /// consecutive repeats collapsed (streaming chunk counts are not behaviour).
+    pub events: BTreeMap<String, Vec<String>>,
+    /// How the process ended.
+    pub exit: Option<ExitInfo>,
+    /// Lines the runtime read.
+    pub frames_in: usize,
+    /// Lines it wrote.
+    pub frames_out: usize,
+    /// What the run's findings already report, left out of the comparison.
+    pub flagged: Flagged,
+}
+
+/// Parts of a run whose frames broke a rule: comparing them with the reference would only
+/// repeat the finding.
+#[derive(Debug, Clone, Default)]
+pub struct Flagged {
+    /// Id echoes whose responses broke a rule (or that stayed unanswered).
+    pub ids: BTreeSet<String>,
+    /// Session labels (as in [`Observed::events`]) whose notifications broke a rule.
+    pub sessions: BTreeSet<String>,
+    /// The ending broke a rule (no answer to shutdown, no exit, exit status other than 0).
+    pub exit: bool,
+}
+
+/// The method as comparisons name it: protocol methods by name, anything else as `<other>`.
+pub fn method_label(m: &str) -> &str {
+    const KNOWN: [&str; 8] = [
+        "initialize",
+        "session/prompt",
+        "session/resume",
+        "session/wait",
+        "session/working-directory/get",
+        "session/working-directory/set",
+        "shutdown",
+        BARRIER_METHOD,
+    ];
+    if KNOWN.contains(&m) {
+        m
+    } else {
+        "<other>"
+    }
+}
+
+/// Replaces uuids and case directories in every string of `v`.
+pub(super) fn normalise_value(v: &mut Value, dirs: &CaseDirs) {
+    match v {
+        Value::String(s) if crate::trace::pattern::is_uuid(s) => *s = "{{uuid}}".into(),
+        Value::String(s) => *s = normalise(s, dirs, ""),
+        Value::Array(a) => a.iter_mut().for_each(|x| normalise_value(x, dirs)),
+        Value::Object(o) => o.values_mut().for_each(|x| normalise_value(x, dirs)),
+        _ => {}
+    }
+}
+
+/// An error message with the case's directories, uuids and the request's method name replaced.
+pub(super) fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
+    let mut s = msg
+        .replace(&*dirs.cwd.to_string_lossy(), "{{cwd}}")
+        .replace(&*dirs.home.to_string_lossy(), "{{home}}");
+    // The case root (the parent of cwd, reached by `..`): canonical, and as created.
+    if let Some(root) = dirs.cwd.parent() {
+        s = s.replace(&*root.to_string_lossy(), "{{cwd}}/..");
+    }
+    s = s.replace(&*dirs.root().to_string_lossy(), "{{cwd}}/..");
+    const UNKNOWN: &str = "unknown DeepSeek Harness SDK runtime method: ";
+    if s.starts_with(UNKNOWN) {
+        // Which of several requests sharing an id an error belongs to is not observable.
+        s = format!("{UNKNOWN}{{{{method}}}}");
+    } else if !method.is_empty() {
+        if let Some(rest) = s.strip_suffix(method) {
+            s = format!("{rest}{{{{method}}}}");
+        }
+    }
+    // uuids: 36 chars, hyphens at 8/13/18/23.
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if i + 36 <= s.len()
+            && s.is_char_boundary(i + 36)
+            && crate::trace::pattern::is_uuid(&s[i..i + 36])
+        {
+            out.push_str("{{uuid}}");
+            i += 36;
+        } else {
+            let c = s[i..].chars().next().unwrap_or('\0');
+            out.push(c);
+            i += c.len_utf8().max(1);
+        }
+    }
+    out
+}
