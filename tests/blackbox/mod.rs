@@ -255,12 +255,10 @@ fn recorded_findings_hold_against_the_reference_runtime() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn recorded_findings_hold_against_the_real_runtime() {
-    let Some(exe) = crate::support::pypi::real_runtime_or_skip(
-        "recorded_findings_hold_against_the_real_runtime",
-    ) else {
-        return;
-    };
+    let exe =
+        crate::support::pypi::need_real_runtime("recorded_findings_hold_against_the_real_runtime");
     let stub = dsh_conformance::model_stub::ModelStub::start().unwrap();
     let opts = runner::Options {
         frame_timeout: Duration::from_secs(30),

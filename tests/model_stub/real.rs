@@ -5,7 +5,7 @@
 //! Only one test exercises a retried failure (`error500`, ≈ 15 s of upstream back-off); `empty` and
 //! `sseerror` behave the same way upstream and are covered by the stub's own tests.
 
-use crate::support::pypi::real_runtime_or_skip;
+use crate::support::pypi::need_real_runtime;
 use dsh_conformance::model_stub::ModelStub;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -225,16 +225,15 @@ fn assistant_contents(real: &Real, session: &str) -> Vec<Value> {
         .collect()
 }
 
-fn setup(test: &str) -> Option<(PathBuf, ModelStub)> {
-    let exe = real_runtime_or_skip(test)?;
-    Some((exe, ModelStub::start().expect("start the model stub")))
+fn setup(test: &str) -> (PathBuf, ModelStub) {
+    let exe = need_real_runtime(test);
+    (exe, ModelStub::start().expect("start the model stub"))
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_completes_a_reply_turn_through_the_stub() {
-    let Some((exe, stub)) = setup("real_runtime_completes_a_reply_turn_through_the_stub") else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_completes_a_reply_turn_through_the_stub");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "reply: hello world");
     let end = real.turn_end("s1", 1);
@@ -296,11 +295,9 @@ fn real_runtime_completes_a_reply_turn_through_the_stub() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens() {
-    let Some((exe, stub)) = setup("real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens")
-    else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "maxtokens");
     assert_eq!(
@@ -316,11 +313,9 @@ fn real_runtime_ends_a_maxtokens_turn_with_reason_max_tokens() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_turns_a_thinking_block_into_reasoning_content() {
-    let Some((exe, stub)) = setup("real_runtime_turns_a_thinking_block_into_reasoning_content")
-    else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_turns_a_thinking_block_into_reasoning_content");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "thinking");
     assert_eq!(
@@ -339,12 +334,10 @@ fn real_runtime_turns_a_thinking_block_into_reasoning_content() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_prompt() {
-    let Some((exe, stub)) =
-        setup("real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_prompt")
-    else {
-        return;
-    };
+    let (exe, stub) =
+        setup("real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_prompt");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "error400");
     let end = real.turn_end("s1", 1);
@@ -373,11 +366,9 @@ fn real_runtime_fails_an_error400_turn_without_retry_and_recovers_on_the_next_pr
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_reports_a_truncated_stream_as_stream_closed() {
-    let Some((exe, stub)) = setup("real_runtime_reports_a_truncated_stream_as_stream_closed")
-    else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_reports_a_truncated_stream_as_stream_closed");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "truncate");
     let expected = json!({"kind": "error", "error": {"message": "DeepSeek Messages stream ended before message_stop", "code": "STREAM_CLOSED"}});
@@ -396,12 +387,10 @@ fn real_runtime_reports_a_truncated_stream_as_stream_closed() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result() {
-    let Some((exe, stub)) =
-        setup("real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result")
-    else {
-        return;
-    };
+    let (exe, stub) =
+        setup("real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "tool: echo hi");
     assert_eq!(
@@ -433,12 +422,10 @@ fn real_runtime_runs_the_bash_tool_call_and_completes_on_the_tool_result() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument() {
-    let Some((exe, stub)) =
-        setup("real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument")
-    else {
-        return;
-    };
+    let (exe, stub) =
+        setup("real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "subagent: reply: from child");
     let finished = real.wait_for("subagent.finished", |f| f["method"] == "subagent.finished");
@@ -481,10 +468,9 @@ fn real_runtime_spawns_a_subagent_whose_prompt_is_the_directive_argument() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_waits_for_a_slow_reply() {
-    let Some((exe, stub)) = setup("real_runtime_waits_for_a_slow_reply") else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_waits_for_a_slow_reply");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "slow:1 reply: waited");
     assert_eq!(
@@ -504,10 +490,9 @@ fn real_runtime_waits_for_a_slow_reply() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_echoes_a_prompt_without_directive() {
-    let Some((exe, stub)) = setup("real_runtime_echoes_a_prompt_without_directive") else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_echoes_a_prompt_without_directive");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "just some words");
     assert_eq!(
@@ -523,10 +508,9 @@ fn real_runtime_echoes_a_prompt_without_directive() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_keeps_a_hanging_turn_open_until_shutdown() {
-    let Some((exe, stub)) = setup("real_runtime_keeps_a_hanging_turn_open_until_shutdown") else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_keeps_a_hanging_turn_open_until_shutdown");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "hang");
     assert!(
@@ -545,12 +529,10 @@ fn real_runtime_keeps_a_hanging_turn_open_until_shutdown() {
 
 /// The one retried-failure test (upstream backs off ≈ 0.5+1+2+4+7.5 s before giving up).
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_retries_an_error500_five_times_then_ends_with_server_error() {
-    let Some((exe, stub)) =
-        setup("real_runtime_retries_an_error500_five_times_then_ends_with_server_error")
-    else {
-        return;
-    };
+    let (exe, stub) =
+        setup("real_runtime_retries_an_error500_five_times_then_ends_with_server_error");
     let mut real = Real::start(&exe, &stub);
     real.prompt("s1", "error500");
     let expected = json!({"kind": "error", "error": {"message": "fake internal error", "code": "SERVER", "status": 500}});
@@ -569,12 +551,9 @@ fn real_runtime_retries_an_error500_five_times_then_ends_with_server_error() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1() {
-    let Some((exe, stub)) =
-        setup("real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1")
-    else {
-        return;
-    };
+    let (exe, stub) = setup("real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1");
     let base = format!("{}/v1", stub.base_url());
     let mut real = Real::start_with(&exe, &stub, &[("DEEPSEEK_BASE_URL", base)]);
     real.prompt("s1", "reply: x");
@@ -588,10 +567,9 @@ fn real_runtime_reaches_the_stub_when_the_base_url_already_ends_in_v1() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn a_refused_request_surfaces_the_stubs_reason_in_turn_end() {
-    let Some((exe, stub)) = setup("a_refused_request_surfaces_the_stubs_reason_in_turn_end") else {
-        return;
-    };
+    let (exe, stub) = setup("a_refused_request_surfaces_the_stubs_reason_in_turn_end");
     let mut real = Real::start_with(&exe, &stub, &[("DEEPSEEK_API_KEY", "wrong".to_owned())]);
     real.prompt("s1", "reply: x");
     let expected = json!({"kind": "error", "error": {"message": "model-stub: x-api-key does not match the stub's key", "code": "AUTH", "status": 401}});

@@ -1,17 +1,17 @@
 //! SDK interop (issue item 5): the official Python SDK from PyPI drives `dsh-reference-runtime`
 //! through `DeepSeekHarness`/`Session.run`, launched via its `dsh_bin` setting and via
-//! `_launch_args`. Skips (with a printed reason) only when pip cannot reach the package.
+//! `_launch_args`. Needs PyPI (see tests/support/pypi.rs for running offline).
 
-use crate::support::pypi::{venv_or_skip, SDK};
+use crate::support::pypi::{need_venv, SDK};
 use serde_json::Value;
 use std::process::Command;
 
-fn drive(mode: &str) -> Option<Value> {
-    let env = venv_or_skip(
+fn drive(mode: &str) -> Value {
+    let env = need_venv(
         "the_official_python_sdk_drives_the_reference_runtime",
         "sdk",
         &[SDK],
-    )?;
+    );
     let home = std::env::temp_dir().join(format!("dsh-interop-{}-{mode}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/runtime/interop.py");
@@ -32,7 +32,7 @@ fn drive(mode: &str) -> Option<Value> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    Some(serde_json::from_str(text.lines().last().unwrap()).unwrap())
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
 }
 
 fn check(r: &Value) {
@@ -86,15 +86,13 @@ fn check(r: &Value) {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn the_official_python_sdk_drives_the_reference_runtime_via_dsh_bin() {
-    if let Some(r) = drive("dsh_bin") {
-        check(&r);
-    }
+    check(&drive("dsh_bin"));
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn the_official_python_sdk_drives_the_reference_runtime_via_launch_args() {
-    if let Some(r) = drive("launch_args") {
-        check(&r);
-    }
+    check(&drive("launch_args"));
 }

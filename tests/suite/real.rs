@@ -6,10 +6,9 @@ use crate::support::pypi;
 use assert_cmd::Command;
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn the_real_runtime_passes_the_suite_apart_from_its_justified_baseline() {
-    let Some(exe) = pypi::real_runtime_or_skip("the real runtime passes the suite") else {
-        return;
-    };
+    let exe = pypi::need_real_runtime("the real runtime passes the suite");
     let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/real-0.2.1rc2.known-failing");
     let out = Command::new(KIT)

@@ -1,12 +1,19 @@
 //! Installing the official Python SDK and the real upstream runtime from PyPI into a cached venv.
 //!
-//! Tests that need them call [`venv`]: it returns the venv, or `Err(reason)` only when pip could not
-//! get the package (no route to the registry, package or version not found). Any other failure
-//! (no python3, a broken venv) panics: a test must never skip silently for a fixable reason.
+//! The interop tests that need them run by default and never pass without running: they call
+//! [`need_venv`] or [`need_real_runtime`], which fail the test when the venv cannot be had, with
+//! pip's reason. [`venv`] tells the one excusable reason apart ([`PipFailure::Unreachable`]: no
+//! route to the registry) from the rest: a package or version the registry does not have (a
+//! typo, a yanked or deleted release) and anything else (no python3, a broken venv) are errors.
+//!
+//! Offline, `DSH_ALLOW_OFFLINE=1 cargo test` compiles these tests as ignored (`cfg(dsh_offline)`,
+//! set by build.rs), so that `cargo test`'s summary counts them as ignored rather than passed;
+//! `-- --include-ignored` runs them anyway. Under CI that mode is refused (a test fails).
 //! The venv lives under `target/dsh-pyenv/<name>` and is reused while its package list matches.
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -32,13 +39,65 @@ fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
 }
 
-/// Installs `packages` into the venv `name` (once per process, cached across runs).
+/// Why `pip install` failed, from its stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PipFailure {
+    /// The registry could not be reached (no route, DNS, refused, timed out, a proxy, TLS).
+    Unreachable,
+    /// The registry answered, and has no such package or version: a typo, or a release yanked
+    /// or deleted. An error, never a reason to skip.
+    NotFound,
+    /// Anything else (a build failure, a broken venv, a bad requirement).
+    Other,
+}
+
+/// What pip (and the urllib3 under it) writes when it cannot talk to the registry.
+const UNREACHABLE: &[&str] = &[
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "ConnectTimeoutError",
+    "ReadTimeoutError",
+    "Read timed out",
+    "ProxyError",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "No route to host",
+    "Connection refused",
+    "Connection reset by peer",
+    "RemoteDisconnected",
+    "Max retries exceeded",
+    "Could not fetch URL",
+    "SSLError",
+];
+
+/// Classifies a failed `pip install` by its stderr. Offline, pip also ends with "Could not find
+/// a version … (from versions: none)" and "No matching distribution found": those lines mean
+/// "not found" only when no connection failure came before them.
+pub fn classify(stderr: &str) -> PipFailure {
+    if UNREACHABLE.iter().any(|m| stderr.contains(m)) {
+        PipFailure::Unreachable
+    } else if stderr.contains("No matching distribution found")
+        || stderr.contains("Could not find a version that satisfies the requirement")
+    {
+        PipFailure::NotFound
+    } else {
+        PipFailure::Other
+    }
+}
+
+/// Installs `packages` into the venv `name` (once per process, cached across runs). `Err` only
+/// when the registry cannot be reached (the reason is remembered: later calls fail at once);
+/// any other failure panics.
 pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
-    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    let _guard = LOCK
-        .get_or_init(|| Mutex::new(()))
+    static LOCK: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let mut unreachable = LOCK
+        .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
+    if let Some(reason) = unreachable.get(name) {
+        return Err(reason.clone());
+    }
     let dir = target_dir().join("dsh-pyenv").join(name);
     let python = dir.join("bin").join("python");
     let stamp = dir.join(".installed");
@@ -68,53 +127,59 @@ pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
             "--disable-pip-version-check",
             "--no-input",
             "-q",
+            // Retries make pip name a connection failure (as a retry warning): without them an
+            // unreachable index reads like a missing package ("from versions: none").
+            "--retries",
+            "3",
         ])
         .args(packages)
         .output()
         .expect("run pip");
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        let unreachable = [
-            "Could not find a version",
-            "No matching distribution",
-            "connection",
-            "Connection",
-            "Temporary failure in name resolution",
-            "Network is unreachable",
-            "timed out",
-            "HTTPError",
-            "ProxyError",
-        ];
-        if unreachable.iter().any(|m| err.contains(m)) {
-            return Err(format!(
-                "pip could not install {}: {}",
-                packages.join(" "),
-                last_line(&err)
-            ));
+        match classify(&err) {
+            PipFailure::Unreachable => {
+                let reason = format!(
+                    "pip could not reach the registry for {}: {}",
+                    packages.join(" "),
+                    first_connection_error(&err)
+                );
+                unreachable.insert(name.to_owned(), reason.clone());
+                return Err(reason);
+            }
+            PipFailure::NotFound => panic!(
+                "pip install {}: the registry has no such package or version (a typo, or a \
+                 release yanked or deleted):\n{err}",
+                packages.join(" ")
+            ),
+            PipFailure::Other => panic!(
+                "pip install {} failed for a reason other than reachability:\n{err}",
+                packages.join(" ")
+            ),
         }
-        panic!(
-            "pip install {} failed for a reason other than reachability:\n{err}",
-            packages.join(" ")
-        );
     }
     std::fs::write(&stamp, &wanted).expect("write venv stamp");
     Ok(PyEnv { dir, python })
 }
 
-fn last_line(s: &str) -> &str {
-    s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(s)
+/// The first line that says why the connection failed (else the last line).
+fn first_connection_error(s: &str) -> &str {
+    s.lines()
+        .find(|l| UNREACHABLE.iter().any(|m| l.contains(m)))
+        .or_else(|| s.lines().rev().find(|l| !l.trim().is_empty()))
+        .unwrap_or(s)
+        .trim()
 }
 
-/// Like [`venv`], but prints `SKIP <test>: <reason>` and returns `None` when pip cannot reach the package.
-pub fn venv_or_skip(test: &str, name: &str, packages: &[&str]) -> Option<PyEnv> {
-    match venv(name, packages) {
-        Ok(v) => Some(v),
-        Err(reason) => {
-            eprintln!("SKIP {test}: {reason}");
-            println!("SKIP {test}: {reason}");
-            None
-        }
-    }
+/// Like [`venv`], but fails the test `test` when the registry cannot be reached.
+pub fn need_venv(test: &str, name: &str, packages: &[&str]) -> PyEnv {
+    venv(name, packages).unwrap_or_else(|reason| {
+        panic!(
+            "{test} needs PyPI: {reason}\n\
+             Offline, `DSH_ALLOW_OFFLINE=1 cargo test` reports the PyPI-backed tests as ignored \
+             (never under CI)."
+        )
+    })
 }
 
 /// The real runtime's executable inside a venv that has [`RUNTIME_BIN`].
@@ -143,7 +208,88 @@ pub fn real_runtime_executable(env: &PyEnv) -> PathBuf {
     exe
 }
 
-/// The real runtime, installed (or `None` with a printed reason when PyPI cannot be reached).
-pub fn real_runtime_or_skip(test: &str) -> Option<PathBuf> {
-    venv_or_skip(test, "real-runtime", &[RUNTIME_BIN]).map(|e| real_runtime_executable(&e))
+/// The real runtime, installed (the test `test` fails when PyPI cannot be reached).
+pub fn need_real_runtime(test: &str) -> PathBuf {
+    real_runtime_executable(&need_venv(test, "real-runtime", &[RUNTIME_BIN]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pip install` of a package whose index refuses the connection (captured, pip 23.2).
+    const REFUSED: &str = "\
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object at 0x7fdb79082b50>: Failed to establish a new connection: [Errno 111] Connection refused')': /simple/deepseek-harness-sdk/
+WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object at 0x7fdb7908ea90>: Failed to establish a new connection: [Errno 111] Connection refused')': /simple/deepseek-harness-sdk/
+ERROR: Could not find a version that satisfies the requirement deepseek-harness-sdk (from versions: none)
+ERROR: No matching distribution found for deepseek-harness-sdk
+";
+
+    /// No DNS (the form pip writes on a machine without a resolver).
+    const NO_DNS: &str = "\
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3b2c1d0a90>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/deepseek-harness-runtime-bin/
+ERROR: Could not find a version that satisfies the requirement deepseek-harness-runtime-bin (from versions: none)
+ERROR: No matching distribution found for deepseek-harness-runtime-bin
+";
+
+    /// A proxy that is down (captured).
+    const PROXY: &str = "\
+WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ProxyError('Cannot connect to proxy.', NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7ff76c280b50>: Failed to establish a new connection: [Errno 111] Connection refused'))': /simple/deepseek-harness-sdk/
+ERROR: Could not find a version that satisfies the requirement deepseek-harness-sdk (from versions: none)
+ERROR: No matching distribution found for deepseek-harness-sdk
+";
+
+    /// An index that accepts and never answers (captured, `--timeout 1`).
+    const TIMEOUT: &str = "\
+WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError(\"HTTPConnectionPool(host='127.0.0.1', port=18765): Read timed out. (read timeout=1.0)\")': /simple/deepseek-harness-sdk/
+ERROR: Could not find a version that satisfies the requirement deepseek-harness-sdk (from versions: none)
+ERROR: No matching distribution found for deepseek-harness-sdk
+";
+
+    /// A version the registry does not have (captured).
+    const NO_VERSION: &str = "\
+ERROR: Could not find a version that satisfies the requirement deepseek-harness-sdk==0.0.0.999 (from versions: 0.0.0.dev0, 0.1.0rc6, 0.1.0rc7, 0.1.1rc1, 0.1.2a3, 0.1.2rc1, 0.1.5rc1, 0.2.1rc2)
+ERROR: No matching distribution found for deepseek-harness-sdk==0.0.0.999
+";
+
+    /// A package name the registry does not have (a typo).
+    const NO_PACKAGE: &str = "\
+ERROR: Could not find a version that satisfies the requirement deepseek-harnes-sdk (from versions: none)
+ERROR: No matching distribution found for deepseek-harnes-sdk
+";
+
+    #[test]
+    fn only_connection_failures_count_as_an_unreachable_registry() {
+        for (name, err) in [
+            ("refused", REFUSED),
+            ("dns", NO_DNS),
+            ("proxy", PROXY),
+            ("timeout", TIMEOUT),
+        ] {
+            assert_eq!(classify(err), PipFailure::Unreachable, "{name}");
+        }
+        assert_eq!(classify(NO_VERSION), PipFailure::NotFound);
+        assert_eq!(classify(NO_PACKAGE), PipFailure::NotFound);
+        assert_eq!(
+            classify("ERROR: Invalid requirement: 'x=='\n"),
+            PipFailure::Other
+        );
+    }
+
+    #[test]
+    fn the_reason_names_the_connection_error() {
+        assert!(first_connection_error(NO_DNS).contains("Temporary failure in name resolution"));
+        assert!(first_connection_error(TIMEOUT).contains("Read timed out"));
+    }
+
+    /// `DSH_ALLOW_OFFLINE=1` turns the PyPI-backed tests into ignored ones: never under CI.
+    #[cfg(dsh_offline)]
+    #[test]
+    fn offline_mode_is_refused_under_ci() {
+        let ci = std::env::var("CI").unwrap_or_default();
+        assert!(
+            ci.is_empty() || ci == "false" || ci == "0",
+            "DSH_ALLOW_OFFLINE=1 under CI={ci}: the PyPI-backed tests were compiled as ignored"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! serves, our reference runtime.
 
 use super::{root, traces_under};
-use crate::support::pypi::real_runtime_or_skip;
+use crate::support::pypi::need_real_runtime;
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::{CommandSpec, Options};
 use dsh_conformance::trace::Trace;
@@ -57,12 +57,10 @@ fn every_fixture_file_parses() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn fixtures_replay_green_against_the_real_runtime_with_the_model_stub() {
-    let Some(exe) =
-        real_runtime_or_skip("fixtures_replay_green_against_the_real_runtime_with_the_model_stub")
-    else {
-        return;
-    };
+    let exe =
+        need_real_runtime("fixtures_replay_green_against_the_real_runtime_with_the_model_stub");
     let stub = dsh_conformance::model_stub::ModelStub::start().expect("start the model stub");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
     let (traces, skipped) = hand_written(Edition::Current, &["model"]);

@@ -3,7 +3,7 @@
 //! keyless ones replay green against the real executable.
 
 use super::root;
-use crate::support::pypi::real_runtime_or_skip;
+use crate::support::pypi::need_real_runtime;
 use dsh_conformance::runner::record::header_of;
 use dsh_conformance::runner::{CommandSpec, Options};
 use dsh_conformance::trace::import::import;
@@ -93,12 +93,9 @@ fn real_transcripts_import_to_their_pinned_normalised_traces() {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn keyless_real_transcripts_replay_green_against_the_real_runtime() {
-    let Some(exe) =
-        real_runtime_or_skip("keyless_real_transcripts_replay_green_against_the_real_runtime")
-    else {
-        return;
-    };
+    let exe = need_real_runtime("keyless_real_transcripts_replay_green_against_the_real_runtime");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
     let opts = Options {
         frame_timeout: Duration::from_secs(20),
@@ -186,12 +183,11 @@ fn check_known(reports: &[dsh_conformance::runner::CaseReport]) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn model_real_transcripts_replay_against_the_real_runtime_with_the_model_stub() {
-    let Some(exe) = real_runtime_or_skip(
+    let exe = need_real_runtime(
         "model_real_transcripts_replay_against_the_real_runtime_with_the_model_stub",
-    ) else {
-        return;
-    };
+    );
     let stub = dsh_conformance::model_stub::ModelStub::start().expect("start the model stub");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
     let opts = Options {
