@@ -465,3 +465,26 @@ fn fuzz_keeps_its_time_budget_against_silent_and_flooding_runtimes() {
         r.out
     );
 }
+
+#[test]
+fn record_waits_for_answers_to_requests_only() {
+    // A client's response sent to the runtime is owed no answer: recording on is no failure.
+    let dir = temp_dir("record-client-response");
+    let p = dir.join("script.trace");
+    let text = SCRIPT.replace(
+        ">> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"probe/x\"}\n<< {\"id\":2}\n",
+        ">> {\"jsonrpc\":\"2.0\",\"id\":\"c\",\"result\":{}}\n>> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"probe/x\"}\n<< {\"id\":2}\n",
+    );
+    assert_ne!(text, SCRIPT);
+    std::fs::write(&p, text).unwrap();
+    let args = [
+        "record",
+        "--script",
+        p.to_str().unwrap(),
+        "--max-wait",
+        "2s",
+    ];
+    let r = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(r.out.contains("\"id\":\"c\""), "{}", r.out);
+}

@@ -294,8 +294,11 @@ impl Rec<'_> {
                     let mut b = self
                         .resolve(text.as_bytes(), cwd, home)
                         .map_err(Fault::Harness)?;
+                    // Only a request is owed an answer (a client's response to the runtime is not).
+                    let request = crate::wire::json::parse(&String::from_utf8_lossy(&b))
+                        .is_ok_and(|p| p.value.get("method").is_some_and(Value::is_string));
                     b.push(b'\n');
-                    if let Some(id) = id {
+                    if let (Some(id), true) = (id, request) {
                         self.pending.insert(id.clone());
                     }
                     self.child.write(b.clone());
