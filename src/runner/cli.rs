@@ -185,7 +185,7 @@ pub fn replay(args: &[String]) -> i32 {
         match r.outcome {
             Outcome::Pass => pass += 1,
             Outcome::Fail(_) => fail += 1,
-            Outcome::Broken(_) => broken += 1,
+            Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
         }
     }
     println!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");

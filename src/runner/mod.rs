@@ -10,11 +10,13 @@
 //! assert!(report.passed(), "{report}");
 //! ```
 
+pub mod cancel;
 pub mod child;
 pub mod cli;
 pub mod flood;
 pub mod record;
 
+pub use cancel::{Cancel, Halt};
 pub use child::{CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
@@ -44,6 +46,9 @@ pub struct Options {
     pub skip_repeats: (bool, bool),
     /// Bounds on the runtime's stdout (clones share the run's bound).
     pub stdout: StdoutLimit,
+    /// The run's stop switch: when set, a running case kills its runtime and ends
+    /// [`Outcome::Halted`] (clones share it).
+    pub cancel: Cancel,
 }
 
 impl Default for Options {
@@ -57,6 +62,7 @@ impl Default for Options {
             tolerant: false,
             skip_repeats: (true, true),
             stdout: StdoutLimit::default(),
+            cancel: Cancel::new(),
         }
     }
 }
@@ -71,6 +77,8 @@ pub enum Outcome {
     /// The case could not be run meaningfully: the command did not start, or it ended without
     /// writing anything while output was expected (the CLI maps this to exit 2).
     Broken(String),
+    /// The run was stopped while the case ran ([`Options::cancel`]): no verdict.
+    Halted(Halt),
 }
 
 /// What happened in one case.
@@ -177,6 +185,7 @@ impl CaseReport {
             Outcome::Pass => String::new(),
             Outcome::Fail(f) => f.to_string(),
             Outcome::Broken(m) => m.clone(),
+            Outcome::Halted(h) => format!("not finished: {h}"),
         }
     }
 }
@@ -187,6 +196,7 @@ impl std::fmt::Display for CaseReport {
             Outcome::Pass => "PASS",
             Outcome::Fail(_) => "FAIL",
             Outcome::Broken(_) => "ERROR",
+            Outcome::Halted(_) => "STOPPED",
         };
         writeln!(
             f,
@@ -243,7 +253,13 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
-    let flood = drive(&mut m, &mut child, started, &mut report.transcript);
+    let end = drive(
+        &mut m,
+        &mut child,
+        started,
+        &mut report.transcript,
+        &opts.cancel,
+    );
     child.kill();
     report.transcript.crlf_lines = child.crlf_lines();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
@@ -252,18 +268,19 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.stderr_len = len;
     report.stats = m.stats;
     report.wall = started.elapsed();
-    report.outcome = match (flood, m.failure()) {
-        (Some(f), _) => {
+    report.outcome = match (end, m.failure()) {
+        (End::Halted(h), _) => Outcome::Halted(h),
+        (End::Flooded(f), _) => {
             let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
             failure.stdout_line = Some(f.lines);
             let n = report.transcript.stdout.len();
             failure.recent = report.transcript.stdout[n.saturating_sub(3)..].to_vec();
             Outcome::Fail(Box::new(failure))
         }
-        (None, None) => Outcome::Pass,
+        (End::Done, None) => Outcome::Pass,
         // Dying before writing anything while a frame was expected is a harness-level error
         // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
-        (None, Some(f))
+        (End::Done, Some(f))
             if m.stats.lines == 0
                 && f.kind == FailureKind::Exit
                 && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
@@ -273,7 +290,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
                 report.exit, f.reason
             ))
         }
-        (None, Some(f)) => Outcome::Fail(Box::new(f.clone())),
+        (End::Done, Some(f)) => Outcome::Fail(Box::new(f.clone())),
     };
     report
 }
@@ -335,13 +352,25 @@ fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
     }
 }
 
-/// Runs the I/O loop until the matcher is done, or until the runtime floods its stdout.
+/// How the I/O loop ended.
+enum End {
+    /// The matcher is done (passed or failed).
+    Done,
+    /// The runtime flooded its stdout and was killed.
+    Flooded(Flood),
+    /// The run was stopped.
+    Halted(Halt),
+}
+
+/// Runs the I/O loop until the matcher is done, the runtime floods its stdout, or the run is
+/// stopped.
 fn drive(
     m: &mut Matcher,
     child: &mut Child,
     started: Instant,
     log: &mut Transcript,
-) -> Option<Flood> {
+    cancel: &Cancel,
+) -> End {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
@@ -351,7 +380,7 @@ fn drive(
                 if m.wants_late_lines() {
                     late_grace(m, child, log);
                 }
-                return None;
+                return End::Done;
             }
             Action::Write(b) => {
                 log.wrote(&b);
@@ -360,6 +389,9 @@ fn drive(
             Action::CloseStdin => child.close_stdin(),
             Action::Signal(s) => child.signal(s),
             Action::WaitUntil(t) => {
+                if let Some(h) = cancel.halted() {
+                    return End::Halted(h);
+                }
                 // Poll the exit status at a short interval: a process can end while a
                 // grandchild still holds stdout open.
                 let wait = t.saturating_sub(now).min(Duration::from_millis(50))
@@ -384,7 +416,7 @@ fn drive(
                                     m.on_line(Line::TooLong(*n), now);
                                     log.read(format!("<line of {n} bytes over the bound>"));
                                 }
-                                Event::Flooded(f) => return Some(*f),
+                                Event::Flooded(f) => return End::Flooded(*f),
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

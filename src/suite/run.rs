@@ -4,12 +4,13 @@
 use super::cases::{self, CheckCase};
 use super::judge::{self, Blame, ModelCapability};
 use super::registry::{CheckInfo, Edition, CHECKS};
-use super::report::{CheckResult, Report};
+use super::report::{CheckResult, Report, Stopped};
 use super::verdict::{Failure, FailureKind, Verdict};
 use super::Baseline;
-use crate::runner::{self, CommandSpec, Outcome};
+use crate::runner::{self, Cancel, CommandSpec, Halt, Outcome, StdoutLimit};
 use crate::trace::Trace;
 use std::io::Write;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -37,7 +38,41 @@ pub struct Options {
     pub progress: bool,
     /// The model stub the runtime talks to, if any: failures quote its requests.
     pub model_stub: Option<StubLog>,
+    /// Bound on the whole run's wall time: when it is spent, the run stops and the report holds
+    /// the checks decided so far (the rest `NOT RUN`). `None`: no bound.
+    pub budget: Option<Duration>,
+    /// The run's stop switch (for signals): set it to stop the run early with a partial report.
+    pub cancel: Cancel,
+    /// Bounds on what the runtime writes on stdout; each run starts with fresh counters.
+    pub stdout: StdoutLimit,
 }
+
+/// The default whole-run budget of the command line.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
+
+/// Why the suite could not run at all: a problem of the kit or of its arguments, not of the
+/// runtime (a runtime that cannot be checked still gets a report: [`Report::stopped`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// `--filter` selects no check.
+    NoMatch {
+        /// The pattern.
+        filter: String,
+    },
+    /// The kit's own check traces are broken.
+    Fixtures(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NoMatch { filter } => write!(f, "no check matches --filter {filter:?}"),
+            RunError::Fixtures(e) => write!(f, "the kit's check traces are broken: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
 
 /// Access to the model stub's request log (one summary line per request, in arrival order).
 #[derive(Clone)]
@@ -76,6 +111,9 @@ impl Default for Options {
             baseline: Baseline::default(),
             progress: false,
             model_stub: None,
+            budget: None,
+            cancel: Cancel::new(),
+            stdout: StdoutLimit::default(),
         }
     }
 }
@@ -113,7 +151,7 @@ const PREFLIGHT: &str = r#"# case: preflight
 /// How long the preflight's first attempt waits for the initialize answer.
 const FIRST_ATTEMPT: Duration = Duration::from_secs(5);
 
-/// What the preflight learnt about a runtime that started and wrote something.
+/// What the preflight learnt about the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Preflight {
     /// It answered initialize.
@@ -124,19 +162,35 @@ pub enum Preflight {
         first_line: String,
         /// Lines written.
         lines: usize,
+        /// The last lines of its stderr.
+        stderr_tail: String,
     },
+    /// It cannot be checked: it did not start, ended, or never answered `initialize`.
+    Unusable {
+        /// What happened, in one sentence.
+        cause: String,
+        /// The last lines of its stderr (its own words on why).
+        stderr_tail: String,
+    },
+    /// The run was stopped while the preflight ran.
+    Halted(Halt),
 }
 
-/// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start or
-/// never answers is a usage problem (`Err`, exit 2), not fifty identical failures.
-pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, String> {
-    let trace = Trace::parse(PREFLIGHT, "preflight").map_err(|e| e.to_string())?;
+/// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start,
+/// never answers, or writes no frame is reported once, not fifty times.
+pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunError> {
+    let trace =
+        Trace::parse(PREFLIGHT, "preflight").map_err(|e| RunError::Fixtures(e.to_string()))?;
     let mut ro = judge::runner_opts(opts);
     // A short first attempt decides at once for a runtime that writes lines but no frames; a
     // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.
     ro.frame_timeout = opts.start_timeout.min(FIRST_ATTEMPT);
     let mut r = runner::replay(&trace, cmd, &ro);
-    if !r.passed() && r.transcript.stdout.is_empty() && opts.start_timeout > FIRST_ATTEMPT {
+    if !r.passed()
+        && r.transcript.stdout.is_empty()
+        && opts.start_timeout > FIRST_ATTEMPT
+        && matches!(r.outcome, Outcome::Fail(_))
+    {
         ro.frame_timeout = opts.start_timeout;
         r = runner::replay(&trace, cmd, &ro);
     }
@@ -146,28 +200,27 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, String>
             .ok()
             .is_some_and(|p| p.value.is_object())
     });
-    let with_stderr = |mut m: String| {
-        if !r.stderr_tail.trim().is_empty() {
-            m.push_str("\nstderr tail:\n");
-            m.push_str(r.stderr_tail.trim_end());
-        }
-        m
-    };
-    match &r.outcome {
-        Outcome::Pass => Ok(Preflight::Answered),
+    let stderr_tail = r.stderr_tail.trim_end().to_owned();
+    Ok(match &r.outcome {
+        Outcome::Pass => Preflight::Answered,
+        Outcome::Halted(h) => Preflight::Halted(*h),
         // The runtime's own words explain a runtime that cannot start or dies at once.
-        Outcome::Broken(m) => Err(with_stderr(m.clone())),
-        Outcome::Fail(_) if !stdout.is_empty() && !any_object => Ok(Preflight::NoFrames {
+        Outcome::Broken(m) => Preflight::Unusable {
+            cause: m.clone(),
+            stderr_tail,
+        },
+        Outcome::Fail(_) if !stdout.is_empty() && !any_object => Preflight::NoFrames {
             first_line: crate::trace::explain::clip(&stdout[0], 200),
             lines: stdout.len(),
-        }),
+            stderr_tail,
+        },
         // It wrote frames, just not the answer: the checks will say what is wrong.
-        Outcome::Fail(_) if !stdout.is_empty() => Ok(Preflight::Answered),
-        Outcome::Fail(f) => Err(with_stderr(format!(
-            "`{cmd}` did not answer initialize: {}",
-            f.reason
-        ))),
-    }
+        Outcome::Fail(_) if !stdout.is_empty() => Preflight::Answered,
+        Outcome::Fail(f) => Preflight::Unusable {
+            cause: format!("`{cmd}` did not answer initialize: {}", f.reason),
+            stderr_tail,
+        },
+    })
 }
 
 /// The scheduler's shared state: a verdict slot per selected check.
@@ -186,11 +239,16 @@ impl Board {
     }
 }
 
-/// Runs every selected check against `cmd`. `Err` means the runtime could not be started or
-/// answered nothing (preflight), or the kit's own checks are broken.
-pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, String> {
+/// Runs every selected check against `cmd`, within [`Options::budget`]. A runtime that cannot be
+/// checked, or a run stopped early (budget, [`Options::cancel`], a flood), still gives a report:
+/// [`Report::stopped`] says why, and undecided checks are `NOT RUN`. `Err` is for the kit's own
+/// problems (a filter that selects nothing, broken check traces).
+pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, RunError> {
     let started = Instant::now();
-    let cases = cases::all()?;
+    let mut fresh = opts.clone();
+    fresh.stdout = opts.stdout.fresh();
+    let opts = &fresh;
+    let cases = cases::all().map_err(RunError::Fixtures)?;
     let selected: Vec<&'static CheckInfo> = CHECKS
         .iter()
         .filter(|c| {
@@ -200,11 +258,35 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         })
         .collect();
     if selected.is_empty() {
-        return Err(format!(
-            "no check matches --filter {:?}",
-            opts.filter.as_deref().unwrap_or("")
-        ));
+        return Err(RunError::NoMatch {
+            filter: opts.filter.clone().unwrap_or_default(),
+        });
     }
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        if let Some(budget) = opts.budget {
+            let cancel = opts.cancel.clone();
+            let left = budget.saturating_sub(started.elapsed());
+            s.spawn(move || {
+                if finished.recv_timeout(left) == Err(RecvTimeoutError::Timeout) {
+                    cancel.halt(Halt::Budget(budget));
+                }
+            });
+        }
+        let report = run_checks(cmd, label, opts, &selected, &cases, started);
+        drop(done);
+        report
+    })
+}
+
+fn run_checks(
+    cmd: &CommandSpec,
+    label: &str,
+    opts: &Options,
+    selected: &[&'static CheckInfo],
+    cases: &[CheckCase],
+    started: Instant,
+) -> Result<Report, RunError> {
     let pre = preflight(cmd, opts)?;
     let n = selected.len();
     let board = Mutex::new(Board {
@@ -214,28 +296,49 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         blames: Vec::new(),
         transcripts: 0,
     });
-    if let Preflight::NoFrames { first_line, lines } = &pre {
-        // Nothing on stdout is a frame: one root cause, everything else blocked by it.
-        let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
-        for (i, c) in selected.iter().enumerate() {
-            b.started[i] = true;
-            b.verdicts[i] = Some(if !applies(c, opts) {
-                Verdict::Skip {
-                    reason: format!("applies to editions {}", c.editions.names()),
-                }
-            } else if c.id == "stdout.frames-only" {
-                let mut f = Failure::new(
-                    FailureKind::NotAFrame,
-                    format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)"),
-                );
-                f.closest = Some(first_line.clone());
-                f.stdout_line = Some(1);
-                Verdict::Fail(Box::new(f))
-            } else {
-                Verdict::Blocked {
-                    by: vec!["stdout.frames-only"],
-                }
-            });
+    let mut stopped = None;
+    let stop = |halt: Halt, cause: String, stderr_tail: &str| Stopped {
+        halt,
+        cause,
+        stderr_tail: stderr_tail.to_owned(),
+        after: started.elapsed(),
+    };
+    match &pre {
+        Preflight::Answered => {}
+        Preflight::NoFrames {
+            first_line,
+            lines,
+            stderr_tail,
+        } => {
+            // Nothing on stdout is a frame: one root cause, everything else blocked by it.
+            let why = format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)");
+            let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+            for (i, c) in selected.iter().enumerate() {
+                b.started[i] = true;
+                b.verdicts[i] = Some(if !applies(c, opts) {
+                    skip(c)
+                } else if c.id == "stdout.frames-only" {
+                    let mut f = Failure::new(FailureKind::NotAFrame, why.clone());
+                    f.closest = Some(first_line.clone());
+                    f.stdout_line = Some(1);
+                    f.stderr_tail = stderr_tail.clone();
+                    Verdict::Fail(Box::new(f))
+                } else {
+                    Verdict::Blocked {
+                        by: vec!["stdout.frames-only"],
+                    }
+                });
+            }
+            let cause = format!("{why}; its first line: {first_line}");
+            stopped = Some(stop(Halt::Unusable, cause, stderr_tail));
+        }
+        Preflight::Unusable { cause, stderr_tail } => {
+            stopped = Some(stop(Halt::Unusable, cause.clone(), stderr_tail));
+            not_run(selected, &board, opts, Halt::Unusable);
+        }
+        Preflight::Halted(h) => {
+            stopped = Some(stop(*h, String::new(), ""));
+            not_run(selected, &board, opts, *h);
         }
     }
     let ready = Condvar::new();
@@ -243,16 +346,21 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
     let model_fn = || model.get_or_init(|| judge::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
-            s.spawn(|| worker(&selected, &cases, cmd, opts, &board, &ready, &model_fn));
+            s.spawn(|| worker(selected, cases, cmd, opts, &board, &ready, &model_fn));
         }
     });
     if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprint!("\r\x1b[2K");
     }
     let b = board.into_inner().unwrap_or_else(|e| e.into_inner());
-    let results = finish(&selected, &cases, b, opts);
+    let results = finish(selected, cases, b, opts);
+    if stopped.is_none() {
+        if let Some(h) = opts.cancel.halted() {
+            stopped = Some(stop(h, halt_cause(h, &results), ""));
+        }
+    }
     let failed = results.iter().any(|r| r.verdict.blocks_dependents());
-    let hint = if failed && pre == Preflight::Answered {
+    let hint = if failed && pre == Preflight::Answered && stopped.is_none() {
         judge::probe_surface(cmd, opts).map(|e| {
             format!("the runtime's methods look like edition {e}'s (session/wait and working-directory/get are {}known): try --edition {e}",
                 if e == Edition::Current { "" } else { "un" })
@@ -266,7 +374,60 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Str
         results,
         duration: started.elapsed(),
         hint,
+        stopped,
     })
+}
+
+fn skip(c: &CheckInfo) -> Verdict {
+    Verdict::Skip {
+        reason: format!("applies to editions {}", c.editions.names()),
+    }
+}
+
+/// Every selected check `NOT RUN` (or skipped for another edition).
+fn not_run(sel: &[&'static CheckInfo], board: &Mutex<Board>, opts: &Options, why: Halt) {
+    let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+    for (i, c) in sel.iter().enumerate() {
+        b.started[i] = true;
+        b.verdicts[i] = Some(if applies(c, opts) {
+            Verdict::NotRun(why)
+        } else {
+            skip(c)
+        });
+    }
+}
+
+/// The one thing to act on after a run stopped mid-way.
+fn halt_cause(h: Halt, results: &[CheckResult]) -> String {
+    let counted = || {
+        results
+            .iter()
+            .filter(|r| !matches!(r.verdict, Verdict::Skip { .. }))
+    };
+    let decided = counted()
+        .filter(|r| !matches!(r.verdict, Verdict::NotRun(_)))
+        .count();
+    let partial = format!(
+        "The report holds the {decided} of {} checks decided before it.",
+        counted().count()
+    );
+    match h {
+        Halt::Flooded => {
+            let by = results.iter().find(|r| {
+                r.verdict
+                    .failure()
+                    .is_some_and(|f| f.kind == FailureKind::Flooded)
+            });
+            match by {
+                Some(r) => format!("In {}: {}. {partial}", r.info.id, r.verdict.summary()),
+                None => partial,
+            }
+        }
+        Halt::Budget(_) => format!(
+            "{partial} Raise --budget, or lower --timeout (each expected frame waits that long)."
+        ),
+        Halt::Signal(_) | Halt::Unusable => partial,
+    }
 }
 
 /// What a worker should do next.
@@ -309,6 +470,9 @@ fn blockers(
 }
 
 fn next(sel: &[&'static CheckInfo], b: &mut Board, opts: &Options) -> Next {
+    if opts.cancel.halted().is_some() {
+        return Next::Stop;
+    }
     // A check decided in this pass (skipped, blocked) may decide one met earlier in the pass
     // that waited for it: scan again until a pass decides nothing, or a worker that returned
     // `Wait` would wait for a notification nobody sends.
@@ -387,12 +551,22 @@ fn worker(
             .iter()
             .filter(|c| c.check.id == info.id && c.applies_to(opts.edition))
             .collect();
-        let (verdict, blames) = if mine.is_empty() {
+        let (mut verdict, blames) = if mine.is_empty() {
             // A stream rule without a trace of its own: judged over the others' transcripts.
             (Verdict::Pass, Vec::new())
         } else {
             judge::judge(info.id, &mine, cmd, opts, model)
         };
+        if verdict
+            .failure()
+            .is_some_and(|f| f.kind == FailureKind::Flooded)
+            && !opts.cancel.halt(Halt::Flooded)
+        {
+            // Every further case would flood too (and the run's memory bound is shared), so the
+            // first flood stops the run; one that ran alongside it, or after the run stopped for
+            // another reason, is not a second root cause.
+            verdict = Verdict::NotRun(opts.cancel.halted().unwrap_or(Halt::Flooded));
+        }
         let mut b = lock();
         b.transcripts += mine.len();
         b.blames.extend(blames);
@@ -427,9 +601,15 @@ fn finish(
 ) -> Vec<CheckResult> {
     let mut out = Vec::with_capacity(sel.len());
     for (i, info) in sel.iter().enumerate() {
-        let mut verdict = b.verdicts[i].clone().unwrap_or(Verdict::NotTestable {
-            reason: "the scheduler never reached it".into(),
-        });
+        let mut verdict = b.verdicts[i]
+            .clone()
+            .unwrap_or_else(|| match opts.cancel.halted() {
+                _ if !applies(info, opts) => skip(info),
+                Some(h) => Verdict::NotRun(h),
+                None => Verdict::NotTestable {
+                    reason: "the scheduler never reached it".into(),
+                },
+            });
         let found: Vec<&Blame> = b.blames.iter().filter(|x| x.check == info.id).collect();
         if verdict == Verdict::Pass {
             if let Some(first) = found.first() {
@@ -446,6 +626,12 @@ fn finish(
                     );
                 }
                 verdict = Verdict::Fail(Box::new(f));
+            } else if let (Some(h), false) = (
+                opts.cancel.halted(),
+                cases.iter().any(|c| c.check.id == info.id),
+            ) {
+                // Judged only over others' transcripts, and those stopped short: no evidence.
+                verdict = Verdict::NotRun(h);
             } else if info.stream
                 && b.transcripts == 0
                 && !cases.iter().any(|c| c.check.id == info.id)
@@ -517,10 +703,9 @@ mod tests {
         };
         let opts = Options::default();
         assert!(matches!(next(&sel, &mut b, &opts), Next::Run(2)));
-        b.verdicts[2] = Some(Verdict::Fail(Box::new(crate::suite::verdict::Failure::new(
-            crate::trace::FailureKind::Mismatch,
-            "broken",
-        ))));
+        b.verdicts[2] = Some(Verdict::Fail(Box::new(
+            crate::suite::verdict::Failure::new(crate::trace::FailureKind::Mismatch, "broken"),
+        )));
         assert!(matches!(next(&sel, &mut b, &opts), Next::Stop));
         for v in &b.verdicts[..2] {
             assert!(
