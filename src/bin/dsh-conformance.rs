@@ -596,6 +596,19 @@ fn fuzz(a: FuzzArgs) -> i32 {
 
 fn main() {
     let cli = Cli::parse();
+    // `check` stops gracefully (partial report); these end at once, leaving nothing behind.
+    let abrupt = match &cli.command {
+        Cmd::Replay { .. } => Some("replay"),
+        Cmd::Record { .. } => Some("record"),
+        Cmd::Bench(_) => Some("bench"),
+        Cmd::Fuzz(_) => Some("fuzz"),
+        _ => None,
+    };
+    if let Some(what) = abrupt {
+        if let Err(e) = dsh_conformance::runner::cleanup::exit_on_signals(what) {
+            eprintln!("dsh-conformance {what}: cannot install signal handlers: {e}");
+        }
+    }
     let code = match cli.command {
         Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
         Cmd::Check(a) => check(a),

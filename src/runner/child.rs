@@ -121,6 +121,8 @@ pub struct CaseDirs {
     /// The runtime's DSH_HOME.
     pub home: PathBuf,
     keep: bool,
+    /// Registration with [`super::cleanup`] (removed on an abrupt stop too).
+    ticket: Option<u64>,
 }
 
 impl CaseDirs {
@@ -144,11 +146,13 @@ impl CaseDirs {
         // Canonical paths: the runtime reports resolved paths.
         let cwd = cwd.canonicalize()?;
         let home = home.canonicalize()?;
+        let ticket = (!keep).then(|| super::cleanup::dir(root.clone()));
         Ok(CaseDirs {
             root,
             cwd,
             home,
             keep,
+            ticket,
         })
     }
 
@@ -162,6 +166,9 @@ impl Drop for CaseDirs {
     fn drop(&mut self) {
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
+        }
+        if let Some(t) = self.ticket {
+            super::cleanup::done(t);
         }
     }
 }
@@ -185,6 +192,8 @@ pub struct Child {
     /// The value of [`MARK_VAR`] in this runtime's environment.
     mark: String,
     swept: bool,
+    /// Registration with [`super::cleanup`].
+    ticket: u64,
 }
 
 /// The environment variable that marks every process a runtime starts, so that descendants
@@ -204,7 +213,7 @@ fn next_mark() -> String {
 
 /// Kills every process whose environment holds `MARK_VAR=mark` (Linux: through /proc; elsewhere
 /// only the process group is reached).
-fn sweep(mark: &str) {
+pub(crate) fn sweep(mark: &str) {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return;
     };
@@ -360,6 +369,7 @@ impl Child {
             stderr: tail,
             threads,
             exit: None,
+            ticket: super::cleanup::child(pgid, mark.clone()),
             mark,
             swept: false,
         })
@@ -436,6 +446,7 @@ impl Child {
         if !self.swept {
             self.swept = true;
             sweep(&self.mark);
+            super::cleanup::done(self.ticket);
         }
         self.writer = None;
         let _ = self.child.wait();

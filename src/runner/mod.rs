@@ -12,6 +12,7 @@
 
 pub mod cancel;
 pub mod child;
+pub mod cleanup;
 pub mod cli;
 pub mod flood;
 pub mod record;

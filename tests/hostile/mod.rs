@@ -8,6 +8,7 @@
 //! descendants it reaped, so it bounds the kit from above.
 
 mod check;
+mod signals;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
