@@ -1,5 +1,5 @@
 //! Replaying traces against any runtime executable: spawn it with a fresh cwd and DSH_HOME, drive
-//! the [`Matcher`](crate::trace::Matcher) with real I/O and a real clock, and report.
+//! the [`Matcher`] with real I/O and a real clock, and report.
 //!
 //! ```no_run
 //! use dsh_conformance::runner::{replay, CommandSpec, Options};
