@@ -19,6 +19,7 @@
 mod config;
 mod events;
 mod image;
+pub mod memory;
 mod methods;
 pub mod persist;
 pub mod script;
@@ -26,7 +27,7 @@ mod stdio;
 mod turn;
 
 pub use config::{Config, Edition, Env, Profile};
-pub use stdio::{serve_stdio, USAGE};
+pub use stdio::{serve, serve_stdio, USAGE};
 
 use crate::wire::{self, Classified};
 use serde_json::Value;
