@@ -374,7 +374,7 @@ mod tests {
         let inner = c.section("1.1").unwrap();
         assert!(inner.body.starts_with("Inner.") && inner.body.ends_with("```"));
         assert_eq!(c.section("2").unwrap().body, "Last.");
-        assert_eq!(inner.link(), "docs/CONTRACT.md#s1.1");
+        assert_eq!(inner.link(), format!("{PATH}#s1.1"));
         assert_eq!(inner.anchor(), "s1.1");
     }
 
