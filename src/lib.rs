@@ -4,9 +4,11 @@
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
 //! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
 //! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
-//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike.
+//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike. [`contract`] is the
+//! protocol those rules come from, `docs/CONTRACT.md`, built in and read by numbered section.
 
 pub mod blackbox;
+pub mod contract;
 pub mod edition;
 pub mod fuzzing;
 pub mod loadgen;

@@ -44,7 +44,7 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Print a check's rule, the contract section it enforces and its trace.
+    /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
         /// The check id (see `check --list`).
         id: String,
@@ -315,44 +315,16 @@ fn list_checks(a: &CheckArgs) -> i32 {
 }
 
 fn explain(id: &str) -> i32 {
-    use dsh_conformance::suite;
-    let Some(info) = suite::registry::find(id) else {
-        eprintln!("dsh-conformance explain: no check {id:?} (see `dsh-conformance check --list`)");
-        return 2;
-    };
-    println!(
-        "{}  [{} {}; editions: {}]",
-        info.id,
-        info.severity,
-        info.section,
-        info.editions.names()
-    );
-    println!("rule: {}", info.rule);
-    if !info.requires.is_empty() {
-        println!(
-            "requires: {} (when one fails, this check is BLOCKED, not run)",
-            info.requires.join(", ")
-        );
-    }
-    if info.stream {
-        println!("judged by the rule engine over every transcript of the run, whichever check produced it");
-    }
-    match suite::cases::all() {
-        Ok(cases) => {
-            for c in cases.iter().filter(|c| c.check.id == info.id) {
-                println!(
-                    "\n--- fixtures/checks/{} ---\n{}",
-                    c.file,
-                    c.text.trim_end()
-                );
-            }
+    match dsh_conformance::suite::explain::explain(id) {
+        Ok(explanation) => {
+            print!("{explanation}");
+            0
         }
         Err(e) => {
             eprintln!("dsh-conformance explain: {e}");
-            return 2;
+            2
         }
     }
-    0
 }
 
 #[derive(clap::Args)]

@@ -1,5 +1,5 @@
 //! A scripted Anthropic-Messages endpoint on 127.0.0.1, so a real runtime completes turns
-//! deterministically without a model or a key (DESIGN.md §6, RUNTIME-BEHAVIOUR.md §1).
+//! deterministically without a model or a key (docs/CONTRACT.md#s11.1, #s13.5).
 //!
 //! ```no_run
 //! let stub = dsh_conformance::model_stub::ModelStub::start()?;
@@ -64,13 +64,13 @@
 //! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
 //! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
 //!
-//! # Against RUNTIME-BEHAVIOUR.md §1
+//! # Against docs/CONTRACT.md#s11.1
 //! Confirmed: the `/v1` handling, the key as `x-api-key`, the body keys, 25 tools, the reasons and
-//! error codes per directive. Incomplete there: the user's prompt is not the last text block (the
+//! error codes per directive. Not said there: the user's prompt is not the last text block (the
 //! runtime appends its context snapshot, a subagent's parent note; it merges a prompt after a failed
 //! turn into the same message; it sends subagent-settled notices as user messages — the recorded
-//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the header list
-//! omits `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
+//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the headers
+//! include `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
 //! `accept-encoding: gzip, deflate`; the recorded `thinking` reply carried a signature (`fakesig`, seen in
 //! `replayState`), which the stub sends as a `signature_delta`. Nothing stated there was found wrong.
 //!

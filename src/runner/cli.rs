@@ -25,7 +25,7 @@ dsh-conformance replay [options] <trace-or-dir>... -- <cmd> [args...]
 dsh-conformance record --script <file> [-o <out.trace>] [--settle D] -- <cmd> [args...]
     Runs the sends of a script and writes the trace of what the runtime answered.
 dsh-conformance import <raw.jsonl>... [-o <dir>]
-    Converts raw transcripts (the shared traces/ layouts) into traces (stdout, or <dir>/<stem>.trace).
+    Converts raw transcripts (the layouts of fixtures/real-0.2.1rc2/raw/) into traces (stdout, or <dir>/<stem>.trace).
 ";
 
 fn split_cmd(args: &[String]) -> (Vec<String>, Option<CommandSpec>) {

@@ -1,4 +1,5 @@
-//! Request methods with the validation order and messages of CONTRACT §3 and §9, by edition.
+//! Request methods, by edition, with the validation order and messages of docs/CONTRACT.md#s3
+//! and #s9.
 
 use super::events::{self, new_id, user_message, write_status};
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
@@ -63,7 +64,7 @@ impl Runtime {
         let cwd = resolve_cwd(&self.cfg.process_cwd.to_string_lossy(), p.get("cwd"))?;
         let max_tokens = p.get("maxTokens").and_then(Value::as_f64);
         if !current {
-            // 2026-08 commits the cwd before the provider check (CONTRACT §3.1 A).
+            // 2026-08 commits the cwd before the provider check (docs/CONTRACT.md#s3.1).
             self.route = Rc::new(Route {
                 cwd: Rc::from(cwd.as_str()),
                 ..(*self.route).clone()
@@ -212,7 +213,7 @@ impl Runtime {
         }
     }
 
-    /// Opens `sid` in this process, creating it when it is new (CONTRACT §3.2 getOrCreateSession).
+    /// Opens `sid` in this process, creating it when it is new (docs/CONTRACT.md#s3.2).
     pub(super) fn open_session(
         &mut self,
         sid: &str,

@@ -1,4 +1,5 @@
-//! The scripted model (DESIGN §6): what the "model" answers, read from the prompt's text blocks.
+//! The scripted model (docs/CONTRACT.md#s13.5): what the "model" answers, read from the prompt's
+//! text blocks.
 //!
 //! The directive language is the model stub's ([`crate::model_stub::directive`]) and so is the
 //! choice of text ([`crate::model_stub::request`]): the last text block the runtime did not write

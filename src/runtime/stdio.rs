@@ -17,8 +17,8 @@ pub const USAGE: &str = "\
 usage: dsh-reference-runtime [--profile sdk|sdk-minimal] [--edition current|2026-08|legacy] [--patch FILE]...
 
 The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
-JSON-RPC 2.0 on stdin/stdout) with a scripted model (DESIGN §6). Sessions persist under $DSH_HOME
-when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
+JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
+under $DSH_HOME when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
 ";
 
 enum Input {

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod cases;
 pub mod causes;
+pub mod explain;
 pub mod judge;
 pub mod registry;
 pub mod report;

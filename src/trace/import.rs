@@ -1,5 +1,6 @@
-//! Import of raw transcripts (the layouts of the shared `traces/` folder, and what `record`
-//! writes) into traces, with identity-preserving redaction:
+//! Import of raw transcripts (both layouts of the real runtime's recordings in
+//! `fixtures/real-0.2.1rc2/raw/`, and what `record` writes) into traces, with identity-preserving
+//! redaction:
 //! - each distinct UUID (and model tool-use id `toolu_…`) becomes one capture (`{{$m1}}` for
 //!   message ids, `{{$s1}}` child sessions, `{{$tool1}}`, `{{$id1}}` …), bound where it first
 //!   appears and substituted into later sends;
@@ -12,7 +13,7 @@
 //!
 //! Orderings the contract leaves open stay open by construction of the matcher (sessions are
 //! separate lanes, responses match by id); a prompt response is written right after the receipt
-//! that bound its messageId, so it is ordered after the receipt only (CONTRACT §5).
+//! that bound its messageId, so it is ordered after the receipt only (docs/CONTRACT.md#s5).
 
 use super::pattern::is_uuid;
 use super::syntax::escape_raw;

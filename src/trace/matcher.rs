@@ -2,9 +2,9 @@
 //! trace. Feed it stdout lines, stdout closure and the exit status with timestamps; ask it what to
 //! do next ([`Matcher::poll`]). No I/O, no clocks: the runner supplies both.
 //!
-//! Ordering (DESIGN §4): the trace is cut into *segments* at each run of sends. A segment's
-//! expectations become active when every required expectation of earlier segments is met, and
-//! its sends are written at that moment. Among active expectations:
+//! Ordering (docs/TRACES.md, "Ordering"): the trace is cut into *segments* at each run of sends.
+//! A segment's expectations become active when every required expectation of earlier segments is
+//! met, and its sends are written at that moment. Among active expectations:
 //! - notifications are routed to a *lane* by `params.sessionId` (or `parentSessionId`); within a
 //!   lane they match in trace order (`<<?`/`<<*` may be skipped; the latest candidate in the
 //!   window up to the next required one wins, so `<<*` never swallows the frame that ends it);

@@ -3,6 +3,7 @@
 //! standard tools.
 
 mod cli;
+mod contract;
 mod precision;
 mod real;
 
