@@ -44,6 +44,22 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
+    /// (put it where a client expects its runtime binary).
+    Tap {
+        /// The golden trace to write when the runtime ends.
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        /// Also write the raw transcript (the layout `import` reads).
+        #[arg(long, value_name = "FILE")]
+        raw: Option<std::path::PathBuf>,
+        /// The trace's case name.
+        #[arg(long, default_value = "tapped-session")]
+        case: String,
+        /// The runtime command line (the client's arguments follow it).
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
     /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
         /// The check id (see `check --list`).
@@ -597,6 +613,21 @@ fn main() {
         Cmd::Record { args } => dsh_conformance::runner::cli::record(&args),
         Cmd::Import { args } => dsh_conformance::runner::cli::import(&args),
         Cmd::Explain { id } => explain(&id),
+        Cmd::Tap {
+            out,
+            raw,
+            case,
+            cmd,
+        } => {
+            let opts = dsh_conformance::runner::tap::TapOptions { out, raw, case };
+            match dsh_conformance::runner::tap::tap(&cmd, &opts) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("dsh-conformance tap: {e}");
+                    2
+                }
+            }
+        }
         Cmd::Bench(a) => bench(a),
         Cmd::Fuzz(a) => fuzz(a),
         Cmd::Mutant { name, cmd } => {

@@ -16,6 +16,7 @@ pub mod cleanup;
 pub mod cli;
 pub mod flood;
 pub mod record;
+pub mod tap;
 
 pub use cancel::{Cancel, Halt};
 pub use child::{CaseDirs, Child, CommandSpec, Event};
