@@ -2,7 +2,7 @@
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
-//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
+//! [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
 //! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
 //! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike. [`contract`] is the
 //! protocol those rules come from, `docs/CONTRACT.md`, built in and read by numbered section.
@@ -44,6 +44,7 @@
 
 pub mod blackbox;
 pub mod contract;
+pub mod directive;
 pub mod edition;
 #[doc(hidden)]
 pub mod fuzzing;

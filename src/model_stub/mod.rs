@@ -80,7 +80,7 @@
 //! message / `stream` not true / a tool directive whose tool is not offered, 413 bodies over the
 //! limit, 431 oversized header lines.
 
-pub mod directive;
+pub use crate::directive;
 pub mod http;
 pub mod reply;
 pub mod request;

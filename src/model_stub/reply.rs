@@ -6,8 +6,8 @@
 //! `hello` + ` world`); tool arguments are one `input_json_delta` written with `", "`/`": "`
 //! separators (`{"description": "probe command", "command": "echo hi"}`); usage is 10 in, 5 out.
 
-use super::directive::Directive;
 use super::request::{Prompt, RequestFacts};
+use crate::directive::Directive;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ pub fn plan(facts: &RequestFacts, call_id: u64) -> Plan {
         }
         Prompt::Notice => return stream_plan(None, sse.text_message(NOTICE_REPLY, "end_turn")),
         Prompt::Text(t) => {
-            let d = super::directive::parse_directive(t);
+            let d = crate::directive::parse_directive(t);
             (d.clone(), d)
         }
     };

@@ -1,13 +1,12 @@
 //! The scripted model (docs/CONTRACT.md#s13.5): what the "model" answers, read from the prompt's
 //! text blocks.
 //!
-//! The directive language is the model stub's ([`crate::model_stub::directive`]) and so is the
-//! choice of text ([`crate::model_stub::request`]): the last text block the runtime did not write
-//! itself; a subagent-settled notice (or runtime text only) is answered `ok`; no directive echoes
-//! the text. So one golden trace drives the reference runtime and a real runtime alike.
+//! The directive language is [`crate::directive`], shared with the model stub, and so is the
+//! choice of text (the stub's request analysis follows the same rule): the last text block the
+//! runtime did not write itself; a subagent-settled notice (or runtime text only) is answered
+//! `ok`; no directive echoes the text. So one golden trace drives the reference runtime and a real runtime alike.
 
-use crate::model_stub::directive::{parse_directive, Directive};
-use crate::model_stub::request::{is_runtime_text, SUBAGENT_NOTICE_PREFIX};
+use crate::directive::{is_runtime_text, parse_directive, Directive, SUBAGENT_NOTICE_PREFIX};
 use serde_json::Value;
 
 /// What one model request answers.

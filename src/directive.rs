@@ -1,5 +1,7 @@
-//! The scripted-model directive language, shared by the model stub and (so that one golden trace can
-//! drive both) the reference runtime's scripted model.
+//! The scripted-model directive language, defined once, below both of its users: the model stub
+//! ([`crate::model_stub`]) and the reference runtime's scripted model ([`crate::runtime::script`]),
+//! so that one golden trace drives a real runtime (through the stub) and the reference alike.
+//! Also here: which text blocks the runtime writes itself (never a prompt).
 //!
 //! A directive is read from the **start** of one prompt text (which text is the caller's business:
 //! the stub uses the last user-authored text block holding a directive, see [`super::request`]).
@@ -21,6 +23,20 @@
 //!
 //! [`parse_directive`] is total and pure: every text maps to exactly one directive;
 //! [`directive_in`] tells texts holding a directive from the rest.
+
+/// Prefixes of text blocks the runtime writes itself (never the user's prompt).
+pub const RUNTIME_TEXT_PREFIXES: [&str; 3] = [
+    "Current runtime context",
+    "Your parent agent id is ",
+    "The working directory changed from ",
+];
+/// The first text of the user message a settled subagent sends to its parent.
+pub const SUBAGENT_NOTICE_PREFIX: &str = "Background subagent ";
+
+/// True when a text block was written by the runtime, not by the user.
+pub fn is_runtime_text(text: &str) -> bool {
+    RUNTIME_TEXT_PREFIXES.iter().any(|p| text.starts_with(p))
+}
 
 /// Seconds `slow` waits when no `:N` is given.
 pub const DEFAULT_SLOW_SECS: f64 = 2.0;
