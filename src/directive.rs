@@ -4,7 +4,7 @@
 //! Also here: which text blocks the runtime writes itself (never a prompt).
 //!
 //! A directive is read from the **start** of one prompt text (which text is the caller's business:
-//! the stub uses the last user-authored text block holding a directive, see [`super::request`]).
+//! the stub uses the last user-authored text block holding a directive, see [`crate::model_stub::request`]).
 //! Leading whitespace is ignored; keywords are case-sensitive; a bare keyword must end at the end
 //! of the text, at whitespace or at `:`. The grammar is exactly the reference runtime's
 //! (`runtime::script::parse`, a test checks they agree) so one golden trace drives both:
