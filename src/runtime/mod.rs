@@ -24,6 +24,7 @@ pub mod memory;
 mod methods;
 pub mod persist;
 pub mod script;
+mod sessions;
 mod stdio;
 mod turn;
 
