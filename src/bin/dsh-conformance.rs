@@ -60,6 +60,16 @@ enum Cmd {
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
     },
+    /// Serve the scripted model stub in the foreground: prints the environment to export, logs each
+    /// request, ends on Ctrl-C.
+    ModelStub {
+        /// Port on 127.0.0.1 (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Stop after this many seconds (default: until SIGINT/SIGTERM).
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
     /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
         /// The check id (see `check --list`).
@@ -613,6 +623,9 @@ fn main() {
         Cmd::Record { args } => dsh_conformance::runner::cli::record(&args),
         Cmd::Import { args } => dsh_conformance::runner::cli::import(&args),
         Cmd::Explain { id } => explain(&id),
+        Cmd::ModelStub { port, seconds } => {
+            dsh_conformance::model_stub::serve::serve(port, seconds)
+        }
         Cmd::Tap {
             out,
             raw,

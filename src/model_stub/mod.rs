@@ -84,6 +84,7 @@ pub use crate::directive;
 pub mod http;
 pub mod reply;
 pub mod request;
+pub mod serve;
 mod server;
 
 pub use directive::{parse_directive, Directive};

@@ -3,6 +3,7 @@
 
 mod http;
 mod real;
+mod serve;
 
 use dsh_conformance::model_stub::directive::{parse_directive, Directive};
 use dsh_conformance::model_stub::reply::{self, Action};
