@@ -312,9 +312,8 @@ impl Runtime {
                 step_end(s, out);
                 json!({"kind":"error","error": failure})
             }
-            Script::Error400 => {
-                let failure =
-                    json!({"message":"fake bad request","code":"INVALID_REQUEST","status":400});
+            Script::Error400(message) => {
+                let failure = json!({"message": message,"code":"INVALID_REQUEST","status":400});
                 let a = events::attempt(n, step, &failure, None, now);
                 s.emit(out, sid, "assistant/attempt", &a, now, None, false);
                 step_end(s, out);
