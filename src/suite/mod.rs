@@ -7,9 +7,11 @@ pub mod cases;
 pub mod causes;
 pub mod explain;
 pub mod judge;
+pub mod preflight;
 pub mod registry;
 pub mod report;
 pub mod run;
+mod schedule;
 pub mod stream;
 pub mod verdict;
 
