@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    println!("cargo:rerun-if-env-changed=DSH_ALLOW_OFFLINE");
-    println!("cargo:rustc-check-cfg=cfg(dsh_offline)");
+    println!("cargo::rerun-if-env-changed=DSH_ALLOW_OFFLINE");
+    println!("cargo::rustc-check-cfg=cfg(dsh_offline)");
     if std::env::var("DSH_ALLOW_OFFLINE").is_ok_and(|v| v == "1") {
-        println!("cargo:rustc-cfg=dsh_offline");
+        println!("cargo::rustc-cfg=dsh_offline");
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")

@@ -6,8 +6,9 @@ Usage: fuzz/seed-corpora.py <traces-dir> [<out-corpus-dir>]   (default out: fuzz
 Also copies the repository's golden traces (fixtures/**/*.trace) into the trace_parse corpus.
 runtime_session has no seeds from here: its inputs are `arbitrary` bytes, seeded by fuzzing itself.
 
-<traces-dir> is the shared `traces/` folder (`real-0.2.1rc2/*.jsonl` with `line`/`b64`/`partial`/`nonl`
-fields, `contract/s*.jsonl` with `raw` fields). Seeds are named by content hash, so re-running only adds.
+<traces-dir> is a folder whose subfolders hold raw transcripts of the real runtime, such as
+fixtures/real-0.2.1rc2 (its raw/ has both layouts: `line`/`b64`/`partial`/`nonl` fields, and
+`contract-s*.jsonl` with `raw` fields). Seeds are named by content hash, so re-running only adds.
 Long lines are cut to a prefix: committed corpora stay small (the fuzzer finds length by itself).
 """
 
@@ -21,7 +22,7 @@ import sys
 MAX_SEED = 4096
 MAX_STREAM = 8192
 
-# CONTRACT §2.2 / §13 edges that no recording holds verbatim.
+# docs/CONTRACT.md#s2.1 and #s2.2 edges that no recording holds verbatim.
 EDGES = [
     b'{"jsonrpc":"2.0","id":1e400,"method":"probe/inf"}\n',
     b'{"jsonrpc":"2.0","id":-0,"method":"probe/negzero"}\n',

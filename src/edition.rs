@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Which era of the protocol a runtime speaks (docs/CONTRACT.md §1).
+/// Which era of the protocol a runtime speaks (docs/CONTRACT.md#s1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub enum Edition {
     /// The 0.2.x release: 7 methods, initialize gating, queued overlapping prompts.

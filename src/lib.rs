@@ -2,15 +2,56 @@
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
 //! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
-//! [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
+//! [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
 //! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
-//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike.
+//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike. [`contract`] is the
+//! protocol those rules come from, `docs/CONTRACT.md`, built in and read by numbered section.
+
+//!
+//! # Using it from your own tests
+//!
+//! The entry points are re-exported here: [`check`] runs the conformance suite against a runtime
+//! command and returns a [`Report`]; [`replay`] replays one golden [`Trace`]; [`Connection`] is
+//! the reference runtime in-process, for a client's tests; [`ModelStub`] is the scripted model
+//! endpoint a real runtime can be pointed at.
+//!
+//! A runtime author's `tests/conformance.rs` (see `examples/check_my_runtime.rs`):
+//!
+//! ```no_run
+//! use dsh_conformance::{check, CheckOptions, CommandSpec};
+//!
+//! let cmd = CommandSpec::new("target/debug/my-runtime").arg("--profile").arg("sdk");
+//! let report = check(&cmd, "my runtime", &CheckOptions { jobs: 2, ..CheckOptions::default() })
+//!     .expect("the kit itself runs");
+//! assert_eq!(report.exit_code(), 0, "{}", report.human(false));
+//! ```
+//!
+//! A client author's test against the in-process reference runtime (see `examples/in_memory.rs`):
+//!
+//! ```
+//! use dsh_conformance::{Connection, RuntimeConfig};
+//! use serde_json::json;
+//! use std::time::Duration;
+//!
+//! let mut rt = Connection::memory(RuntimeConfig::default()).unwrap();
+//! let init = json!({"cwd": "/", "provider": "deepseek-official", "model": "deepseek-v4-flash"});
+//! let a = rt.request(json!(1), "initialize", init, Duration::from_secs(5)).unwrap();
+//! assert!(a.response["result"]["serverInfo"]["version"].is_string());
+//! ```
+//!
+//! Internal modules ([`fuzzing`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the
+//! kit's binaries and fuzz targets; they are not a stable API.
 
 pub mod blackbox;
+pub mod contract;
+pub mod directive;
 pub mod edition;
+#[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
 pub mod loadgen;
 pub mod model_stub;
+#[doc(hidden)]
 pub mod mutants;
 pub mod rules;
 pub mod runner;
@@ -19,3 +60,12 @@ pub mod suite;
 pub mod trace;
 pub mod transport;
 pub mod wire;
+
+pub use edition::Edition;
+pub use model_stub::ModelStub;
+pub use runner::{replay, CaseReport, CommandSpec, Options as ReplayOptions};
+pub use runtime::memory::Connection;
+pub use runtime::Config as RuntimeConfig;
+pub use suite::run::{run as check, Options as CheckOptions, RunError};
+pub use suite::{Report, Verdict};
+pub use trace::Trace;

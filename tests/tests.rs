@@ -3,6 +3,7 @@
 mod blackbox;
 mod fuzz_corpus;
 mod fuzz_props;
+mod hostile;
 mod model_stub;
 mod runtime;
 mod suite;

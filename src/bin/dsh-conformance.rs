@@ -26,7 +26,33 @@ enum Cmd {
     Replay(dsh_conformance::runner::cli::ReplayArgs),
     Record(dsh_conformance::runner::cli::RecordArgs),
     Import(dsh_conformance::runner::cli::ImportArgs),
-    /// Print a check's rule, the contract section it enforces and its trace.
+    /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
+    /// (put it where a client expects its runtime binary).
+    Tap {
+        /// The golden trace to write when the runtime ends.
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        /// Also write the raw transcript (the layout `import` reads).
+        #[arg(long, value_name = "FILE")]
+        raw: Option<std::path::PathBuf>,
+        /// The trace's case name.
+        #[arg(long, default_value = "tapped-session")]
+        case: String,
+        /// The runtime command line (the client's arguments follow it).
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Serve the scripted model stub in the foreground: prints the environment to export, logs each
+    /// request, ends on Ctrl-C.
+    ModelStub {
+        /// Port on 127.0.0.1 (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Stop after this many seconds (default: until SIGINT/SIGTERM).
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
+    /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
         /// The check id (see `check --list`).
         id: String,
@@ -77,12 +103,16 @@ struct CheckArgs {
     /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.
     #[arg(long, value_name = "FILE")]
     known_failing: Option<std::path::PathBuf>,
-    /// Seconds to wait for each expected frame.
-    #[arg(long, default_value_t = 10.0)]
+    /// Seconds to wait for each expected frame (every deadline of the check traces scales with it).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     timeout: f64,
-    /// Checks run in parallel, each against its own runtime process.
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
+    /// Seconds the whole run may take (0: no bound). When spent, the run stops and the report
+    /// holds the checks decided so far.
+    #[arg(long, default_value_t = 300.0, allow_negative_numbers = true)]
+    budget: f64,
+    /// Checks run in parallel, each against its own runtime process (1–64).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
     #[arg(long)]
     model_stub: bool,
@@ -104,23 +134,14 @@ enum Format {
 fn check(a: CheckArgs) -> i32 {
     use dsh_conformance::runner::CommandSpec;
     use dsh_conformance::suite::{self, Baseline};
+    use std::io::Write as _;
     if a.list {
-        for c in suite::CHECKS {
-            println!(
-                "{:<36} {:<6} {:<8} {:<20} {}",
-                c.id,
-                c.severity,
-                c.section,
-                c.editions.names(),
-                c.rule
-            );
-        }
-        return 0;
+        return list_checks(&a);
     }
     let baseline = match &a.known_failing {
         None => Baseline::default(),
         Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))
             .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
         {
             Ok(b) => b,
@@ -129,6 +150,31 @@ fn check(a: CheckArgs) -> i32 {
                 return 2;
             }
         },
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        eprintln!(
+            "dsh-conformance check: --timeout must be a positive number of seconds, not {}",
+            a.timeout
+        );
+        return 2;
+    }
+    if !(a.budget.is_finite() && a.budget >= 0.0) {
+        eprintln!(
+            "dsh-conformance check: --budget must be a number of seconds ≥ 0 (0: no bound), not {}",
+            a.budget
+        );
+        return 2;
+    }
+    // Found before the run, not after it: the report must have somewhere to go.
+    let mut output = match &a.output {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("dsh-conformance check: --output {}: {e}", p.display());
+                return 2;
+            }
+        },
+        None => None,
     };
     let (argv, label) = if a.cmd.is_empty() {
         match std::env::current_exe() {
@@ -164,22 +210,33 @@ fn check(a: CheckArgs) -> i32 {
     } else {
         None
     };
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        eprintln!("dsh-conformance check: --timeout must be a positive number of seconds");
-        return 2;
-    }
+    let budget = (a.budget > 0.0).then(|| std::time::Duration::from_secs_f64(a.budget));
     let opts = suite::run::Options {
         edition: a.edition,
         filter: a.filter.clone(),
         strict_upstream: a.strict_upstream,
         frame_timeout: std::time::Duration::from_secs_f64(a.timeout),
-        jobs: a.jobs.max(1),
+        jobs: usize::from(a.jobs),
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
         progress: true,
         model_stub: stub.clone().map(suite::run::StubLog::of),
+        budget,
         ..suite::run::Options::default()
     };
+    if let Err(e) = opts.cancel.on_signals(
+        &[libc::SIGINT, libc::SIGTERM],
+        "stopping the run; the partial report follows (send it again to quit at once)",
+    ) {
+        eprintln!("dsh-conformance check: cannot install signal handlers: {e}");
+    }
+    eprintln!(
+        "dsh-conformance check: {label} (edition {}); run budget {} (--budget), {} s per expected frame (--timeout), {} job(s)",
+        a.edition,
+        budget.map_or("none".to_owned(), |b| format!("{} s", b.as_secs_f64())),
+        a.timeout,
+        a.jobs
+    );
     let report = match suite::run::run(&cmd, &label, &opts) {
         Ok(r) => r,
         Err(e) => {
@@ -192,15 +249,18 @@ fn check(a: CheckArgs) -> i32 {
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
     };
-    match &a.output {
-        Some(p) => {
-            if let Err(e) = std::fs::write(p, &text) {
+    match (&mut output, &a.output) {
+        (Some(f), Some(p)) => {
+            if let Err(e) = f.write_all(text.as_bytes()) {
                 eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
                 return 2;
             }
             eprintln!("{}", report.summary_line());
+            if let Some(st) = &report.stopped {
+                eprintln!("stopped: {}. {}", st.halt, st.cause);
+            }
         }
-        None => print!("{text}"),
+        _ => print!("{text}"),
     }
     if let Some(s) = &stub {
         if report.exit_code() != 0 && a.verbose {
@@ -210,45 +270,69 @@ fn check(a: CheckArgs) -> i32 {
     report.exit_code()
 }
 
-fn explain(id: &str) -> i32 {
-    use dsh_conformance::suite;
-    let Some(info) = suite::registry::find(id) else {
-        eprintln!("dsh-conformance explain: no check {id:?} (see `dsh-conformance check --list`)");
-        return 2;
-    };
-    println!(
-        "{}  [{} {}; editions: {}]",
-        info.id,
-        info.severity,
-        info.section,
-        info.editions.names()
-    );
-    println!("rule: {}", info.rule);
-    if !info.requires.is_empty() {
-        println!(
-            "requires: {} (when one fails, this check is BLOCKED, not run)",
-            info.requires.join(", ")
+/// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
+fn list_checks(a: &CheckArgs) -> i32 {
+    use dsh_conformance::suite::{self, run::matches_filter};
+    let picked: Vec<&suite::CheckInfo> = suite::CHECKS
+        .iter()
+        .filter(|c| a.filter.as_deref().is_none_or(|f| matches_filter(c.id, f)))
+        .filter(|c| c.editions.contains(a.edition))
+        .collect();
+    if picked.is_empty() {
+        eprintln!(
+            "dsh-conformance check --list: no check of edition {} matches --filter {:?}",
+            a.edition,
+            a.filter.as_deref().unwrap_or("")
         );
+        return 2;
     }
-    if info.stream {
-        println!("judged by the rule engine over every transcript of the run, whichever check produced it");
-    }
-    match suite::cases::all() {
-        Ok(cases) => {
-            for c in cases.iter().filter(|c| c.check.id == info.id) {
+    match a.format {
+        Format::Human => {
+            for c in &picked {
                 println!(
-                    "\n--- fixtures/checks/{} ---\n{}",
-                    c.file,
-                    c.text.trim_end()
+                    "{:<36} {:<6} {:<8} {:<20} {}",
+                    c.id,
+                    c.severity,
+                    c.section,
+                    c.editions.names(),
+                    c.rule
                 );
             }
         }
-        Err(e) => {
-            eprintln!("dsh-conformance explain: {e}");
+        Format::Json => {
+            let v: Vec<serde_json::Value> = picked
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "id": c.id, "severity": c.severity.to_string(), "section": c.section,
+                        "editions": c.editions.iter().map(Edition::name).collect::<Vec<_>>(),
+                        "rule": c.rule, "requires": c.requires,
+                    })
+                })
+                .collect();
+            println!("{:#}", serde_json::Value::Array(v));
+        }
+        Format::Junit => {
+            eprintln!(
+                "dsh-conformance check --list: --format junit has no list form (use human or json)"
+            );
             return 2;
         }
     }
     0
+}
+
+fn explain(id: &str) -> i32 {
+    match dsh_conformance::suite::explain::explain(id) {
+        Ok(explanation) => {
+            print!("{explanation}");
+            0
+        }
+        Err(e) => {
+            eprintln!("dsh-conformance explain: {e}");
+            2
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -550,6 +634,19 @@ fn fuzz(a: FuzzArgs) -> i32 {
 
 fn main() {
     let cli = Cli::parse();
+    // `check` stops gracefully (partial report); these end at once, leaving nothing behind.
+    let abrupt = match &cli.command {
+        Cmd::Replay(_) => Some("replay"),
+        Cmd::Record(_) => Some("record"),
+        Cmd::Bench(_) => Some("bench"),
+        Cmd::Fuzz(_) => Some("fuzz"),
+        _ => None,
+    };
+    if let Some(what) = abrupt {
+        if let Err(e) = dsh_conformance::runner::cleanup::exit_on_signals(what) {
+            eprintln!("dsh-conformance {what}: cannot install signal handlers: {e}");
+        }
+    }
     let code = match cli.command {
         Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
         Cmd::Check(a) => check(a),
@@ -557,6 +654,24 @@ fn main() {
         Cmd::Record(a) => a.run(),
         Cmd::Import(a) => a.run(),
         Cmd::Explain { id } => explain(&id),
+        Cmd::ModelStub { port, seconds } => {
+            dsh_conformance::model_stub::serve::serve(port, seconds)
+        }
+        Cmd::Tap {
+            out,
+            raw,
+            case,
+            cmd,
+        } => {
+            let opts = dsh_conformance::runner::tap::TapOptions { out, raw, case };
+            match dsh_conformance::runner::tap::tap(&cmd, &opts) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("dsh-conformance tap: {e}");
+                    2
+                }
+            }
+        }
         Cmd::Bench(a) => bench(a),
         Cmd::Fuzz(a) => fuzz(a),
         Cmd::Mutant { name, cmd } => {

@@ -53,7 +53,7 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     let _ = writeln!(t, "# case: fuzz.{}", slug(class));
     let _ = writeln!(
         t,
-        "# contract: black-box fuzz finding {class} (the reference runtime's answers, CONTRACT §2–§6)"
+        "# contract: black-box fuzz finding {class} (the reference runtime's answers, §2–§6)"
     );
     let _ = writeln!(t, "# editions: {}", h.edition);
     if seq.has_prompts() {

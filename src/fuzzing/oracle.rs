@@ -1,4 +1,5 @@
-//! An independent model of CONTRACT §2.1–§2.2, used only as a test oracle for the wire layer.
+//! An independent model of docs/CONTRACT.md#s2.1 and #s2.2, used only as a test oracle for the
+//! wire layer.
 //!
 //! Written from the contract's JavaScript (`drainLines`, `JSON.parse`, `handleLine`, `objectParams`,
 //! `JSON.stringify`) and ECMA-262, deliberately *without* calling into `crate::wire`: where the two
@@ -498,8 +499,8 @@ pub enum Model {
 /// A rejecting error member: `code` when a number, `message` when a string, `data` verbatim.
 pub type ErrorModel = (Option<f64>, Option<Vec<u16>>, Option<J>);
 
-/// `handleLine(line)` (CONTRACT §2.2), on a line that was already trimmed (or not: `JSON.parse`
-/// decides).
+/// `handleLine(line)` (docs/CONTRACT.md#s2.2), on a line that was already trimmed (or not:
+/// `JSON.parse` decides).
 pub fn handle_line(line: &str) -> Model {
     let Some(message) = json_parse(line) else {
         return Model::Malformed {

@@ -1,5 +1,5 @@
 //! A scripted Anthropic-Messages endpoint on 127.0.0.1, so a real runtime completes turns
-//! deterministically without a model or a key (DESIGN.md §6, RUNTIME-BEHAVIOUR.md §1).
+//! deterministically without a model or a key (docs/CONTRACT.md#s11.1, #s13.5).
 //!
 //! ```no_run
 //! let stub = dsh_conformance::model_stub::ModelStub::start()?;
@@ -44,6 +44,7 @@
 //! | `empty` | message_start, message_delta end_turn, message_stop (no block) | error `EMPTY_RESPONSE` after 5 retries (≈15 s) |
 //! | `tool[: CMD]` | message_start, B_start tool_use `{id:"toolu_stub_N", name:"bash", input:{}}`, one input_json_delta `{"description": "probe command", "command": "CMD"}`, B_stop, message_delta **tool_use**, message_stop | next request carries the tool_result → `tool result: <text>`; `completed` |
 //! | `subagent: P` | as tool with name `subagent`, args `{"description": "probe child", "prompt": "P"}` | `completed`; the child's prompt P drives the child; the parent's wake-up notice → `ok` |
+//! | `call: NAME {JSON}` | as tool with name NAME, args the JSON object as given (compact) — any tool the request offers; one it does not offer: HTTP 400 naming it | as its tool: the reference offers `bash` and `subagent` (as `tool`/`subagent`), refuses others with the same 400 |
 //! | `slow[:N] D` | D's answer after N s (default 2; a D without directive is a reply with that text) | D's |
 //! | `error500` | HTTP 500 `{"type":"error","error":{"type":"api_error","message":"fake internal error"}}` | error `SERVER` status 500 after 5 retries |
 //! | `error400` | HTTP 400, `invalid_request_error`, `fake bad request` | error `INVALID_REQUEST` status 400, no retry |
@@ -64,13 +65,13 @@
 //! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
 //! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
 //!
-//! # Against RUNTIME-BEHAVIOUR.md §1
+//! # Against docs/CONTRACT.md#s11.1
 //! Confirmed: the `/v1` handling, the key as `x-api-key`, the body keys, 25 tools, the reasons and
-//! error codes per directive. Incomplete there: the user's prompt is not the last text block (the
+//! error codes per directive. Not said there: the user's prompt is not the last text block (the
 //! runtime appends its context snapshot, a subagent's parent note; it merges a prompt after a failed
 //! turn into the same message; it sends subagent-settled notices as user messages — the recorded
-//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the header list
-//! omits `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
+//! stub answered those `ok`), which is why [`request`] skips runtime-authored blocks; the headers
+//! include `connection: keep-alive`, `accept-language: *`, `sec-fetch-mode: cors`,
 //! `accept-encoding: gzip, deflate`; the recorded `thinking` reply carried a signature (`fakesig`, seen in
 //! `replayState`), which the stub sends as a `signature_delta`. Nothing stated there was found wrong.
 //!
@@ -80,10 +81,11 @@
 //! message / `stream` not true / a tool directive whose tool is not offered, 413 bodies over the
 //! limit, 431 oversized header lines.
 
-pub mod directive;
+pub use crate::directive;
 pub mod http;
 pub mod reply;
 pub mod request;
+pub mod serve;
 mod server;
 
 pub use directive::{parse_directive, Directive};

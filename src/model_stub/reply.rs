@@ -6,8 +6,8 @@
 //! `hello` + ` world`); tool arguments are one `input_json_delta` written with `", "`/`": "`
 //! separators (`{"description": "probe command", "command": "echo hi"}`); usage is 10 in, 5 out.
 
-use super::directive::Directive;
 use super::request::{Prompt, RequestFacts};
+use crate::directive::Directive;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ pub fn plan(facts: &RequestFacts, call_id: u64) -> Plan {
         }
         Prompt::Notice => return stream_plan(None, sse.text_message(NOTICE_REPLY, "end_turn")),
         Prompt::Text(t) => {
-            let d = super::directive::parse_directive(t);
+            let d = crate::directive::parse_directive(t);
             (d.clone(), d)
         }
     };
@@ -104,6 +104,10 @@ pub fn plan(facts: &RequestFacts, call_id: u64) -> Plan {
             SUBAGENT_TOOL,
             &[("description", SUBAGENT_DESCRIPTION), ("prompt", &prompt)],
         ),
+        Directive::Call { tool, input } => match offered(facts, &tool) {
+            Some(refused) => refused,
+            None => Action::Stream(sse.tool_use_message(&tool, &input)),
+        },
         Directive::Error500 => Action::Error {
             status: 500,
             kind: "api_error",
@@ -137,19 +141,23 @@ fn stream_plan(directive: Option<Directive>, body: Vec<u8>) -> Plan {
 }
 
 fn tool_call(sse: &mut Sse, facts: &RequestFacts, tool: &str, args: &[(&str, &str)]) -> Action {
-    if !facts.tool_names.iter().any(|t| t == tool) {
-        // A clear, non-retried failure the runtime surfaces in turn/end, instead of a tool call
-        // the runtime would reject with a less telling message.
-        return Action::Error {
-            status: 400,
-            kind: "invalid_request_error",
-            message: format!(
-                "model-stub: the directive calls the `{tool}` tool but the request offers no tool of that name (offered: {})",
-                facts.tool_names.join(", ")
-            ),
-        };
+    match offered(facts, tool) {
+        Some(refused) => refused,
+        None => Action::Stream(sse.tool_use_message(tool, &spaced_object(args))),
     }
-    Action::Stream(sse.tool_use_message(tool, &spaced_object(args)))
+}
+
+/// `None` when the request offers `tool`; else the refusal: a clear, non-retried failure the
+/// runtime surfaces in turn/end, instead of a tool call it would reject less tellingly.
+fn offered(facts: &RequestFacts, tool: &str) -> Option<Action> {
+    if facts.tool_names.iter().any(|t| t == tool) {
+        return None;
+    }
+    Some(Action::Error {
+        status: 400,
+        kind: "invalid_request_error",
+        message: crate::directive::unoffered_tool_message(tool, &facts.tool_names),
+    })
 }
 
 /// `{"k": "v", "k2": "v2"}`: JSON with Python's default separators, as the recorded stub wrote them.

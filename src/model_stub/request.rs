@@ -24,14 +24,7 @@
 
 use serde_json::Value;
 
-/// Prefixes of text blocks the runtime writes itself (never the user's prompt).
-pub const RUNTIME_TEXT_PREFIXES: [&str; 3] = [
-    "Current runtime context",
-    "Your parent agent id is ",
-    "The working directory changed from ",
-];
-/// The first text of the user message a settled subagent sends to its parent.
-pub const SUBAGENT_NOTICE_PREFIX: &str = "Background subagent ";
+pub use crate::directive::{is_runtime_text, RUNTIME_TEXT_PREFIXES, SUBAGENT_NOTICE_PREFIX};
 
 /// What the last user message asks the scripted model to answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,11 +92,6 @@ pub fn analyse(body: &Value) -> Result<RequestFacts, String> {
     })
 }
 
-/// True when a text block was written by the runtime, not by the user.
-pub fn is_runtime_text(text: &str) -> bool {
-    RUNTIME_TEXT_PREFIXES.iter().any(|p| text.starts_with(p))
-}
-
 fn prompt_of(message: &Value) -> Result<Prompt, String> {
     let blocks: Vec<&Value> = match message.get("content") {
         // The API also allows a plain string as the content of a message.
@@ -140,7 +128,7 @@ fn text_prompt(texts: Vec<&str>) -> Prompt {
     let chosen = user
         .iter()
         .rev()
-        .find(|t| super::directive::directive_in(t).is_some())
+        .find(|t| crate::directive::directive_in(t).is_some())
         .or(user.last());
     match chosen {
         Some(t) => Prompt::Text((*t).to_owned()),

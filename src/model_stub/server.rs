@@ -25,6 +25,8 @@ pub struct Config {
     pub read_timeout: Duration,
     /// Most connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
+    /// Port on 127.0.0.1 (0: a free one).
+    pub port: u16,
 }
 
 impl Default for Config {
@@ -39,6 +41,7 @@ impl Default for Config {
             },
             read_timeout: Duration::from_secs(120),
             max_connections: 256,
+            port: 0,
         }
     }
 }
@@ -137,7 +140,7 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn start(config: Config) -> io::Result<Server> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let listener = TcpListener::bind(("127.0.0.1", config.port))?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             config,

@@ -7,7 +7,7 @@
 //! rule does not hide another. What is checked ([`stream`] and its private `notify` and `shape` parts):
 //! - every output line is one JSON-RPC 2.0 object frame (`stdout.frames-only`), written exactly as
 //!   `JSON.stringify` writes it with upstream's member order (`stdout.compact`), ending in `\n`
-//!   alone (`stdout.lf-only`) (CONTRACT §2.4);
+//!   alone (`stdout.lf-only`) (docs/CONTRACT.md#s2.4);
 //! - a response answers a request that was read and not yet answered (`response.exactly-once`),
 //!   echoing its id's type (`response.id-type-preserved`); errors are `{code, message}` with code
 //!   -32603 (`error.no-reserved-codes`), unknown methods get -32603 (or -32601 where allowed) and
@@ -35,7 +35,7 @@ pub use stream::Checker;
 use crate::edition::Edition;
 use std::fmt;
 
-/// The message every runtime of this protocol gives unknown methods (CONTRACT §2.3, §9).
+/// The message every runtime of this protocol gives unknown methods (docs/CONTRACT.md#s2.3, #s9).
 pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
 
 macro_rules! rule_ids {

@@ -1,5 +1,5 @@
 //! Notifications: which ones the runtime sends and their params; per session, event `seq`,
-//! `time`, turn numbers and status alternation (CONTRACT §4–§6).
+//! `time`, turn numbers and status alternation (docs/CONTRACT.md#s4 to #s6).
 
 use super::stream::{Checker, Sink};
 use super::{Received, RuleId};

@@ -1,4 +1,4 @@
-//! Shapes of error members and of each method's result (CONTRACT §2.3, §3).
+//! Shapes of error members and of each method's result (docs/CONTRACT.md#s2.3, #s3).
 
 use super::stream::Sink;
 use super::{Profile, RuleId};

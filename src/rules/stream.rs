@@ -1,4 +1,4 @@
-//! The checker: framing and responses (CONTRACT §2–§3); notifications are in `notify`.
+//! The checker: framing and responses (docs/CONTRACT.md#s2, #s3); notifications are in `notify`.
 
 use super::{clip, shape, Judged, Profile, Received, RuleId, Sent, Violation, UNKNOWN_METHOD};
 use crate::wire::json;
@@ -6,7 +6,7 @@ use crate::wire::{classify, Classified};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
-/// Error codes JSON-RPC reserves that the runtime never uses (CONTRACT §2.3).
+/// Error codes JSON-RPC reserves that the runtime never uses (docs/CONTRACT.md#s2.3).
 const RESERVED: [i64; 3] = [-32700, -32600, -32602];
 
 /// Requests of one id echo not yet answered. Error answers to known methods say nothing about

@@ -124,6 +124,8 @@ pub struct CaseDirs {
     /// The runtime's DSH_HOME.
     pub home: PathBuf,
     keep: bool,
+    /// Registration with [`super::cleanup`] (removed on an abrupt stop too).
+    ticket: Option<u64>,
 }
 
 impl CaseDirs {
@@ -147,11 +149,13 @@ impl CaseDirs {
         // Canonical paths: the runtime reports resolved paths.
         let cwd = cwd.canonicalize()?;
         let home = home.canonicalize()?;
+        let ticket = (!keep).then(|| super::cleanup::dir(root.clone()));
         Ok(CaseDirs {
             root,
             cwd,
             home,
             keep,
+            ticket,
         })
     }
 
@@ -165,6 +169,9 @@ impl Drop for CaseDirs {
     fn drop(&mut self) {
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
+        }
+        if let Some(t) = self.ticket {
+            super::cleanup::done(t);
         }
     }
 }
@@ -187,6 +194,53 @@ pub struct Child {
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     exit: Option<ExitInfo>,
+    /// The value of [`MARK_VAR`] in this runtime's environment.
+    mark: String,
+    swept: bool,
+    /// Registration with [`super::cleanup`].
+    ticket: u64,
+}
+
+/// The environment variable that marks every process a runtime starts, so that descendants
+/// outside its process group (a `setsid` grandchild) can be found and killed with it. A process
+/// that clears its environment, or another user's, is out of reach.
+pub const MARK_VAR: &str = "DSH_CONFORMANCE_CHILD";
+
+fn next_mark() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Kills every process whose environment holds `MARK_VAR=mark` (Linux: through /proc; elsewhere
+/// only the process group is reached).
+pub(crate) fn sweep(mark: &str) {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let needle = format!("{MARK_VAR}={mark}\0").into_bytes();
+    let me = std::process::id() as i32;
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
+            // SAFETY: kill(2) on a process that carries our mark; no memory is involved.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 /// Signal numbers to reset: every one up to the platform's last (real-time ones included).
@@ -250,6 +304,8 @@ impl Child {
         for (k, v) in env {
             c.env(k, v);
         }
+        let mark = next_mark();
+        c.env(MARK_VAR, &mark);
         // SAFETY: between fork and exec the closure only calls async-signal-safe functions
         // (sigaction, sigprocmask, prctl) on its own stack; it touches no memory of the parent.
         unsafe {
@@ -322,6 +378,9 @@ impl Child {
             stderr_done,
             threads,
             exit: None,
+            ticket: super::cleanup::child(pgid, mark.clone()),
+            mark,
+            swept: false,
         })
     }
 
@@ -401,6 +460,12 @@ impl Child {
         // SAFETY: kill(2) on the process group we created; no memory is involved.
         unsafe {
             libc::kill(-self.pgid, libc::SIGKILL);
+        }
+        // Descendants that left the group (`setsid`, a daemonising fork) still carry the mark.
+        if !self.swept {
+            self.swept = true;
+            sweep(&self.mark);
+            super::cleanup::done(self.ticket);
         }
         self.writer = None;
         let _ = self.child.wait();
@@ -495,7 +560,8 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
             }
             match nl {
                 Some(i) => {
-                    if let Some(flood) = r.count(discarding.unwrap_or(line.len())) {
+                    // A line over the bound is discarded, not stored: it costs its bookkeeping.
+                    if let Some(flood) = r.count(discarding.map_or(line.len(), |_| 0)) {
                         let _ = tx.send(flood);
                         return;
                     }

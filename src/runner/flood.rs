@@ -69,6 +69,15 @@ impl StdoutLimit {
         self
     }
 
+    /// The same bounds with the run's counters at zero (a new run).
+    pub fn fresh(&self) -> Self {
+        let mut s = StdoutLimit::per_process(self.lines, self.bytes);
+        if let Some(r) = &self.run {
+            s = s.with_run(r.max_lines, r.max_bytes);
+        }
+        s
+    }
+
     /// A counter for one process under this limit.
     pub(crate) fn meter(&self) -> Meter {
         Meter {
@@ -106,7 +115,10 @@ impl Meter {
         let mut over = None;
         if let Some(r) = &self.limit.run {
             let l = r.lines.fetch_add(1, Ordering::Relaxed) + 1;
-            let b = r.bytes.fetch_add(cost, Ordering::Relaxed).saturating_add(cost);
+            let b = r
+                .bytes
+                .fetch_add(cost, Ordering::Relaxed)
+                .saturating_add(cost);
             if l > r.max_lines || b > r.max_bytes {
                 over = Some(FloodScope::Run);
             }
@@ -175,7 +187,11 @@ mod tests {
         assert_eq!(a.count(1), Some(FloodScope::Process));
         let mut b = limit.clone().meter();
         assert_eq!(b.count(1), None, "4 + 1 lines are within the run's 5");
-        assert_eq!(b.count(1), Some(FloodScope::Run), "4 + 2 lines pass the run's 5");
+        assert_eq!(
+            b.count(1),
+            Some(FloodScope::Run),
+            "4 + 2 lines pass the run's 5"
+        );
         assert_eq!(limit.run_totals().0, 6);
     }
 

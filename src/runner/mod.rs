@@ -1,5 +1,5 @@
 //! Replaying traces against any runtime executable: spawn it with a fresh cwd and DSH_HOME, drive
-//! the [`Matcher`](crate::trace::Matcher) with real I/O and a real clock, and report.
+//! the [`Matcher`] with real I/O and a real clock, and report.
 //!
 //! ```no_run
 //! use dsh_conformance::runner::{replay, CommandSpec, Options};
@@ -10,11 +10,15 @@
 //! assert!(report.passed(), "{report}");
 //! ```
 
+pub mod cancel;
 pub mod child;
+pub mod cleanup;
 pub mod cli;
 pub mod flood;
 pub mod record;
+pub mod tap;
 
+pub use cancel::{Cancel, Halt};
 pub use child::{CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
@@ -48,6 +52,9 @@ pub struct Options {
     /// whether the runtime floods: the report then says so ([`CaseReport::flooded_after`]).
     /// Zero (the default): not read.
     pub watch_after_failure: Duration,
+    /// The run's stop switch: when set, a running case kills its runtime and ends
+    /// [`Outcome::Halted`] (clones share it).
+    pub cancel: Cancel,
 }
 
 impl Default for Options {
@@ -62,6 +69,7 @@ impl Default for Options {
             skip_repeats: (true, true),
             stdout: StdoutLimit::default(),
             watch_after_failure: Duration::ZERO,
+            cancel: Cancel::new(),
         }
     }
 }
@@ -76,6 +84,8 @@ pub enum Outcome {
     /// The case could not be run meaningfully: the command did not start, or it ended without
     /// writing anything while output was expected (the CLI maps this to exit 2).
     Broken(String),
+    /// The run was stopped while the case ran ([`Options::cancel`]): no verdict.
+    Halted(Halt),
 }
 
 /// What happened in one case.
@@ -185,6 +195,7 @@ impl CaseReport {
             Outcome::Pass => String::new(),
             Outcome::Fail(f) => f.to_string(),
             Outcome::Broken(m) => m.clone(),
+            Outcome::Halted(h) => format!("not finished: {h}"),
         }
     }
 }
@@ -195,6 +206,7 @@ impl std::fmt::Display for CaseReport {
             Outcome::Pass => "PASS",
             Outcome::Fail(_) => "FAIL",
             Outcome::Broken(_) => "ERROR",
+            Outcome::Halted(_) => "STOPPED",
         };
         writeln!(
             f,
@@ -254,8 +266,14 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
-    let flood = drive(&mut m, &mut child, started, &mut report.transcript);
-    if flood.is_none() && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
+    let end = drive(
+        &mut m,
+        &mut child,
+        started,
+        &mut report.transcript,
+        &opts.cancel,
+    );
+    if matches!(end, End::Done) && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
         report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
     }
     child.kill();
@@ -266,18 +284,19 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.stderr_len = len;
     report.stats = m.stats;
     report.wall = started.elapsed();
-    report.outcome = match (flood, m.failure()) {
-        (Some(f), _) => {
+    report.outcome = match (end, m.failure()) {
+        (End::Halted(h), _) => Outcome::Halted(h),
+        (End::Flooded(f), _) => {
             let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
             failure.stdout_line = Some(f.lines);
             let n = report.transcript.stdout.len();
             failure.recent = report.transcript.stdout[n.saturating_sub(3)..].to_vec();
             Outcome::Fail(Box::new(failure))
         }
-        (None, None) => Outcome::Pass,
+        (End::Done, None) => Outcome::Pass,
         // Dying before writing anything while a frame was expected is a harness-level error
         // (wrong command, missing setup), not a protocol finding; a wrong exit code stays a finding.
-        (None, Some(f))
+        (End::Done, Some(f))
             if m.stats.lines == 0
                 && f.kind == FailureKind::Exit
                 && f.expected.as_deref().is_some_and(|e| e.starts_with("<<")) =>
@@ -287,7 +306,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
                 report.exit, f.reason
             ))
         }
-        (None, Some(f)) => Outcome::Fail(Box::new(f.clone())),
+        (End::Done, Some(f)) => Outcome::Fail(Box::new(f.clone())),
     };
     report
 }
@@ -366,13 +385,25 @@ fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
     }
 }
 
-/// Runs the I/O loop until the matcher is done, or until the runtime floods its stdout.
+/// How the I/O loop ended.
+enum End {
+    /// The matcher is done (passed or failed).
+    Done,
+    /// The runtime flooded its stdout and was killed.
+    Flooded(Flood),
+    /// The run was stopped.
+    Halted(Halt),
+}
+
+/// Runs the I/O loop until the matcher is done, the runtime floods its stdout, or the run is
+/// stopped.
 fn drive(
     m: &mut Matcher,
     child: &mut Child,
     started: Instant,
     log: &mut Transcript,
-) -> Option<Flood> {
+    cancel: &Cancel,
+) -> End {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
     loop {
@@ -382,7 +413,7 @@ fn drive(
                 if m.wants_late_lines() {
                     late_grace(m, child, log);
                 }
-                return None;
+                return End::Done;
             }
             Action::Write(b) => {
                 log.wrote(&b);
@@ -391,6 +422,9 @@ fn drive(
             Action::CloseStdin => child.close_stdin(),
             Action::Signal(s) => child.signal(s),
             Action::WaitUntil(t) => {
+                if let Some(h) = cancel.halted() {
+                    return End::Halted(h);
+                }
                 // Poll the exit status at a short interval: a process can end while a
                 // grandchild still holds stdout open.
                 let wait = t.saturating_sub(now).min(Duration::from_millis(50))
@@ -415,7 +449,7 @@ fn drive(
                                     m.on_line(Line::TooLong(*n), now);
                                     log.read(format!("<line of {n} bytes over the bound>"));
                                 }
-                                Event::Flooded(f) => return Some(*f),
+                                Event::Flooded(f) => return End::Flooded(*f),
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

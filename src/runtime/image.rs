@@ -1,6 +1,6 @@
-//! Image prompt blocks (CONTRACT §3.2, edition `current`): a `type:"image"` block carrying `data`
-//! is stored as an attachment first, which needs an attachment store (a `DSH_HOME`) and data that
-//! decodes to an image. The released runtime refuses anything else before the message is queued.
+//! Image prompt blocks (docs/CONTRACT.md#s3.2, edition `current`): a `type:"image"` block carrying
+//! `data` is stored as an attachment first, which needs an attachment store (a `DSH_HOME`) and data
+//! that decodes to an image. The released runtime refuses anything else before the message is queued.
 
 use serde_json::Value;
 

@@ -1,6 +1,8 @@
-//! Request methods with the validation order and messages of CONTRACT §3 and §9, by edition.
+//! Request methods, by edition, with the validation order and messages of docs/CONTRACT.md#s3
+//! and #s9.
 
-use super::events::{self, new_id, user_message, write_status};
+use super::events::{self, new_id, user_message};
+use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
 use crate::wire::json::{dispose, js_number};
 use crate::wire::{write, ErrorCode, Request};
@@ -11,7 +13,6 @@ use std::rc::Rc;
 type Answer = Result<Option<Value>, String>;
 
 const NOT_INITIALIZED: &str = "SDK server is not initialized";
-const SHUTTING_DOWN: &str = "SDK server is shutting down";
 
 impl Runtime {
     pub(super) fn request(&mut self, mut req: Request, now: u64, out: &mut Vec<u8>) {
@@ -63,7 +64,7 @@ impl Runtime {
         let cwd = resolve_cwd(&self.cfg.process_cwd.to_string_lossy(), p.get("cwd"))?;
         let max_tokens = p.get("maxTokens").and_then(Value::as_f64);
         if !current {
-            // 2026-08 commits the cwd before the provider check (CONTRACT §3.1 A).
+            // 2026-08 commits the cwd before the provider check (docs/CONTRACT.md#s3.1).
             self.route = Rc::new(Route {
                 cwd: Rc::from(cwd.as_str()),
                 ..(*self.route).clone()
@@ -190,94 +191,6 @@ impl Runtime {
             return Ok(None);
         }
         Ok(Some(json!({"messageId": mid})))
-    }
-
-    /// Puts a message in a session's inbox (with its receipt) and starts a turn if it is idle.
-    pub(super) fn deliver(&mut self, sid: &str, mut msg: Msg, now: u64, out: &mut Vec<u8>) {
-        let Some(s) = self.sessions.get_mut(sid) else {
-            return;
-        };
-        let start = s.inbox.len();
-        // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
-        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
-        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
-        s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
-        msg.value = data["inserted"]
-            .as_array_mut()
-            .and_then(Vec::pop)
-            .unwrap_or(Value::Null);
-        s.inbox.push_back(msg);
-        if s.turn.is_none() {
-            self.start_turn(sid, now, out);
-        }
-    }
-
-    /// Opens `sid` in this process, creating it when it is new (CONTRACT §3.2 getOrCreateSession).
-    pub(super) fn open_session(
-        &mut self,
-        sid: &str,
-        now: u64,
-        out: &mut Vec<u8>,
-    ) -> Result<(), String> {
-        if self.sessions.contains_key(sid) {
-            return Ok(());
-        }
-        if self.shutting_down {
-            return Err(SHUTTING_DOWN.into());
-        }
-        if let Some(store) = self.store.as_mut() {
-            if store.load(sid).is_some() {
-                return Err(format!("session \"{sid}\" already exists"));
-            }
-        }
-        let mut s = Session::new(self.route.clone());
-        if self.cfg.edition == Edition::Current {
-            s.emit(
-                out,
-                sid,
-                "permission/preset",
-                &json!({"preset":"workspace-write"}),
-                now,
-                None,
-                false,
-            );
-            s.emit(
-                out,
-                sid,
-                "sandbox/mode",
-                &json!({"mode":"workspace-write"}),
-                now,
-                None,
-                false,
-            );
-            s.emit(
-                out,
-                sid,
-                "approval/policy",
-                &json!({"policy":"ask"}),
-                now,
-                None,
-                false,
-            );
-        }
-        let stored = persist::Stored {
-            seq: s.seq,
-            turns: 0,
-        };
-        self.sessions.insert(Box::from(sid), s);
-        self.save(sid, stored);
-        Ok(())
-    }
-
-    pub(super) fn save(&mut self, sid: &str, st: persist::Stored) {
-        if let Some(store) = self.store.as_mut() {
-            if sid.is_empty() {
-                return; // "" cannot be stored; its turns fail like the real runtime's (see turn.rs)
-            }
-            if let Err(e) = store.save(sid, st) {
-                eprintln!("dsh-reference-runtime: cannot persist session {sid:?}: {e}");
-            }
-        }
     }
 
     fn resume(&mut self, p: &Map<String, Value>) -> Answer {
@@ -408,50 +321,6 @@ impl Runtime {
             s.cwd = Rc::from(target.as_str());
         }
         Ok(Some(json!({"cwd": &*s.cwd})))
-    }
-
-    /// Answers the parked `session/wait`s and legacy prompts of a session that just went idle.
-    pub(super) fn settle(&mut self, sid: &str, out: &mut Vec<u8>) {
-        let mtas = self.cfg.max_tokens_as_success();
-        let legacy = self.cfg.edition == Edition::Legacy;
-        let Some(s) = self.sessions.get_mut(sid) else {
-            return;
-        };
-        if !legacy {
-            write_status(out, sid, false);
-        }
-        if s.busy() {
-            return;
-        }
-        for id in std::mem::take(&mut s.waiters) {
-            write::result(out, &id, &json!({}));
-        }
-        let pending = std::mem::take(&mut s.legacy_pending);
-        if !pending.is_empty() {
-            let reason = s.last_end.clone();
-            let status = if ok_status(reason.as_ref(), mtas) {
-                "ok"
-            } else {
-                "error"
-            };
-            for id in pending {
-                let mut params = json!({"sessionId": sid, "status": status});
-                if let Some(r) = &reason {
-                    params["reason"] = r.clone();
-                }
-                write::notification(out, "session.finished", Some(&params));
-                write::result(out, &id, &json!({"accepted": true}));
-            }
-        }
-    }
-}
-
-/// `status` of `subagent.finished` / `session.finished` for a `turn/end` reason.
-pub(super) fn ok_status(reason: Option<&Value>, max_tokens_as_success: bool) -> bool {
-    match reason.and_then(|r| r.get("kind")).and_then(Value::as_str) {
-        Some("completed") => true,
-        Some("max-tokens") => max_tokens_as_success,
-        _ => false,
     }
 }
 

@@ -1,5 +1,6 @@
-//! The reference runtime (CONTRACT §2–§9, DESIGN §3, §6): an in-memory, deterministic,
-//! single-threaded implementation of the DeepSeek Harness SDK runtime protocol, in three editions.
+//! The reference runtime (docs/CONTRACT.md#s2 to #s9; its own choices #s13.4, its model #s13.5):
+//! an in-memory, deterministic, single-threaded implementation of the DeepSeek Harness SDK runtime
+//! protocol, in three editions.
 //!
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
@@ -19,14 +20,16 @@
 mod config;
 mod events;
 mod image;
+pub mod memory;
 mod methods;
 pub mod persist;
 pub mod script;
+mod sessions;
 mod stdio;
 mod turn;
 
 pub use config::{Config, Edition, Env, Profile};
-pub use stdio::{serve_stdio, USAGE};
+pub use stdio::{serve, serve_stdio, USAGE};
 
 use crate::wire::{self, Classified};
 use serde_json::Value;
@@ -221,7 +224,8 @@ impl Runtime {
         if let Classified::Request(req) = wire::classify(line) {
             self.request(req, now_ms, out);
         }
-        // Responses, notifications and everything ignored produce nothing (CONTRACT §2.2, §2.3).
+        // Responses, notifications and everything ignored produce nothing
+        // (docs/CONTRACT.md#s2.2, #s2.3).
     }
 
     /// Runs all scheduled work due at or before `now_ms`.

@@ -1,12 +1,12 @@
-//! The scripted model (DESIGN §6): what the "model" answers, read from the prompt's text blocks.
+//! The scripted model (docs/CONTRACT.md#s13.5): what the "model" answers, read from the prompt's
+//! text blocks.
 //!
-//! The directive language is the model stub's ([`crate::model_stub::directive`]) and so is the
-//! choice of text ([`crate::model_stub::request`]): the last text block the runtime did not write
-//! itself; a subagent-settled notice (or runtime text only) is answered `ok`; no directive echoes
-//! the text. So one golden trace drives the reference runtime and a real runtime alike.
+//! The directive language is [`crate::directive`], shared with the model stub, and so is the
+//! choice of text (the stub's request analysis follows the same rule): the last text block the
+//! runtime did not write itself; a subagent-settled notice (or runtime text only) is answered
+//! `ok`; no directive echoes the text. So one golden trace drives the reference runtime and a real runtime alike.
 
-use crate::model_stub::directive::{parse_directive, Directive};
-use crate::model_stub::request::{is_runtime_text, SUBAGENT_NOTICE_PREFIX};
+use crate::directive::{is_runtime_text, parse_directive, Directive, SUBAGENT_NOTICE_PREFIX};
 use serde_json::Value;
 
 /// What one model request answers.
@@ -26,8 +26,8 @@ pub enum Script {
     Subagent(String),
     /// `error500`: HTTP 500 (retried, then `SERVER`/500).
     Error500,
-    /// `error400`: HTTP 400 (not retried, `INVALID_REQUEST`).
-    Error400,
+    /// `error400`: HTTP 400 (not retried, `INVALID_REQUEST`) with this message.
+    Error400(String),
     /// `sseerror`: an SSE `error` event (retried, then `SERVER`).
     SseError,
     /// `truncate`: the stream ends before `message_stop` (`STREAM_CLOSED`).
@@ -111,7 +111,24 @@ fn from_directive(d: Directive) -> Step {
         Directive::Tool { command } => Script::Tool(command),
         Directive::Subagent { prompt } => Script::Subagent(prompt),
         Directive::Error500 => Script::Error500,
-        Directive::Error400 => Script::Error400,
+        Directive::Error400 => Script::Error400("fake bad request".into()),
+        // The reference's roster is bash and subagent: those calls act as their directives do;
+        // any other tool is refused as the stub refuses a tool the request does not offer.
+        Directive::Call { tool, input } => {
+            let arg = |k: &str| {
+                serde_json::from_str::<Value>(&input)
+                    .ok()
+                    .and_then(|v| v.get(k).and_then(Value::as_str).map(str::to_owned))
+            };
+            match tool.as_str() {
+                "bash" => Script::Tool(arg("command").unwrap_or_default()),
+                "subagent" => Script::Subagent(arg("prompt").unwrap_or_default()),
+                _ => Script::Error400(crate::directive::unoffered_tool_message(
+                    &tool,
+                    &["bash".into(), "subagent".into()],
+                )),
+            }
+        }
         Directive::SseError => Script::SseError,
         Directive::Truncate => Script::Truncate,
         Directive::Hang => Script::Hang,

@@ -17,8 +17,8 @@ pub const USAGE: &str = "\
 usage: dsh-reference-runtime [--profile sdk|sdk-minimal] [--edition current|2026-08|legacy] [--patch FILE]...
 
 The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
-JSON-RPC 2.0 on stdin/stdout) with a scripted model (DESIGN §6). Sessions persist under $DSH_HOME
-when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
+JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
+under $DSH_HOME when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
 ";
 
 enum Input {
@@ -157,16 +157,37 @@ pub fn serve_stdio(args: &[String]) -> i32 {
         process_cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
         env,
     };
-    // Bounded: a client that writes faster than we answer is held back by the pipe, not by our
-    // memory (at most 16 chunks of 256 KB wait here).
-    let (tx, rx) = mpsc::sync_channel::<Input>(16);
+    let (tx, rx) = channel();
     install_signals(tx.clone());
+    spawn_reader(std::io::stdin(), tx);
+    run_loop(Runtime::new(cfg), rx, std::io::stdout().lock())
+}
+
+/// Serves the runtime over any byte streams, until EOF on `input`, `shutdown`, or a failed write:
+/// the in-process form of [`serve_stdio`] (no argument parsing, no signal handlers, nothing
+/// process-wide). Returns the exit code the process would have. `input` is read on a thread of
+/// its own; see [`super::memory::Connection`] for a ready-made in-memory pair.
+pub fn serve<R, W>(cfg: Config, input: R, output: W) -> i32
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    let (tx, rx) = channel();
+    spawn_reader(input, tx);
+    run_loop(Runtime::new(cfg), rx, output)
+}
+
+/// Bounded: a client that writes faster than we answer is held back by the pipe, not by our
+/// memory (at most 16 chunks of 256 KB wait here).
+fn channel() -> (mpsc::SyncSender<Input>, mpsc::Receiver<Input>) {
+    mpsc::sync_channel::<Input>(16)
+}
+
+fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Input>) {
     std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut stdin = stdin.lock();
         loop {
             let mut buf = vec![0u8; 256 * 1024];
-            match stdin.read(&mut buf) {
+            match input.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     buf.truncate(n);
@@ -180,12 +201,9 @@ pub fn serve_stdio(args: &[String]) -> i32 {
         }
         let _ = tx.send(Input::Eof);
     });
-    run_loop(Runtime::new(cfg), rx)
 }
 
-fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>) -> i32 {
-    let stdout = std::io::stdout();
-    let mut stdout = stdout.lock();
+fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>, mut stdout: impl Write) -> i32 {
     let mut decoder = LineDecoder::default();
     let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut write_out = |out: &mut Vec<u8>| -> bool {

@@ -6,8 +6,8 @@
 //! directives settle at once with the same events and `turn/end` error kinds and codes.
 
 use super::events::{self, new_id, write_status, Block};
-use super::methods::ok_status;
 use super::script::Script;
+use super::sessions::ok_status;
 use super::{persist, Edition, Msg, Phase, Runtime, Turn};
 use crate::wire::write;
 use serde_json::{json, Value};
@@ -16,6 +16,26 @@ use serde_json::{json, Value};
 const TOOL_CALL_ID: &str = "toolu_fake_1";
 
 impl Runtime {
+    /// Puts a message in a session's inbox (with its receipt) and starts a turn if it is idle.
+    pub(super) fn deliver(&mut self, sid: &str, mut msg: Msg, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let start = s.inbox.len();
+        // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
+        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
+        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
+        s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
+        msg.value = data["inserted"]
+            .as_array_mut()
+            .and_then(Vec::pop)
+            .unwrap_or(Value::Null);
+        s.inbox.push_back(msg);
+        if s.turn.is_none() {
+            self.start_turn(sid, now, out);
+        }
+    }
+
     /// Claims the next inbox message as a new turn (`running`, `turn/start`, claim splice).
     pub(super) fn start_turn(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
         let legacy = self.cfg.edition == Edition::Legacy;
@@ -292,9 +312,8 @@ impl Runtime {
                 step_end(s, out);
                 json!({"kind":"error","error": failure})
             }
-            Script::Error400 => {
-                let failure =
-                    json!({"message":"fake bad request","code":"INVALID_REQUEST","status":400});
+            Script::Error400(message) => {
+                let failure = json!({"message": message,"code":"INVALID_REQUEST","status":400});
                 let a = events::attempt(n, step, &failure, None, now);
                 s.emit(out, sid, "assistant/attempt", &a, now, None, false);
                 step_end(s, out);

@@ -34,6 +34,8 @@ pub fn runner_opts(opts: &Options) -> runner::Options {
         case_timeout: Duration::from_secs(300),
         env: opts.env.clone(),
         tolerant: true,
+        stdout: opts.stdout.clone(),
+        cancel: opts.cancel.clone(),
         ..runner::Options::default()
     }
 }
@@ -151,8 +153,12 @@ pub fn judge(
                 r
             }
         };
-        stream_blames(&r, opts, &mut blames);
+        // A half-run case proves nothing, for this rule or any other.
+        if !matches!(r.outcome, Outcome::Halted(_)) {
+            stream_blames(&r, opts, &mut blames);
+        }
         match &r.outcome {
+            Outcome::Halted(h) => return (Verdict::NotRun(*h), blames),
             Outcome::Pass => {}
             Outcome::Broken(m) => {
                 let mut reason = m.clone();

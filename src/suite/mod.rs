@@ -5,10 +5,13 @@
 pub mod baseline;
 pub mod cases;
 pub mod causes;
+pub mod explain;
 pub mod judge;
+pub mod preflight;
 pub mod registry;
 pub mod report;
 pub mod run;
+mod schedule;
 pub mod stream;
 pub mod verdict;
 

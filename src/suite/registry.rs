@@ -27,7 +27,8 @@ pub use crate::edition::{Edition, Editions};
 pub struct CheckInfo {
     /// Stable id, `area.rule`.
     pub id: &'static str,
-    /// The CONTRACT.md section it enforces.
+    /// The sections of the contract it enforces, `§N.M` separated by spaces: each one is
+    /// `docs/CONTRACT.md#sN.M` ([`crate::contract`]).
     pub section: &'static str,
     /// MUST or SHOULD.
     pub severity: Severity,

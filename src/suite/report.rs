@@ -4,6 +4,7 @@
 use super::causes::{root_causes, RootCause};
 use super::registry::{CheckInfo, Edition, Severity};
 use super::verdict::{Failure, Verdict};
+use crate::runner::Halt;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -32,6 +33,33 @@ pub struct Report {
     pub duration: Duration,
     /// A note on the runtime as a whole, e.g. that its methods look like another edition's.
     pub hint: Option<String>,
+    /// Set when the run stopped before every check was decided.
+    pub stopped: Option<Stopped>,
+}
+
+/// Why and when a run stopped early: the report is partial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// What stopped it.
+    pub halt: Halt,
+    /// The one cause to act on, in words (for an unusable runtime, what the preflight saw).
+    pub cause: String,
+    /// The last lines of the runtime's stderr, when they explain it.
+    pub stderr_tail: String,
+    /// Time from the start of the run.
+    pub after: Duration,
+}
+
+impl Stopped {
+    /// The reason's name in JSON and JUnit: `signal`, `budget`, `flooded`, `unusable`.
+    pub fn reason(&self) -> &'static str {
+        match self.halt {
+            Halt::Signal(_) => "signal",
+            Halt::Budget(_) => "budget",
+            Halt::Flooded => "flooded",
+            Halt::Unusable => "unusable",
+        }
+    }
 }
 
 /// Counts over a report.
@@ -49,6 +77,8 @@ pub struct Summary {
     pub skipped: usize,
     /// Failed but listed in the baseline.
     pub known_failing: usize,
+    /// Not run, or not finished, because the run stopped early.
+    pub not_run: usize,
     /// What fails the run: MUST failures, untestable MUST checks and stale baseline entries.
     pub fatal: usize,
 }
@@ -76,17 +106,20 @@ impl Report {
                     s.failed += 1;
                     s.fatal += 1;
                 }
+                Verdict::NotRun(_) => s.not_run += 1,
             }
         }
         s
     }
 
-    /// 0 when every MUST check passed (none untestable) and the baseline is not stale, else 1.
+    /// 0 when every MUST check passed (none untestable), the baseline is not stale and the run
+    /// was not stopped; else 1 — or, for a stopped run, what [`Halt::exit_code`] says when it is
+    /// higher (2 for an unusable runtime, 128 + N for signal N).
     pub fn exit_code(&self) -> i32 {
-        if self.summary().fatal == 0 {
-            0
-        } else {
-            1
+        let findings = i32::from(self.summary().fatal != 0);
+        match &self.stopped {
+            Some(s) => s.halt.exit_code().max(findings),
+            None => findings,
         }
     }
 
@@ -105,6 +138,7 @@ impl Report {
             (s.not_testable, "not testable"),
             (s.skipped, "skipped"),
             (s.known_failing, "known failing"),
+            (s.not_run, "not run"),
         ] {
             if n > 0 {
                 let _ = write!(line, ", {n} {what}");
@@ -121,6 +155,22 @@ impl Report {
             "dsh-conformance check: {} (edition {})",
             self.runtime, self.edition
         );
+        if let Some(st) = &self.stopped {
+            let _ = writeln!(
+                out,
+                "\nSTOPPED after {:.1} s: {}. {}",
+                st.after.as_secs_f64(),
+                st.halt,
+                st.cause
+            );
+            let lines: Vec<&str> = st.stderr_tail.lines().collect();
+            if !lines.is_empty() {
+                let _ = writeln!(out, "  runtime stderr (tail):");
+                for l in &lines[lines.len().saturating_sub(12)..] {
+                    let _ = writeln!(out, "    {l}");
+                }
+            }
+        }
         if let Some(h) = &self.hint {
             let _ = writeln!(out, "\nnote: {h}");
         }
@@ -138,7 +188,13 @@ impl Report {
             .map(|r| r.info.id.len())
             .max()
             .unwrap_or(10);
+        let mut not_run = Vec::new();
         for r in &self.results {
+            if matches!(r.verdict, Verdict::NotRun(_)) {
+                // One line for them all: a stopped run is not fifty lines of "not run".
+                not_run.push(r.info.id);
+                continue;
+            }
             let sev =
                 if matches!(r.verdict, Verdict::Fail(_)) && r.info.severity == Severity::Should {
                     " (SHOULD)"
@@ -152,6 +208,21 @@ impl Report {
                 r.info.id,
                 r.verdict.summary(),
                 sev
+            );
+        }
+        if !not_run.is_empty() {
+            let shown = not_run.len().min(8);
+            let more = not_run.len() - shown;
+            let _ = writeln!(
+                out,
+                "NOT RUN ({}): {}{}",
+                not_run.len(),
+                not_run[..shown].join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             );
         }
         for r in &self.results {
@@ -183,9 +254,17 @@ impl Report {
             "summary": {
                 "passed": s.passed, "failed": s.failed, "blocked": s.blocked,
                 "not_testable": s.not_testable, "skipped": s.skipped,
-                "known_failing": s.known_failing, "fatal": s.fatal,
+                "known_failing": s.known_failing, "not_run": s.not_run, "fatal": s.fatal,
             },
             "hint": self.hint,
+            "stopped": self.stopped.as_ref().map(|st| json!({
+                "reason": st.reason(),
+                "signal": match st.halt { Halt::Signal(n) => Some(n), _ => None },
+                "budget_s": match st.halt { Halt::Budget(d) => Some(d.as_secs()), _ => None },
+                "message": format!("{}. {}", st.halt, st.cause),
+                "stderr_tail": st.stderr_tail,
+                "after_ms": st.after.as_millis() as u64,
+            })),
             "root_causes": self.root_causes().iter().map(|c| json!({
                 "check": c.check,
                 "severity": c.severity.to_string(),
@@ -212,6 +291,7 @@ impl Report {
                     Verdict::NotTestable { reason } | Verdict::Skip { reason } => c["reason"] = json!(reason),
                     Verdict::KnownFailing { failure, baseline } => { c["reason"] = json!(failure.reason); c["failure"] = failure_json(failure); c["baseline"] = json!(baseline); }
                     Verdict::StaleBaseline { baseline } => c["baseline"] = json!(baseline),
+                    Verdict::NotRun(_) => c["reason"] = json!(r.verdict.summary()),
                 }
                 c
             }).collect::<Vec<_>>(),
@@ -263,6 +343,25 @@ impl Report {
                 esc(&c.line().replace("\n      ", " "))
             );
         }
+        if let Some(st) = &self.stopped {
+            let _ = write!(
+                x,
+                "<property name=\"stopped\" value=\"{}\"/>",
+                esc(&format!(
+                    "{} after {:.1} s. {}",
+                    st.halt,
+                    st.after.as_secs_f64(),
+                    st.cause
+                ))
+            );
+            if !st.stderr_tail.trim().is_empty() {
+                let _ = write!(
+                    x,
+                    "<property name=\"runtime-stderr-tail\" value=\"{}\"/>",
+                    esc(st.stderr_tail.trim_end())
+                );
+            }
+        }
         x.push_str("</properties>\n");
         for r in &self.results {
             let class = r.info.id.split('.').next().unwrap_or("check");
@@ -291,7 +390,7 @@ impl Report {
                         esc(&format!("not testable: {reason}"))
                     );
                 }
-                Verdict::NotTestable { .. } | Verdict::Blocked { .. } => {
+                Verdict::NotTestable { .. } | Verdict::Blocked { .. } | Verdict::NotRun(_) => {
                     let _ = writeln!(
                         x,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>",
@@ -378,6 +477,7 @@ mod tests {
             edition: Edition::Current,
             duration: Duration::from_millis(40),
             hint: None,
+            stopped: None,
             results: vec![
                 r("stdout.frames-only", Verdict::Pass),
                 r(

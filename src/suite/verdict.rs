@@ -1,5 +1,6 @@
 //! What happened to one check: the verdict enum and the structured failure it carries.
 
+use crate::runner::Halt;
 use std::fmt;
 
 pub use crate::trace::matcher::FailureKind;
@@ -119,6 +120,9 @@ pub enum Verdict {
         /// The baseline's justification.
         baseline: String,
     },
+    /// Not run, or not finished: the run was stopped first (a signal, its budget, a flood, a
+    /// runtime the preflight found unusable). Never counted as a pass.
+    NotRun(Halt),
 }
 
 impl Verdict {
@@ -132,6 +136,7 @@ impl Verdict {
             Verdict::Skip { .. } => "SKIP",
             Verdict::KnownFailing { .. } => "XFAIL",
             Verdict::StaleBaseline { .. } => "STALE",
+            Verdict::NotRun(_) => "NOT RUN",
         }
     }
 
@@ -168,6 +173,7 @@ impl Verdict {
             Verdict::StaleBaseline { baseline } => format!(
                 "passes but is listed as known-failing ({baseline}): remove it from the baseline"
             ),
+            Verdict::NotRun(h) => format!("not run: {h}"),
         }
     }
 }

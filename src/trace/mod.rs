@@ -2,6 +2,7 @@
 //! matcher that judges a runtime's output ([`matcher`]) and its verdict types ([`failure`]), failure explanations ([`explain`]) and
 //! import of raw transcripts ([`import`]). The format is documented in docs/TRACES.md.
 
+mod error;
 pub mod explain;
 pub mod failure;
 pub mod import;

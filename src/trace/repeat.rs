@@ -1,7 +1,7 @@
 //! `{{repeat:N:text}}`: N copies of `text` (16 MiB in all at most), expanded before a trace is parsed, so a trace can send
 //! a 10 MB line or a 1000-deep array without holding it. `text` may not contain `}}`.
 
-use super::syntax::ParseError;
+use super::error::ParseError;
 use std::borrow::Cow;
 
 /// The most one trace may expand to.

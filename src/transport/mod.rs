@@ -1,4 +1,5 @@
-//! A synchronous JSON-RPC line transport, usable by a client and by a server (CONTRACT §2, §12.1).
+//! A synchronous JSON-RPC line transport, usable by a client and by a server (docs/CONTRACT.md#s2,
+//! #s12.1).
 //!
 //! It mirrors upstream `JsonRpcLineTransport`: requests get `req_` + 32 hex ids; a pending request is
 //! settled only by a response with its id (unknown ids are ignored); error responses keep

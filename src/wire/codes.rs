@@ -1,4 +1,4 @@
-//! JSON-RPC error codes, with the ones this protocol uses named (CONTRACT §2.3, §9).
+//! JSON-RPC error codes, with the ones this protocol uses named (docs/CONTRACT.md#s2.3, #s9).
 
 use std::fmt;
 

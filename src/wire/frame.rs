@@ -1,4 +1,5 @@
-//! Classifying one decoded line into a frame exactly as upstream `handleLine` does (CONTRACT §2.2).
+//! Classifying one decoded line into a frame exactly as upstream `handleLine` does
+//! (docs/CONTRACT.md#s2.2).
 
 use super::codes::ErrorCode;
 use super::json::{self, JsonError, DEEP};

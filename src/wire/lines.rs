@@ -1,4 +1,4 @@
-//! Splitting a byte stream into lines with the upstream decoder's rules (CONTRACT §2.1).
+//! Splitting a byte stream into lines with the upstream decoder's rules (docs/CONTRACT.md#s2.1).
 //!
 //! Only `\n` ends a line; each line is decoded as UTF-8 with invalid bytes replaced by U+FFFD (the
 //! WHATWG "maximal subpart" rule that Node's `StringDecoder` and Rust's `from_utf8_lossy` share),

@@ -4,7 +4,7 @@
 //! - [`json`]: a `JSON.parse`/`JSON.stringify`-compatible parser and writer;
 //! - [`frame`]: classifying a line into request / response / notification / ignored;
 //! - [`codes`]: JSON-RPC error codes;
-//! - [`write`]: writing response, error and notification frames.
+//! - [`write`](mod@write): writing response, error and notification frames.
 
 pub mod codes;
 pub mod frame;

@@ -1,5 +1,6 @@
-//! Writing frames as the upstream transport does (CONTRACT §2.4): `JSON.stringify(message) + "\n"`,
-//! compact, members in the order `jsonrpc`, `id`, `result`/`error`, or `jsonrpc`, `method`, `params`.
+//! Writing frames as the upstream transport does (docs/CONTRACT.md#s2.4):
+//! `JSON.stringify(message) + "\n"`, compact, members in the order `jsonrpc`, `id`,
+//! `result`/`error`, or `jsonrpc`, `method`, `params`.
 
 use super::codes::ErrorCode;
 use super::frame::Id;

@@ -3,6 +3,7 @@
 
 mod http;
 mod real;
+mod serve;
 
 use dsh_conformance::model_stub::directive::{parse_directive, Directive};
 use dsh_conformance::model_stub::reply::{self, Action};
@@ -126,6 +127,7 @@ fn reference(text: &str) -> Option<(u64, String)> {
         Script::Reply(t) => format!("reply {t}"),
         Script::Tool(c) => format!("tool {c}"),
         Script::Subagent(p) => format!("subagent {p}"),
+        Script::Error400(m) if m != "fake bad request" => format!("refused {m}"),
         other => format!("{other:?}").to_lowercase(),
     };
     Some((step.delay_ms, answer))
@@ -142,6 +144,22 @@ fn stub(text: &str) -> Option<(u64, String)> {
         Directive::Reply(t) | Directive::Echo(t) => format!("reply {t}"),
         Directive::Tool { command } => format!("tool {command}"),
         Directive::Subagent { prompt } => format!("subagent {prompt}"),
+        // The reference offers bash and subagent: a call of either is that directive.
+        Directive::Call { tool, input } => {
+            let v: Value = serde_json::from_str(&input).unwrap();
+            match tool.as_str() {
+                "bash" => format!("tool {}", v["command"].as_str().unwrap_or("")),
+                "subagent" => format!("subagent {}", v["prompt"].as_str().unwrap_or("")),
+                _ => format!(
+                    "refused {}",
+                    dsh_conformance::directive::unoffered_tool_message(
+                        &tool,
+                        &["bash".into(), "subagent".into()]
+                    )
+                ),
+            }
+        }
+        Directive::Error400 => "error400(\"fake bad request\")".into(),
         other => other.label(),
     };
     Some((delay as u64, answer))
@@ -189,6 +207,14 @@ fn the_stub_and_the_reference_runtime_read_directives_alike() {
         "hello",
         "Reply: x",
         "x reply: y",
+        r#"call: bash {"command": "ls -l"}"#,
+        r#"call: subagent {"prompt": "reply: x"}"#,
+        r#"call:web_search{"query": "rust"}"#,
+        "call: read_image",
+        "call: bash [1]",
+        "call: bash {not json",
+        "call:",
+        "call",
     ];
     for text in corpus {
         assert_eq!(stub(text), reference(text), "{text:?}");
@@ -402,6 +428,31 @@ fn tool_sends_a_bash_tool_use_with_python_spaced_arguments() {
         json!({"type": "input_json_delta", "partial_json": "{\"description\": \"probe command\", \"command\": \"echo \\\"hi\\\"\"}"})
     );
     assert_eq!(ev[4].1["delta"]["stop_reason"], "tool_use");
+}
+
+#[test]
+fn call_sends_any_offered_tool_with_its_json_input_and_refuses_others() {
+    let ev = events(&stream_of(
+        r#"call: bash {"command": "echo hi", "timeout": 5}"#,
+    ));
+    assert_eq!(ev[1].1["content_block"]["name"], "bash");
+    assert_eq!(
+        ev[2].1["delta"]["partial_json"],
+        r#"{"command":"echo hi","timeout":5}"#
+    );
+    assert_eq!(ev[4].1["delta"]["stop_reason"], "tool_use");
+    match reply::plan(&facts("call: web_search {}"), 1).action {
+        Action::Error {
+            status, message, ..
+        } => {
+            assert_eq!(status, 400);
+            assert!(
+                message.contains("`web_search`") && message.contains("offered: bash, subagent"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Methods × editions × error messages (CONTRACT §3, §9), in-memory.
+//! Methods × editions × error messages (docs/CONTRACT.md#s3, #s9), in-memory.
 
 use super::harness::*;
 use dsh_conformance::runtime::Edition;

@@ -32,14 +32,18 @@ fn stdout_of(args: &[&str], code: i32) -> String {
 }
 
 #[test]
-fn list_names_every_check_with_severity_and_editions() {
-    let text = stdout_of(&["check", "--list"], 0);
-    for c in dsh_conformance::suite::CHECKS {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(c.id))
-            .unwrap_or_else(|| panic!("{} missing", c.id));
-        assert!(line.contains(&c.severity.to_string()) && line.contains(c.rule));
+fn list_names_every_check_of_the_edition_with_severity_and_editions() {
+    for e in dsh_conformance::edition::Edition::ALL {
+        let text = stdout_of(&["check", "--list", "--edition", e.name()], 0);
+        for c in dsh_conformance::suite::CHECKS {
+            let line = text.lines().find(|l| l.starts_with(&format!("{} ", c.id)));
+            if !c.editions.contains(e) {
+                assert!(line.is_none(), "{} is not of edition {e}", c.id);
+                continue;
+            }
+            let line = line.unwrap_or_else(|| panic!("{} missing", c.id));
+            assert!(line.contains(&c.severity.to_string()) && line.contains(c.rule));
+        }
     }
 }
 

@@ -3,12 +3,13 @@
 //! standard tools.
 
 mod cli;
+mod contract;
 mod precision;
 mod real;
 mod subcommands;
 
 use dsh_conformance::edition::Edition;
-use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::runner::{CommandSpec, Halt};
 use dsh_conformance::suite::run::{run, Options};
 use dsh_conformance::suite::{Report, Verdict};
 
@@ -57,18 +58,33 @@ fn the_reference_runtime_passes_every_check_in_every_edition_strict_or_not() {
     }
 }
 
+/// The report of a runtime the preflight stopped: every applicable check `NOT RUN`, exit 2, and
+/// the cause and stderr tail in `stopped`.
+fn stopped_report(cmd: &CommandSpec, opts: &Options) -> (String, String) {
+    let report = run(cmd, "unusable", opts).expect("a report, not a kit error");
+    let st = report.stopped.clone().expect("stopped by the preflight");
+    assert_eq!(st.halt, Halt::Unusable);
+    assert_eq!(report.exit_code(), 2);
+    let s = report.summary();
+    assert_eq!((s.passed, s.failed, s.blocked), (0, 0, 0), "nothing judged");
+    assert!(s.not_run > 50, "{s:?}");
+    (st.cause, st.stderr_tail)
+}
+
 #[test]
-fn a_runtime_that_cannot_start_is_a_preflight_error_not_a_wall_of_failures() {
-    let cmd = CommandSpec::new("/nonexistent/dsh-runtime");
-    let err = run(&cmd, "missing", &Options::default()).unwrap_err();
-    assert!(err.contains("/nonexistent/dsh-runtime"), "{err}");
+fn a_runtime_that_cannot_start_is_stopped_by_the_preflight_not_a_wall_of_failures() {
+    let (cause, _) = stopped_report(
+        &CommandSpec::new("/nonexistent/dsh-runtime"),
+        &Options::default(),
+    );
+    assert!(cause.contains("/nonexistent/dsh-runtime"), "{cause}");
     let cmd = CommandSpec::new("sh")
         .arg("-c")
         .arg("echo booting >&2; exit 3");
-    let err = run(&cmd, "dies", &Options::default()).unwrap_err();
+    let (cause, tail) = stopped_report(&cmd, &Options::default());
     assert!(
-        err.contains("exit code 3") && err.contains("booting"),
-        "the exit and the runtime's own words: {err}"
+        cause.contains("exit code 3") && tail.contains("booting"),
+        "the exit and the runtime's own words: {cause} / {tail}"
     );
 }
 
@@ -80,8 +96,8 @@ fn a_runtime_that_never_answers_fails_preflight_within_its_deadline() {
         ..Options::default()
     };
     let started = std::time::Instant::now();
-    let err = run(&cmd, "silent", &opts).unwrap_err();
-    assert!(err.contains("did not answer initialize"), "{err}");
+    let (cause, _) = stopped_report(&cmd, &opts);
+    assert!(cause.contains("did not answer initialize"), "{cause}");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(25),
         "the preflight deadline was not honoured"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A tiny stand-in runtime for the trace tests: the happy path of CONTRACT §3-§6 (no model), with
-switchable bugs and failure modes. Usage: mock_runtime.py [mode]. Not a reference: only what the
+"""A tiny stand-in runtime for the trace tests: the happy path of docs/CONTRACT.md#s3 to #s6
+(no model), with switchable bugs and failure modes. Usage: mock_runtime.py [mode]. Not a reference: only what the
 runner tests need."""
 import json, os, sys, time, uuid
 

@@ -1,4 +1,4 @@
-//! The transport, case by case against upstream `transport.spec.ts` (CONTRACT §12.1).
+//! The transport, case by case against upstream `transport.spec.ts` (docs/CONTRACT.md#s12.1).
 
 use dsh_conformance::transport::{
     AbortReason, AbortSignal, HandlerError, RequestError, Transport, TransportError,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Convert raw stdio transcripts into golden traces (identity-preserving redaction).
 ///
-/// Reads the shared traces/ layouts; ids, times and paths become placeholders. Each trace goes to
+/// Reads the layouts of fixtures/real-0.2.1rc2/raw/; ids, times and paths become placeholders. Each trace goes to
 /// stdout, or with -o to DIR/STEM.trace (STEM: the transcript's file name without its
 /// extension). Exit 0, or 2 when a transcript cannot be read or converted (the others are
 /// still converted).

@@ -144,7 +144,7 @@ impl ReplayArgs {
             match r.outcome {
                 Outcome::Pass => pass += 1,
                 Outcome::Fail(_) => fail += 1,
-                Outcome::Broken(_) => broken += 1,
+                Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
             }
         }
         println!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");

@@ -1,179 +1,14 @@
-//! The trace text format (docs/TRACES.md): parsing into [`Trace`], with errors that name
-//! file:line:column and what was expected. Never panics on any input.
+//! The line-by-line parser: metadata, sends, expectations, process expectations and `ignore`
+//! rules, `<<unordered` groups and `within` tails.
 
-use super::pattern::{self, Pat};
+use super::lex::{json_extent, unescape};
+use super::{ExpectFrame, Meta, Mult, ParseError, Send, Step, StepKind, Trace};
+use crate::trace::pattern;
 use serde_json::Value;
-use std::fmt;
 use std::time::Duration;
 
-/// A parse error: where, and what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    /// File name (or the name given to [`Trace::parse`]).
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (characters).
-    pub col: usize,
-    /// What was wrong or expected.
-    pub msg: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.msg)
-    }
-}
-
-impl std::error::Error for ParseError {}
-
-/// How many frames one expectation stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mult {
-    /// Exactly one (`<<`).
-    One,
-    /// Zero or one (`<<?`).
-    Optional,
-    /// Zero or more (`<<*`).
-    Star,
-}
-
-/// What to write to the runtime.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Send {
-    /// A frame template, sent verbatim (placeholders substituted) plus `\n`.
-    Frame {
-        /// The text as written.
-        text: String,
-        /// Its `id`, as JSON text, when it has one (used to order its response).
-        id: Option<String>,
-        /// Its `params.sessionId` pattern, when it has one.
-        session: Option<Pat>,
-    },
-    /// Raw bytes (from `>>raw "…"` or `>>bytes hex`); `{{…}}` placeholders are substituted.
-    Raw(Vec<u8>),
-    /// Wait before the next send (frames are still read meanwhile).
-    Pause(Duration),
-    /// Close the runtime's stdin.
-    Eof,
-    /// Send a signal to the runtime (`TERM`, `INT`, `KILL`, `HUP`).
-    Signal(i32),
-}
-
-/// An expected frame.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExpectFrame {
-    /// The compiled pattern.
-    pub pat: Pat,
-    /// `<<`, `<<?` or `<<*`.
-    pub mult: Mult,
-    /// Index of its unordered group, if any.
-    pub group: Option<usize>,
-    /// Source text of the line (for failure output).
-    pub text: String,
-}
-
-/// One step of a trace, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StepKind {
-    /// Write something.
-    Send(Send),
-    /// Expect a frame.
-    Expect(ExpectFrame),
-    /// Expect the process to exit with one of these codes (`None` = any code).
-    Exit(Option<Vec<i32>>),
-}
-
-/// A step and where it was written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// What it does.
-    pub kind: StepKind,
-    /// 1-based line in the trace file.
-    pub line: usize,
-    /// `within` deadline override.
-    pub within: Option<Duration>,
-}
-
-/// Per-case metadata (`# key: value` lines).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Meta {
-    /// `# case:` (defaults to the file stem).
-    pub case: String,
-    /// `# contract:` sections and rule text.
-    pub contract: Vec<String>,
-    /// `# editions:` (empty = all).
-    pub editions: Vec<crate::edition::Edition>,
-    /// `# severity:` MUST (default) or SHOULD.
-    pub severity: String,
-    /// `# timeout:` default deadline of each expectation in this case.
-    pub timeout: Option<Duration>,
-    /// `# requires:` capabilities the runner must provide (e.g. `model-stub`).
-    pub requires: Vec<String>,
-    /// `# env: K=V` extra environment variables.
-    pub env: Vec<(String, String)>,
-    /// `# source:` where an imported trace came from.
-    pub source: Option<String>,
-    /// `# continues:` a case whose cwd and DSH_HOME this one reuses (a later process).
-    pub continues: Option<String>,
-}
-
-/// A parsed trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Trace {
-    /// File name used in messages.
-    pub file: String,
-    /// Metadata.
-    pub meta: Meta,
-    /// Steps in order.
-    pub steps: Vec<Step>,
-    /// `ignore` rules (whole case).
-    pub ignores: Vec<(Pat, usize)>,
-    /// `== stdout frames-only` (default) or `== stdout any`.
-    pub frames_only: bool,
-}
-
-impl Trace {
-    /// Parses trace text; `file` names it in errors.
-    pub fn parse(text: &str, file: &str) -> Result<Trace, ParseError> {
-        let expanded = super::repeat::expand(text, file)?;
-        let r = Parser::new(file).run(&expanded);
-        match (r, &expanded) {
-            (Err(mut e), std::borrow::Cow::Owned(_)) => {
-                e.col = super::repeat::source_col(text, e.line, e.col);
-                Err(e)
-            }
-            (r, _) => r,
-        }
-    }
-
-    /// Reads and parses a trace file.
-    pub fn load(path: impl AsRef<std::path::Path>) -> Result<Trace, ParseError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ParseError {
-            file: file.clone(),
-            line: 0,
-            col: 0,
-            msg: format!("cannot read trace: {e}"),
-        })?;
-        let mut t = Trace::parse(&text, &file)?;
-        if t.meta.case.is_empty() {
-            t.meta.case = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-        }
-        Ok(t)
-    }
-
-    /// Whether the case applies to an edition (no `# editions:` = all).
-    pub fn applies_to(&self, edition: crate::edition::Edition) -> bool {
-        self.meta.editions.is_empty() || self.meta.editions.contains(&edition)
-    }
-}
-
-struct Parser {
+/// Parser state across lines: where it is, and the open `<<unordered` group.
+pub(super) struct Parser {
     file: String,
     line: usize,
     group: Option<usize>,
@@ -186,7 +21,7 @@ fn col_of(line: &str, byte: usize) -> usize {
 }
 
 impl Parser {
-    fn new(file: &str) -> Self {
+    pub(super) fn new(file: &str) -> Self {
         Parser {
             file: file.to_owned(),
             line: 0,
@@ -205,7 +40,8 @@ impl Parser {
         }
     }
 
-    fn run(mut self, text: &str) -> Result<Trace, ParseError> {
+    /// Parses the (already `{{repeat:…}}`-expanded) text of a whole trace.
+    pub(super) fn run(mut self, text: &str) -> Result<Trace, ParseError> {
         let mut t = Trace {
             file: self.file.clone(),
             meta: Meta {
@@ -572,156 +408,9 @@ impl Parser {
     }
 }
 
-/// Length of the JSON value at the start of `s` (strings and nesting respected), or where it
-/// fails to end.
-fn json_extent(s: &str) -> Result<usize, (usize, String)> {
-    let b = s.as_bytes();
-    match b.first() {
-        Some(b'{' | b'[') => {}
-        Some(b'"') => {
-            let mut i = 1;
-            while i < b.len() {
-                match b[i] {
-                    b'\\' => i += 2,
-                    b'"' => return Ok(i + 1),
-                    _ => i += 1,
-                }
-            }
-            return Err((s.len(), "unterminated string: expected `\"`".into()));
-        }
-        _ => return Ok(s.find(|c: char| c.is_whitespace()).unwrap_or(s.len())),
-    }
-    let mut stack: Vec<u8> = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'{' => stack.push(b'}'),
-            b'[' => stack.push(b']'),
-            c @ (b'}' | b']') => {
-                if stack.pop() != Some(c) {
-                    return Err((i, format!("unexpected `{}`", c as char)));
-                }
-                if stack.is_empty() {
-                    return Ok(i + 1);
-                }
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if i >= b.len() {
-                    return Err((s.len(), "unterminated string: expected `\"`".into()));
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let want = stack.last().copied().unwrap_or(b'}') as char;
-    Err((
-        s.len(),
-        format!("unterminated JSON: expected `{want}` before the end of the line"),
-    ))
-}
-
-/// Decodes `"…"` with escapes `\n \r \t \0 \\ \" \xNN \uXXXX \u{…}`; returns bytes and length used.
-fn unescape(s: &str) -> Result<(Vec<u8>, usize), (usize, String)> {
-    let b = s.as_bytes();
-    if b.first() != Some(&b'"') {
-        return Err((0, "expected a quoted string after `>>raw`".into()));
-    }
-    let mut out = Vec::new();
-    let mut i = 1;
-    while i < b.len() {
-        match b[i] {
-            b'"' => return Ok((out, i + 1)),
-            b'\\' => {
-                let e = *b.get(i + 1).ok_or((i, "unfinished escape".to_string()))?;
-                i += 2;
-                match e {
-                    b'n' => out.push(b'\n'),
-                    b'r' => out.push(b'\r'),
-                    b't' => out.push(b'\t'),
-                    b'0' => out.push(0),
-                    b'\\' => out.push(b'\\'),
-                    b'"' => out.push(b'"'),
-                    b'x' => {
-                        let h = s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok());
-                        out.push(h.ok_or((i, "expected two hex digits after \\x".to_string()))?);
-                        i += 2;
-                    }
-                    b'u' => {
-                        let (cp, used) = if b.get(i) == Some(&b'{') {
-                            let close = s[i..]
-                                .find('}')
-                                .ok_or((i, "expected `}` closing \\u{…}".to_string()))?;
-                            (
-                                u32::from_str_radix(&s[i + 1..i + close], 16).ok(),
-                                close + 1,
-                            )
-                        } else {
-                            (
-                                s.get(i..i + 4)
-                                    .and_then(|h| u32::from_str_radix(h, 16).ok()),
-                                4,
-                            )
-                        };
-                        let c = cp
-                            .and_then(char::from_u32)
-                            .ok_or((i, "expected a Unicode scalar value after \\u".to_string()))?;
-                        let mut buf = [0u8; 4];
-                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                        i += used;
-                    }
-                    _ => return Err((i - 1, format!("unknown escape `\\{}`", e as char))),
-                }
-            }
-            _ => {
-                let c = s[i..].chars().next().unwrap_or('\0');
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                i += c.len_utf8();
-            }
-        }
-    }
-    Err((s.len(), "unterminated string: expected `\"`".into()))
-}
-
-/// Escapes bytes for `>>raw "…"` (printable ASCII and UTF-8 kept, the rest escaped).
-pub fn escape_raw(bytes: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                    out.push_str(&format!("\\x{:02x}", c as u32))
-                }
-                c if c == '\u{feff}' || c == '\u{2028}' || c == '\u{2029}' || c == '\u{a0}' => {
-                    out.push_str(&format!("\\u{{{:x}}}", c as u32))
-                }
-                c => out.push(c),
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::*;
 
     fn err(text: &str) -> String {
         Trace::parse(text, "t.trace").unwrap_err().to_string()
@@ -775,12 +464,5 @@ mod tests {
 
     fn err_json(t: &str) -> String {
         crate::wire::json::parse(t).unwrap_err().what.to_owned()
-    }
-
-    #[test]
-    fn raw_escapes_round_trip() {
-        let bytes = b"a\"\\\n\r\t\x00\xff\xef\xbb\xbf{}\xe2\x82\xac".to_vec();
-        let esc = escape_raw(&bytes);
-        assert_eq!(unescape(&esc).unwrap().0, bytes);
     }
 }

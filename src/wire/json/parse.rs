@@ -1,17 +1,7 @@
-//! A `JSON.parse`/`JSON.stringify`-compatible JSON layer.
-//!
-//! The upstream runtime is JavaScript, so what a line *means* is whatever `JSON.parse` makes of it.
-//! `serde_json` differs from it in ways a conformance kit must not: it caps nesting at 128 levels,
-//! rejects lone surrogate escapes and rejects number literals that overflow a double (JS gives
-//! `Infinity`). This parser follows `JSON.parse`: no depth limit (it is iterative), every number is a
-//! double, a lone surrogate becomes U+FFFD (a Rust `String` cannot hold one; `JSON.stringify` would
-//! echo the escape — the one documented difference), duplicate keys keep the first position and the
-//! last value. It builds `serde_json::Value`s so the rest of the kit can use the usual API.
-//!
-//! The writer is `JSON.stringify`: compact, numbers formatted as JavaScript prints doubles
-//! (`1e21` → `1e+21`, `-0` → `0`), only `"`, `\` and control characters escaped, iterative.
+//! The parser: `JSON.parse`'s grammar, iterative, building `serde_json::Value`s.
 
-use serde_json::{Map, Number, Value};
+use super::{dispose, number_value};
+use serde_json::{Map, Value};
 use std::fmt;
 
 /// Where and why a line is not JSON (`JSON.parse` would throw).
@@ -42,9 +32,6 @@ pub struct Parsed {
     /// Deepest nesting seen (a scalar is depth 0).
     pub depth: usize,
 }
-
-/// Nesting depth above which values are torn down iteratively instead of by `Drop` recursion.
-pub const DEEP: usize = 512;
 
 enum Open {
     Array(Vec<Value>),
@@ -372,261 +359,11 @@ impl Parser<'_> {
         }
     }
 }
-
-/// The `serde_json::Value` for a JavaScript double: integers as JavaScript prints them (so that
-/// `9007199254740993` holds `9007199254740992` and `12345678901234567890` holds
-/// `12345678901234567000`), other finite values as floats, non-finite values as `null` (which is
-/// what `JSON.stringify` writes for them).
-pub fn number_value(f: f64) -> Value {
-    if !f.is_finite() {
-        return Value::Null;
-    }
-    if f == f.trunc() {
-        if f.abs() <= 9_007_199_254_740_992.0 {
-            return Value::Number((f as i64).into());
-        }
-        if f.abs() < 1e21 {
-            let s = js_number(f);
-            if let Ok(i) = s.parse::<i64>() {
-                return Value::Number(i.into());
-            }
-            if let Ok(u) = s.parse::<u64>() {
-                return Value::Number(u.into());
-            }
-        }
-    }
-    Number::from_f64(f)
-        .map(Value::Number)
-        .unwrap_or(Value::Null)
-}
-
-/// `Number.prototype.toString()` for a double, as `JSON.stringify` writes it (`null` when not finite).
-pub fn js_number(f: f64) -> String {
-    let mut s = String::new();
-    push_js_number(f, &mut s);
-    s
-}
-
-fn push_js_number(f: f64, out: &mut String) {
-    use std::fmt::Write;
-    if !f.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if f == 0.0 {
-        out.push('0');
-        return;
-    }
-    if f == f.trunc() && f.abs() <= 9_007_199_254_740_992.0 {
-        let _ = write!(out, "{}", f as i64);
-        return;
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits, as ECMAScript requires.
-    let sci = format!("{:e}", f.abs());
-    let (mant, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let e: i32 = exp.parse().expect("exponent is an integer");
-    let k = digits.len() as i32;
-    let n = e + 1;
-    if f < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let _ = write!(out, "e{}{}", if n > 0 { '+' } else { '-' }, (n - 1).abs());
-    }
-}
-
-/// Drops a value without recursion, so a 100 000-deep value cannot overflow the stack.
-pub fn dispose(v: Value) {
-    match v {
-        Value::Array(a) if a.iter().any(is_container) => {
-            let mut stack: Vec<Value> = a;
-            while let Some(v) = stack.pop() {
-                match v {
-                    Value::Array(a) => stack.extend(a),
-                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
-                    _ => {}
-                }
-            }
-        }
-        Value::Object(m) if m.values().any(is_container) => {
-            let mut stack: Vec<Value> = m.into_iter().map(|(_, v)| v).collect();
-            while let Some(v) = stack.pop() {
-                match v {
-                    Value::Array(a) => stack.extend(a),
-                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn is_container(v: &Value) -> bool {
-    matches!(v, Value::Array(_) | Value::Object(_))
-}
-
-/// Appends `JSON.stringify(v)` to `out`. Iterative: depth is bounded only by memory.
-pub fn write_value(v: &Value, out: &mut Vec<u8>) {
-    enum Frame<'a> {
-        Arr(std::slice::Iter<'a, Value>, bool),
-        Obj(serde_json::map::Iter<'a>, bool),
-    }
-    let mut stack: Vec<Frame<'_>> = Vec::new();
-    let mut next: Option<&Value> = Some(v);
-    loop {
-        if let Some(v) = next.take() {
-            match v {
-                Value::Null => out.extend_from_slice(b"null"),
-                Value::Bool(true) => out.extend_from_slice(b"true"),
-                Value::Bool(false) => out.extend_from_slice(b"false"),
-                Value::Number(n) => write_number(n, out),
-                Value::String(s) => write_str(s, out),
-                Value::Array(a) => {
-                    out.push(b'[');
-                    stack.push(Frame::Arr(a.iter(), true));
-                }
-                Value::Object(m) => {
-                    out.push(b'{');
-                    stack.push(Frame::Obj(m.iter(), true));
-                }
-            }
-        }
-        let Some(top) = stack.last_mut() else { return };
-        match top {
-            Frame::Arr(it, first) => match it.next() {
-                Some(v) => {
-                    if !std::mem::take(first) {
-                        out.push(b',');
-                    }
-                    next = Some(v);
-                }
-                None => {
-                    out.push(b']');
-                    stack.pop();
-                }
-            },
-            Frame::Obj(it, first) => match it.next() {
-                Some((k, v)) => {
-                    if !std::mem::take(first) {
-                        out.push(b',');
-                    }
-                    write_str(k, out);
-                    out.push(b':');
-                    next = Some(v);
-                }
-                None => {
-                    out.push(b'}');
-                    stack.pop();
-                }
-            },
-        }
-    }
-}
-
-/// `JSON.stringify(v)` as a `String`.
-pub fn to_string(v: &Value) -> String {
-    let mut out = Vec::new();
-    write_value(v, &mut out);
-    String::from_utf8(out).expect("writer emits UTF-8")
-}
-
-/// Appends a number as JavaScript prints it.
-pub fn write_number(n: &Number, out: &mut Vec<u8>) {
-    use std::io::Write;
-    if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
-    } else {
-        let mut s = String::new();
-        push_js_number(n.as_f64().unwrap_or(f64::NAN), &mut s);
-        out.extend_from_slice(s.as_bytes());
-    }
-}
-
-/// Appends a JSON string literal escaped as `JSON.stringify` does.
-pub fn write_str(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
-    let b = s.as_bytes();
-    let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&b[run..i]);
-        if esc.is_empty() {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(c >> 4) as usize],
-                HEX[(c & 15) as usize],
-            ]);
-        } else {
-            out.extend_from_slice(esc);
-        }
-        run = i + 1;
-    }
-    out.extend_from_slice(&b[run..]);
-    out.push(b'"');
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::tests::rt;
     use super::*;
     use serde_json::json;
-
-    fn rt(s: &str) -> String {
-        to_string(&parse(s).unwrap().value)
-    }
-
-    #[test]
-    fn numbers_are_printed_as_javascript_prints_doubles() {
-        assert_eq!(rt("1e3"), "1000");
-        assert_eq!(rt("1.0"), "1");
-        assert_eq!(rt("-0"), "0");
-        assert_eq!(rt("1.5"), "1.5");
-        assert_eq!(rt("9007199254740993"), "9007199254740992");
-        assert_eq!(rt("12345678901234567890"), "12345678901234567000");
-        assert_eq!(
-            rt("123456789012345678901234567890"),
-            "1.2345678901234568e+29"
-        );
-        assert_eq!(rt("1e21"), "1e+21");
-        assert_eq!(rt("1e-7"), "1e-7");
-        assert_eq!(rt("0.000001"), "0.000001");
-        assert_eq!(rt("1e400"), "null");
-        assert_eq!(rt("-1e400"), "null");
-        assert_eq!(rt("[1e20]"), "[100000000000000000000]");
-    }
 
     #[test]
     fn overflowing_id_is_still_a_number_to_the_classifier() {
@@ -679,28 +416,6 @@ mod tests {
         assert_eq!(
             parse(r#""\ud83d\u0041""#).unwrap().value,
             json!("\u{FFFD}A")
-        );
-    }
-
-    #[test]
-    fn deep_nesting_parses_writes_and_drops_without_recursion() {
-        let n = 200_000;
-        let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
-        let p = parse(&text).unwrap();
-        assert_eq!(p.depth, n);
-        let mut out = Vec::new();
-        write_value(&p.value, &mut out);
-        assert_eq!(out.len(), 2 * n);
-        dispose(p.value);
-        // A deep but malformed text is torn down too.
-        assert!(parse(&"[{\"a\":".repeat(n)).is_err());
-    }
-
-    #[test]
-    fn strings_escape_like_json_stringify() {
-        assert_eq!(
-            rt(r#""a\u0001\b\f\n\r\t\"\\\/\u2028é""#),
-            "\"a\\u0001\\b\\f\\n\\r\\t\\\"\\\\/\u{2028}é\""
         );
     }
 

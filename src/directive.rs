@@ -1,8 +1,10 @@
-//! The scripted-model directive language, shared by the model stub and (so that one golden trace can
-//! drive both) the reference runtime's scripted model.
+//! The scripted-model directive language, defined once, below both of its users: the model stub
+//! ([`crate::model_stub`]) and the reference runtime's scripted model ([`crate::runtime::script`]),
+//! so that one golden trace drives a real runtime (through the stub) and the reference alike.
+//! Also here: which text blocks the runtime writes itself (never a prompt).
 //!
 //! A directive is read from the **start** of one prompt text (which text is the caller's business:
-//! the stub uses the last user-authored text block holding a directive, see [`super::request`]).
+//! the stub uses the last user-authored text block holding a directive, see [`crate::model_stub::request`]).
 //! Leading whitespace is ignored; keywords are case-sensitive; a bare keyword must end at the end
 //! of the text, at whitespace or at `:`. The grammar is exactly the reference runtime's
 //! (`runtime::script::parse`, a test checks they agree) so one golden trace drives both:
@@ -16,11 +18,34 @@
 //! | `slow <d>` / `slow:N <d>` | [`Directive::Slow`] — wait N seconds (digits and dots; default [`DEFAULT_SLOW_SECS`] when absent or unreadable), then act as `<d>`; a `<d>` holding no directive is a reply with that (trimmed) text |
 //! | `tool` / `tool: CMD` | [`Directive::Tool`] — a bash tool call running CMD (default [`DEFAULT_TOOL_COMMAND`]) |
 //! | `subagent:P` | [`Directive::Subagent`] — a subagent tool call with prompt P (leading whitespace removed) |
+//! | `call: NAME {JSON}` | [`Directive::Call`] — a call of the tool NAME with the JSON object as its input (`{}` when absent); NAME not offered by the request: HTTP 400 naming it; JSON not an object: no directive (echo) |
 //! | `error500`, `error400`, `sseerror`, `truncate`, `hang` | the variant of the same name |
 //! | anything else | [`Directive::Echo`] of the whole text (untrimmed) |
 //!
 //! [`parse_directive`] is total and pure: every text maps to exactly one directive;
 //! [`directive_in`] tells texts holding a directive from the rest.
+
+/// Prefixes of text blocks the runtime writes itself (never the user's prompt).
+pub const RUNTIME_TEXT_PREFIXES: [&str; 3] = [
+    "Current runtime context",
+    "Your parent agent id is ",
+    "The working directory changed from ",
+];
+/// The first text of the user message a settled subagent sends to its parent.
+pub const SUBAGENT_NOTICE_PREFIX: &str = "Background subagent ";
+
+/// True when a text block was written by the runtime, not by the user.
+pub fn is_runtime_text(text: &str) -> bool {
+    RUNTIME_TEXT_PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
+/// The HTTP 400 message of a directive that calls a tool the request does not offer.
+pub fn unoffered_tool_message(tool: &str, offered: &[String]) -> String {
+    format!(
+        "model-stub: the directive calls the `{tool}` tool but the request offers no tool of that name (offered: {})",
+        offered.join(", ")
+    )
+}
 
 /// Seconds `slow` waits when no `:N` is given.
 pub const DEFAULT_SLOW_SECS: f64 = 2.0;
@@ -53,6 +78,14 @@ pub enum Directive {
         /// The shell command.
         command: String,
     },
+    /// Call any tool the request offers, with this input; the next request (carrying the tool
+    /// result) is answered with `tool result: <result text>`.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its input: a JSON object, as written (compact).
+        input: String,
+    },
     /// Call the subagent tool with this prompt for the child.
     Subagent {
         /// The child's prompt (itself usually a directive).
@@ -83,6 +116,7 @@ impl Directive {
             Directive::Slow { secs, then } => format!("slow:{secs}+{}", then.label()),
             Directive::Tool { .. } => "tool".into(),
             Directive::Subagent { .. } => "subagent".into(),
+            Directive::Call { .. } => "call".into(),
             Directive::Error500 => "error500".into(),
             Directive::Error400 => "error400".into(),
             Directive::SseError => "sseerror".into(),
@@ -132,6 +166,25 @@ pub fn directive_in(text: &str) -> Option<Directive> {
             .unwrap_or(DEFAULT_TOOL_COMMAND);
         return Some(Directive::Tool {
             command: command.to_owned(),
+        });
+    }
+    if let Some(rest) = body.strip_prefix("call:") {
+        let rest = rest.trim_start();
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == '{')
+            .unwrap_or(rest.len());
+        let (tool, input) = (&rest[..end], rest[end..].trim());
+        let input: serde_json::Value = if input.is_empty() {
+            serde_json::json!({})
+        } else {
+            serde_json::from_str(input).ok()?
+        };
+        if tool.is_empty() || !input.is_object() {
+            return None;
+        }
+        return Some(Directive::Call {
+            tool: tool.to_owned(),
+            input: input.to_string(),
         });
     }
     if let Some(rest) = body.strip_prefix("subagent:") {

@@ -1,0 +1,110 @@
+//! What the kit must undo if it is stopped abruptly: the case directories that exist and the
+//! runtimes that run. [`CaseDirs`](super::CaseDirs) and [`Child`](super::Child) register here
+//! while they live; [`exit_on_signals`] makes SIGINT/SIGTERM kill the runtimes, remove the
+//! directories and exit 128 + N, for the subcommands that do not stop gracefully through a
+//! [`Cancel`](super::Cancel) (`check` does, and writes a partial report).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// What is alive, by registration number.
+#[derive(Default)]
+struct Live {
+    dirs: HashMap<u64, PathBuf>,
+    /// Process group and environment mark of each running runtime.
+    children: HashMap<u64, (i32, String)>,
+}
+
+fn live() -> &'static Mutex<Live> {
+    static LIVE: OnceLock<Mutex<Live>> = OnceLock::new();
+    LIVE.get_or_init(Mutex::default)
+}
+
+fn next() -> u64 {
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Live> {
+    live().lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers a directory to remove on an abrupt stop; returns its ticket.
+pub(crate) fn dir(path: PathBuf) -> u64 {
+    let n = next();
+    lock().dirs.insert(n, path);
+    n
+}
+
+/// Registers a running runtime (its process group and mark); returns its ticket.
+pub(crate) fn child(pgid: i32, mark: String) -> u64 {
+    let n = next();
+    lock().children.insert(n, (pgid, mark));
+    n
+}
+
+/// Forgets a ticket (the directory was removed, the runtime reaped).
+pub(crate) fn done(ticket: u64) {
+    let mut l = lock();
+    l.dirs.remove(&ticket);
+    l.children.remove(&ticket);
+}
+
+/// Kills every registered runtime (its group and its marked descendants) and removes every
+/// registered directory.
+pub fn undo_all() {
+    let l = lock();
+    for (pgid, mark) in l.children.values() {
+        // SAFETY: kill(2) on a process group the kit created; no memory is involved.
+        unsafe {
+            libc::kill(-*pgid, libc::SIGKILL);
+        }
+        super::child::sweep(mark);
+    }
+    for d in l.dirs.values() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+static CAUGHT: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn caught(sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    CAUGHT.store(sig, Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM end the process cleanly: runtimes killed, directories removed, a
+/// line on stderr, exit 128 + N. A second signal during that kills the process at once. A
+/// process-wide setting: call it once, from a command line's `main`.
+pub fn exit_on_signals(what: &'static str) -> std::io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = caught as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    std::thread::Builder::new()
+        .name("signal-exit".into())
+        .spawn(move || loop {
+            let sig = CAUGHT.load(Ordering::SeqCst);
+            if sig != 0 {
+                undo_all();
+                eprintln!(
+                    "\ndsh-conformance {what}: {}: stopped; runtimes killed, temp directories removed",
+                    super::cancel::signal_name(sig)
+                );
+                std::process::exit(128 + sig);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        })?;
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! `dsh-conformance tap`: a transparent stdio proxy to put where a client expects its runtime
+//! binary. It runs the real runtime with the client's arguments, environment and working
+//! directory, forwards stdin, stdout and signals unchanged (stderr is the runtime's own), and when
+//! the runtime ends writes the live session as a redacted golden trace that `replay` accepts
+//! (the same redaction as `import`), optionally with the raw transcript beside it.
+//!
+//! A client that takes a binary path (the SDK's `dsh_bin`) gets a two-line wrapper:
+//!
+//! ```sh
+//! #!/bin/sh
+//! exec dsh-conformance tap --out /tmp/session.trace -- /path/to/real-runtime "$@"
+//! ```
+
+use crate::trace::import::RawEvent;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where the tap writes what it saw.
+#[derive(Debug, Clone)]
+pub struct TapOptions {
+    /// The golden trace.
+    pub out: PathBuf,
+    /// The raw transcript (`{"t","dir","line"}` lines, the layout `import` reads), if wanted.
+    pub raw: Option<PathBuf>,
+    /// The trace's `# case:` name.
+    pub case: String,
+}
+
+/// Bytes of traffic the tap keeps for the trace; beyond it, traffic is still forwarded but no
+/// longer recorded (the trace says so).
+pub const TAP_BYTES: usize = 64 << 20;
+
+/// What the tap recorded.
+#[derive(Default)]
+struct Log {
+    events: Vec<RawEvent>,
+    bytes: usize,
+    truncated: bool,
+}
+
+impl Log {
+    fn push(&mut self, ev: RawEvent, size: usize) {
+        if self.bytes + size > TAP_BYTES {
+            self.truncated = true;
+        }
+        if !self.truncated {
+            self.bytes += size;
+            self.events.push(ev);
+        }
+    }
+}
+
+/// Why the tap could not do its job.
+#[derive(Debug)]
+pub enum TapError {
+    /// The runtime command is empty.
+    NoCommand,
+    /// The runtime could not be started.
+    Start(std::io::Error),
+    /// The trace could not be written.
+    Write(PathBuf, std::io::Error),
+}
+
+impl std::fmt::Display for TapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TapError::NoCommand => f.write_str("no runtime command after --"),
+            TapError::Start(e) => write!(f, "cannot start the runtime: {e}"),
+            TapError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for TapError {}
+
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+static CAUGHT: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = FORWARD_TO.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+    CAUGHT.store(sig, Ordering::SeqCst);
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "TERM",
+        libc::SIGINT => "INT",
+        _ => "HUP",
+    }
+}
+
+/// Runs `argv` behind the tap; returns the runtime's exit code (128 + N if a signal killed it).
+pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
+    let (program, args) = argv.split_first().ok_or(TapError::NoCommand)?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(TapError::Start)?;
+    let started = Instant::now();
+    let t = move || started.elapsed().as_secs_f64();
+    FORWARD_TO.store(child.id() as i32, Ordering::SeqCst);
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction is valid; the handler only calls kill(2) and stores.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    let log = Arc::new(Mutex::new(Log::default()));
+    let record = {
+        let log = log.clone();
+        move |ev: RawEvent, size: usize| {
+            log.lock().unwrap_or_else(|e| e.into_inner()).push(ev, size)
+        }
+    };
+    let mut to_child = child.stdin.take().expect("piped stdin");
+    let mut from_child = child.stdout.take().expect("piped stdout");
+    // Client → runtime: forwarded as it comes, recorded line by line.
+    let rec_in = record.clone();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            let n = match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            // Recorded before it is forwarded: an answer must never be recorded before the
+            // request it answers.
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(i) = memchr::memchr(b'\n', &pending) {
+                let line: Vec<u8> = pending.drain(..=i).collect();
+                let size = line.len();
+                rec_in(
+                    RawEvent::In {
+                        t: t(),
+                        bytes: line,
+                    },
+                    size,
+                );
+            }
+            if to_child
+                .write_all(&buf[..n])
+                .and_then(|_| to_child.flush())
+                .is_err()
+            {
+                break;
+            }
+        }
+        if !pending.is_empty() {
+            let size = pending.len();
+            rec_in(
+                RawEvent::In {
+                    t: t(),
+                    bytes: pending,
+                },
+                size,
+            );
+        }
+        rec_in(RawEvent::Eof { t: t() }, 0);
+        drop(to_child);
+    });
+    // Runtime → client: forwarded as it comes, recorded line by line.
+    let rec_out = record.clone();
+    let out_thread = std::thread::spawn(move || {
+        let mut stdout = std::io::stdout();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            let n = match from_child.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let _ = stdout.write_all(&buf[..n]).and_then(|_| stdout.flush());
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(i) = memchr::memchr(b'\n', &pending) {
+                let raw: Vec<u8> = pending.drain(..=i).collect();
+                let text = String::from_utf8_lossy(&raw[..raw.len() - 1]);
+                let line = crate::wire::trim_js(&text).to_owned();
+                let size = line.len();
+                if !line.is_empty() {
+                    rec_out(
+                        RawEvent::Out {
+                            t: t(),
+                            line,
+                            truncated: None,
+                        },
+                        size,
+                    );
+                }
+            }
+        }
+    });
+    let status = loop {
+        let sig = CAUGHT.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            record(
+                RawEvent::Signal {
+                    t: t(),
+                    name: signal_name(sig).into(),
+                },
+                0,
+            );
+        }
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break child.wait().map_err(TapError::Start)?,
+        }
+    };
+    // The runtime's stdout may stay open in a grandchild: wait a moment, not forever.
+    let until = Instant::now() + Duration::from_secs(2);
+    while !out_thread.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    record(
+        RawEvent::Exit {
+            t: t(),
+            code: status.code(),
+        },
+        0,
+    );
+    let log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
+    write_outputs(&log, argv, opts)?;
+    Ok(code)
+}
+
+fn write_outputs(log: &Log, argv: &[String], opts: &TapOptions) -> Result<(), TapError> {
+    let mut dirs = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.push((cwd.to_string_lossy().into_owned(), "{{cwd}}"));
+    }
+    if let Some(home) = std::env::var_os("DSH_HOME").filter(|h| !h.is_empty()) {
+        dirs.push((home.to_string_lossy().into_owned(), "{{home}}"));
+    }
+    let rec = super::Recording {
+        events: log.events.clone(),
+        dirs,
+        stderr_tail: String::new(),
+    };
+    let mut source = format!("dsh-conformance tap -- {}", argv.join(" "));
+    if log.truncated {
+        source.push_str(&format!(" (recording stopped at {TAP_BYTES} bytes)"));
+    }
+    let text = rec.to_trace(&opts.case, &source, None);
+    std::fs::write(&opts.out, text).map_err(|e| TapError::Write(opts.out.clone(), e))?;
+    if let Some(raw) = &opts.raw {
+        let mut out = String::new();
+        for ev in &log.events {
+            let v = match ev {
+                RawEvent::In { t, bytes } => {
+                    serde_json::json!({"t": t, "dir": "in", "raw": String::from_utf8_lossy(bytes)})
+                }
+                RawEvent::Out { t, line, .. } => {
+                    serde_json::json!({"t": t, "dir": "out", "line": line})
+                }
+                RawEvent::Eof { t } => serde_json::json!({"t": t, "dir": "in", "note": "EOF"}),
+                RawEvent::Signal { t, name } => {
+                    serde_json::json!({"t": t, "dir": "in", "note": format!("SIG{name}")})
+                }
+                RawEvent::Exit { t, code } => serde_json::json!({"t": t, "exit": code}),
+            };
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+        std::fs::write(raw, out).map_err(|e| TapError::Write(raw.clone(), e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! Sessions in this process: opening (creation events), storing, and settling when they go idle
+//! (parked `session/wait`s and legacy prompts answered). Below both the request methods
+//! ([`super::methods`]) and the turn engine ([`super::turn`]), which use it and not each other's
+//! internals.
+
+use super::events::write_status;
+use super::{persist, Edition, Runtime, Session};
+use crate::wire::write;
+use serde_json::{json, Value};
+
+pub(super) const SHUTTING_DOWN: &str = "SDK server is shutting down";
+
+impl Runtime {
+    /// Opens `sid` in this process, creating it when it is new (docs/CONTRACT.md#s3.2).
+    pub(super) fn open_session(
+        &mut self,
+        sid: &str,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if self.sessions.contains_key(sid) {
+            return Ok(());
+        }
+        if self.shutting_down {
+            return Err(SHUTTING_DOWN.into());
+        }
+        if let Some(store) = self.store.as_mut() {
+            if store.load(sid).is_some() {
+                return Err(format!("session \"{sid}\" already exists"));
+            }
+        }
+        let mut s = Session::new(self.route.clone());
+        if self.cfg.edition == Edition::Current {
+            s.emit(
+                out,
+                sid,
+                "permission/preset",
+                &json!({"preset":"workspace-write"}),
+                now,
+                None,
+                false,
+            );
+            s.emit(
+                out,
+                sid,
+                "sandbox/mode",
+                &json!({"mode":"workspace-write"}),
+                now,
+                None,
+                false,
+            );
+            s.emit(
+                out,
+                sid,
+                "approval/policy",
+                &json!({"policy":"ask"}),
+                now,
+                None,
+                false,
+            );
+        }
+        let stored = persist::Stored {
+            seq: s.seq,
+            turns: 0,
+        };
+        self.sessions.insert(Box::from(sid), s);
+        self.save(sid, stored);
+        Ok(())
+    }
+
+    pub(super) fn save(&mut self, sid: &str, st: persist::Stored) {
+        if let Some(store) = self.store.as_mut() {
+            if sid.is_empty() {
+                return; // "" cannot be stored; its turns fail like the real runtime's (see turn.rs)
+            }
+            if let Err(e) = store.save(sid, st) {
+                eprintln!("dsh-reference-runtime: cannot persist session {sid:?}: {e}");
+            }
+        }
+    }
+
+    /// Answers the parked `session/wait`s and legacy prompts of a session that just went idle.
+    pub(super) fn settle(&mut self, sid: &str, out: &mut Vec<u8>) {
+        let mtas = self.cfg.max_tokens_as_success();
+        let legacy = self.cfg.edition == Edition::Legacy;
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        if !legacy {
+            write_status(out, sid, false);
+        }
+        if s.busy() {
+            return;
+        }
+        for id in std::mem::take(&mut s.waiters) {
+            write::result(out, &id, &json!({}));
+        }
+        let pending = std::mem::take(&mut s.legacy_pending);
+        if !pending.is_empty() {
+            let reason = s.last_end.clone();
+            let status = if ok_status(reason.as_ref(), mtas) {
+                "ok"
+            } else {
+                "error"
+            };
+            for id in pending {
+                let mut params = json!({"sessionId": sid, "status": status});
+                if let Some(r) = &reason {
+                    params["reason"] = r.clone();
+                }
+                write::notification(out, "session.finished", Some(&params));
+                write::result(out, &id, &json!({"accepted": true}));
+            }
+        }
+    }
+}
+
+/// `status` of `subagent.finished` / `session.finished` for a `turn/end` reason.
+pub(super) fn ok_status(reason: Option<&Value>, max_tokens_as_success: bool) -> bool {
+    match reason.and_then(|r| r.get("kind")).and_then(Value::as_str) {
+        Some("completed") => true,
+        Some("max-tokens") => max_tokens_as_success,
+        _ => false,
+    }
+}

@@ -1,0 +1,155 @@
+//! `dsh-conformance explain <check>`: what the kit knows about one check — its rule, severity and
+//! editions, the contract sections it cites quoted from `docs/CONTRACT.md`, its prerequisites and
+//! its traces.
+
+use super::cases::{self, CheckCase};
+use super::registry::{self, CheckInfo};
+use crate::contract::{CitationError, Contract, Section};
+use std::fmt;
+
+/// One check, explained.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// The check.
+    pub check: &'static CheckInfo,
+    /// The contract sections its `section` cites, in citation order.
+    pub sections: Vec<&'static Section<'static>>,
+    /// Its traces under `fixtures/checks/` (none for a stream rule judged over every transcript).
+    pub cases: Vec<CheckCase>,
+}
+
+/// Why a check cannot be explained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExplainError {
+    /// No check has this id.
+    UnknownCheck(String),
+    /// The check cites a section the built-in contract does not have.
+    Citation {
+        /// The check.
+        check: &'static str,
+        /// What is wrong with its citation.
+        error: CitationError,
+    },
+    /// The built-in check traces did not load (the loader's message).
+    Cases(String),
+}
+
+impl fmt::Display for ExplainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExplainError::UnknownCheck(id) => {
+                write!(f, "no check {id:?} (see `dsh-conformance check --list`)")
+            }
+            ExplainError::Citation { check, error } => write!(f, "{check}: {error}"),
+            ExplainError::Cases(e) => write!(f, "the built-in check traces: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ExplainError {}
+
+/// Explains the check `id`.
+pub fn explain(id: &str) -> Result<Explanation, ExplainError> {
+    let check = registry::find(id).ok_or_else(|| ExplainError::UnknownCheck(id.to_owned()))?;
+    let sections = Contract::builtin()
+        .resolve(check.section)
+        .map_err(|error| ExplainError::Citation {
+            check: check.id,
+            error,
+        })?;
+    let cases = cases::all()
+        .map_err(ExplainError::Cases)?
+        .into_iter()
+        .filter(|c| c.check.id == check.id)
+        .collect();
+    Ok(Explanation {
+        check,
+        sections,
+        cases,
+    })
+}
+
+/// The text `explain` prints: the check's line, rule and prerequisites, each cited section under a
+/// `=== §N Title (docs/CONTRACT.md#sN) ===` rule, then each trace under `--- fixtures/checks/… ---`.
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let info = self.check;
+        writeln!(
+            f,
+            "{}  [{} {}; editions: {}]",
+            info.id,
+            info.severity,
+            info.section,
+            info.editions.names()
+        )?;
+        writeln!(f, "rule: {}", info.rule)?;
+        if !info.requires.is_empty() {
+            writeln!(
+                f,
+                "requires: {} (when one fails, this check is BLOCKED, not run)",
+                info.requires.join(", ")
+            )?;
+        }
+        if info.stream {
+            writeln!(
+                f,
+                "judged by the rule engine over every transcript of the run, whichever check produced it"
+            )?;
+        }
+        for s in &self.sections {
+            writeln!(
+                f,
+                "\n=== §{} {} ({}) ===\n{}",
+                s.number,
+                s.title,
+                s.link(),
+                s.body
+            )?;
+        }
+        for c in &self.cases {
+            writeln!(
+                f,
+                "\n--- fixtures/checks/{} ---\n{}",
+                c.file,
+                c.text.trim_end()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_explains_with_the_sections_it_cites() {
+        for c in registry::CHECKS {
+            let e = explain(c.id).unwrap_or_else(|e| panic!("{e}"));
+            let cited: Vec<_> = e
+                .sections
+                .iter()
+                .map(|s| format!("§{}", s.number))
+                .collect();
+            assert_eq!(cited.join(" "), c.section, "{}", c.id);
+            assert!(c.stream || !e.cases.is_empty(), "{} has no trace", c.id);
+        }
+    }
+
+    #[test]
+    fn the_text_quotes_each_cited_section_and_an_unknown_id_is_its_own_error() {
+        let text = explain("error.unknown-method").unwrap().to_string();
+        assert!(
+            text.starts_with("error.unknown-method  [MUST §2.3 §9;"),
+            "{text}"
+        );
+        assert!(text.contains("=== §2.3 Answering requests (docs/CONTRACT.md#s2.3) ==="));
+        assert!(text.contains("=== §9 Error messages (docs/CONTRACT.md#s9) ==="));
+        assert!(text.contains("`initialize maxTokens must be a positive safe integer`"));
+        assert!(text.contains("--- fixtures/checks/error.unknown-method.trace ---"));
+        assert_eq!(
+            explain("no.such").unwrap_err(),
+            ExplainError::UnknownCheck("no.such".into())
+        );
+    }
+}

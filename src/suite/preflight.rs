@@ -1,0 +1,91 @@
+//! The preflight: one start of the runtime before the suite, to stop a runtime that cannot be
+//! checked (it does not start, dies, never answers `initialize`, or writes no JSON object) with one
+//! cause instead of fifty failures.
+
+use super::judge;
+use super::run::{Options, RunError};
+use crate::runner::{self, CommandSpec, Halt, Outcome};
+use crate::trace::Trace;
+use std::time::Duration;
+
+// Tolerant of non-frame lines: a runtime that also logs to stdout must still reach the checks.
+const PREFLIGHT: &str = r#"# case: preflight
+== stdout any
+>> {"jsonrpc":"2.0","id":"dsh-conformance-preflight","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
+<< {"id":"dsh-conformance-preflight"}
+"#;
+
+/// How long the preflight's first attempt waits for the initialize answer.
+const FIRST_ATTEMPT: Duration = Duration::from_secs(5);
+
+/// What the preflight learnt about the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preflight {
+    /// It answered initialize.
+    Answered,
+    /// It wrote lines, none of them a JSON object: nothing else can be judged. Holds the first.
+    NoFrames {
+        /// The first stdout line, clipped.
+        first_line: String,
+        /// Lines written.
+        lines: usize,
+        /// The last lines of its stderr.
+        stderr_tail: String,
+    },
+    /// It cannot be checked: it did not start, ended, or never answered `initialize`.
+    Unusable {
+        /// What happened, in one sentence.
+        cause: String,
+        /// The last lines of its stderr (its own words on why).
+        stderr_tail: String,
+    },
+    /// The run was stopped while the preflight ran.
+    Halted(Halt),
+}
+
+/// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start,
+/// never answers, or writes no frame is reported once, not fifty times.
+pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunError> {
+    let trace =
+        Trace::parse(PREFLIGHT, "preflight").map_err(|e| RunError::Fixtures(e.to_string()))?;
+    let mut ro = judge::runner_opts(opts);
+    // A short first attempt decides at once for a runtime that writes lines but no frames; a
+    // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.
+    ro.frame_timeout = opts.start_timeout.min(FIRST_ATTEMPT);
+    let mut r = runner::replay(&trace, cmd, &ro);
+    if !r.passed()
+        && r.transcript.stdout.is_empty()
+        && opts.start_timeout > FIRST_ATTEMPT
+        && matches!(r.outcome, Outcome::Fail(_))
+    {
+        ro.frame_timeout = opts.start_timeout;
+        r = runner::replay(&trace, cmd, &ro);
+    }
+    let stdout = &r.transcript.stdout;
+    let any_object = stdout.iter().any(|l| {
+        crate::wire::json::parse(l)
+            .ok()
+            .is_some_and(|p| p.value.is_object())
+    });
+    let stderr_tail = r.stderr_tail.trim_end().to_owned();
+    Ok(match &r.outcome {
+        Outcome::Pass => Preflight::Answered,
+        Outcome::Halted(h) => Preflight::Halted(*h),
+        // The runtime's own words explain a runtime that cannot start or dies at once.
+        Outcome::Broken(m) => Preflight::Unusable {
+            cause: m.clone(),
+            stderr_tail,
+        },
+        Outcome::Fail(_) if !stdout.is_empty() && !any_object => Preflight::NoFrames {
+            first_line: crate::trace::explain::clip(&stdout[0], 200),
+            lines: stdout.len(),
+            stderr_tail,
+        },
+        // It wrote frames, just not the answer: the checks will say what is wrong.
+        Outcome::Fail(_) if !stdout.is_empty() => Preflight::Answered,
+        Outcome::Fail(f) => Preflight::Unusable {
+            cause: format!("`{cmd}` did not answer initialize: {}", f.reason),
+            stderr_tail,
+        },
+    })
+}

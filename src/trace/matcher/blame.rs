@@ -1,0 +1,190 @@
+//! Explaining a frame nothing accepts: the frame it overtook (out of order, missing), else the
+//! closest open expectation and the first difference from it.
+
+use super::{EKind, Matcher, Seen};
+use crate::trace::explain;
+use crate::trace::failure::{Failure, FailureKind};
+use crate::trace::pattern::Pat;
+use crate::trace::syntax::Mult;
+use serde_json::Value;
+
+impl Matcher {
+    /// Fills the closest recent frame to `pat` and its first difference into `f`.
+    pub(super) fn explain_closest(&self, pat: &Pat, f: &mut Failure) {
+        let mut best: Option<(f64, &Seen)> = None;
+        for s in self.recent.iter() {
+            if let Some(v) = &s.value {
+                let score = explain::score(pat, v, &self.bindings, &self.env);
+                if best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, s));
+                }
+            }
+        }
+        if let Some((_, s)) = best {
+            f.closest = Some(explain::clip(&s.text, 600));
+            if let Some(v) = &s.value {
+                f.diff = explain::first_difference(pat, v, &self.bindings, &self.env);
+            }
+        }
+    }
+
+    /// The failure for a frame no expectation, `ignore` rule or later expectation accepts: a
+    /// mismatch against the closest open expectation of its kind, or unexpected when none is open.
+    pub(super) fn unexpected(&self, text: &str, value: &Value, is_response: bool) -> Failure {
+        let mut best: Option<(f64, usize)> = None;
+        for (i, e) in self.exps.iter().enumerate() {
+            if e.seg >= self.active
+                || (e.done
+                    && !matches!(
+                        &e.kind,
+                        EKind::Frame {
+                            mult: Mult::Star,
+                            ..
+                        }
+                    ))
+            {
+                continue;
+            }
+            if let EKind::Frame { pat, response, .. } = &e.kind {
+                if *response != is_response {
+                    continue;
+                }
+                let s = explain::score(pat, value, &self.bindings, &self.env);
+                if best.is_none_or(|(b, _)| s > b) {
+                    best = Some((s, i));
+                }
+            }
+        }
+        let mut f = Failure {
+            reason: format!(
+                "unexpected frame (stdout line {}): {}",
+                self.stats.lines,
+                explain::clip(text, 300)
+            ),
+            at: None,
+            expected: None,
+            closest: None,
+            diff: None,
+            recent: Vec::new(),
+            kind: FailureKind::Unexpected,
+            trace_line: None,
+            stdout_line: Some(self.stats.lines),
+        };
+        if let Some((_, i)) = best {
+            let e = &self.exps[i];
+            f.kind = FailureKind::Mismatch;
+            f.trace_line = Some(e.line);
+            f.at = Some(self.at(e.line));
+            f.expected = Some(self.exp_text(e));
+            if let EKind::Frame { pat, .. } = &e.kind {
+                f.diff = explain::first_difference(pat, value, &self.bindings, &self.env);
+            }
+            f.closest = Some(explain::clip(text, 300));
+            f.reason = match &f.diff {
+                Some(d) => format!(
+                    "stdout line {} differs from the expectation at {}: {d}",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
+                None => format!(
+                    "stdout line {} is not what {} expects",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
+            };
+        }
+        f
+    }
+
+    /// If an open expectation accepts the frame, it came too early: names what it overtook.
+    pub(super) fn out_of_order(
+        &self,
+        text: &str,
+        v: &Value,
+        session: Option<&str>,
+    ) -> Option<Failure> {
+        for (i, e) in self.exps.iter().enumerate() {
+            if e.done
+                || !matches!(e.kind, EKind::Frame { .. })
+                || self.try_exp(i, v, session).is_none()
+            {
+                continue;
+            }
+            let (lane, upto) = match (&e.kind, e.lane_pos) {
+                (
+                    EKind::Frame {
+                        not_before: Some(nb),
+                        ..
+                    },
+                    _,
+                ) => *nb,
+                (_, Some(lp)) => lp,
+                _ => continue,
+            };
+            let l = &self.lanes[lane];
+            let blocker = (l.cursor..upto.min(l.units.len()))
+                .flat_map(|u| l.units[u].iter().copied())
+                .find(|&j| self.exps[j].required() && !self.exps[j].done);
+            let (why, at) = match blocker {
+                Some(j) => {
+                    return Some(self.missing_before(j, i, text, v));
+                }
+                None if e.seg >= self.active => (
+                    "it arrived before the sends it follows in the trace were due".to_owned(),
+                    i,
+                ),
+                None => continue,
+            };
+            let diff = match &self.exps[at].kind {
+                EKind::Frame { pat, .. } if at != i => {
+                    explain::first_difference(pat, v, &self.bindings, &self.env)
+                }
+                _ => None,
+            };
+            return Some(Failure {
+                reason: format!(
+                    "frame out of order (stdout line {}): it matches {} but {why}",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
+                at: Some(self.at(self.exps[at].line)),
+                expected: Some(self.exp_text(&self.exps[at])),
+                closest: Some(explain::clip(text, 300)),
+                diff,
+                recent: Vec::new(),
+                kind: FailureKind::Missing,
+                trace_line: Some(self.exps[at].line),
+                stdout_line: Some(self.stats.lines),
+            });
+        }
+        None
+    }
+
+    /// Expectation `j` had not arrived when a frame matching `i`, which the trace orders after
+    /// it, came: from the client's side `j` is missing, whether or not it would come later.
+    fn missing_before(&self, j: usize, i: usize, text: &str, v: &Value) -> Failure {
+        let diff = match &self.exps[j].kind {
+            EKind::Frame { pat, .. } => {
+                explain::first_difference(pat, v, &self.bindings, &self.env)
+            }
+            _ => None,
+        };
+        Failure {
+            reason: format!(
+                "{} ({}) never arrived before stdout line {}, which matches {} written after it",
+                self.exp_text(&self.exps[j]),
+                self.at(self.exps[j].line),
+                self.stats.lines,
+                self.at(self.exps[i].line)
+            ),
+            at: Some(self.at(self.exps[j].line)),
+            expected: Some(self.exp_text(&self.exps[j])),
+            closest: Some(explain::clip(text, 300)),
+            diff,
+            recent: Vec::new(),
+            kind: FailureKind::Missing,
+            trace_line: Some(self.exps[j].line),
+            stdout_line: Some(self.stats.lines),
+        }
+    }
+}

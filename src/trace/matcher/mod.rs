@@ -1,0 +1,292 @@
+//! The matcher: a pure, deterministic state machine that judges a runtime's output against a
+//! trace. Feed it stdout lines, stdout closure and the exit status with timestamps; ask it what to
+//! do next ([`Matcher::poll`]). No I/O, no clocks: the runner supplies both.
+//!
+//! Ordering (docs/TRACES.md, "Ordering"): the trace is cut into *segments* at each run of sends.
+//! A segment's expectations become active when every required expectation of earlier segments is
+//! met, and its sends are written at that moment. Among active expectations:
+//! - notifications are routed to a *lane* by `params.sessionId` (or `parentSessionId`); within a
+//!   lane they match in trace order (`<<?`/`<<*` may be skipped; the latest candidate in the
+//!   window up to the next required one wins, so `<<*` never swallows the frame that ends it);
+//!   lanes interleave freely; patterns with no literal or captured session form one extra lane;
+//! - responses match by id in any order, but not before the required notifications written above
+//!   them in the lane of their request's `params.sessionId`;
+//! - a frame no active expectation and no `ignore` rule accepts fails the case at once.
+//!
+//! Layout: [`Matcher`] and its state live here; `compile` turns a trace into segments, lanes and
+//! expectations; `route` takes a line to the expectation it meets; `blame` explains a frame
+//! nothing accepts; `send` writes sends with placeholders substituted; `deadlines` decides the
+//! next action (poll), timeouts, the exit and late lines.
+
+mod blame;
+mod compile;
+mod deadlines;
+mod route;
+mod send;
+
+use super::explain;
+use super::pattern::{Bindings, Env, Pat};
+use super::syntax::{Mult, Send};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+/// How long an expectation waits by default.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the runner should do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Write these bytes to stdin.
+    Write(Vec<u8>),
+    /// Close stdin.
+    CloseStdin,
+    /// Send this signal to the runtime.
+    Signal(i32),
+    /// Wait for input until this instant (since start); call [`Matcher::poll`] again at the latest then.
+    WaitUntil(Duration),
+    /// The case is decided.
+    Done,
+}
+
+/// One line the runtime wrote on stdout, as the reader saw it.
+#[derive(Debug, Clone, Copy)]
+pub enum Line<'a> {
+    /// A complete line (without `\n`), valid UTF-8, JS-trimmed, non-blank.
+    Text(&'a str),
+    /// A complete line that is not valid UTF-8 (first bad byte offset, length).
+    NotUtf8 {
+        /// Offset of the first invalid byte.
+        at: usize,
+        /// Line length in bytes.
+        len: usize,
+    },
+    /// A line longer than the reader's bound (length in bytes).
+    TooLong(usize),
+}
+
+pub use super::failure::{ExitInfo, Failure, FailureKind};
+
+/// Counters for reports and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Frames matched by an expectation.
+    pub matched: usize,
+    /// Frames dropped by an `ignore` rule.
+    pub ignored: usize,
+    /// All stdout lines seen.
+    pub lines: usize,
+}
+
+#[derive(Debug)]
+struct Exp {
+    step: usize,
+    line: usize,
+    seg: usize,
+    deadline_after: Duration,
+    kind: EKind,
+    done: bool,
+    matched_by: usize,
+    /// (lane, unit) of a notification expectation.
+    lane_pos: Option<(usize, usize)>,
+}
+
+#[derive(Debug)]
+enum EKind {
+    Frame {
+        pat: Pat,
+        mult: Mult,
+        text: String,
+        /// Response expectations: (lane, units before it in that lane).
+        not_before: Option<(usize, usize)>,
+        response: bool,
+    },
+    Exit(Option<Vec<i32>>),
+}
+
+impl Exp {
+    fn required(&self) -> bool {
+        match &self.kind {
+            EKind::Frame { mult, .. } => *mult == Mult::One,
+            EKind::Exit(_) => true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum LaneKey {
+    Session(String),
+    Capture(String),
+    Global,
+}
+
+#[derive(Debug)]
+struct Lane {
+    key: LaneKey,
+    /// Units: one expectation, or an unordered group of them.
+    units: Vec<Vec<usize>>,
+    cursor: usize,
+}
+
+#[derive(Debug)]
+struct Segment {
+    sends: Vec<(Send, usize)>,
+    required_left: usize,
+    active_since: Option<Duration>,
+    /// Unmet required expectations by (deadline, index): the earliest deadline in O(log n).
+    open: std::collections::BTreeSet<(Duration, usize)>,
+}
+
+/// Everything recent enough to explain a failure.
+struct Seen {
+    text: String,
+    value: Option<Value>,
+}
+
+/// The matcher state for one case.
+pub struct Matcher {
+    file: String,
+    env: Env,
+    exps: Vec<Exp>,
+    lanes: Vec<Lane>,
+    lane_index: HashMap<LaneKey, usize>,
+    responses_by_id: HashMap<String, Vec<usize>>,
+    responses_wild: Vec<usize>,
+    segs: Vec<Segment>,
+    /// Segments `0..active` are active (all before `active - 1` complete).
+    active: usize,
+    pending: VecDeque<(Send, usize)>,
+    pause_until: Option<Duration>,
+    ignores: Vec<(Pat, usize)>,
+    frames_only: bool,
+    /// Leave stream rules to the rule engine: skip non-frame lines and exact repeats of a frame
+    /// already matched (a response sent twice, an event replayed), instead of failing on them.
+    tolerant: bool,
+    skip_repeats: (bool, bool),
+    matched_texts: std::collections::HashSet<String>,
+    /// Lines fed to [`Matcher::on_late_line`].
+    late_lines: usize,
+    bindings: Bindings,
+    recent: VecDeque<Seen>,
+    failure: Option<Failure>,
+    done: bool,
+    stdout_closed: bool,
+    exit: ExitInfo,
+    case_deadline: Duration,
+    /// Counters.
+    pub stats: Stats,
+}
+
+/// Captures and the `{{seq}}` value a successful attempt would commit.
+type Tentative = (Vec<(String, Value)>, Option<f64>);
+
+const RECENT: usize = 64;
+const KEEP_VALUE_BELOW: usize = 256 * 1024;
+
+impl Matcher {
+    /// Tolerant mode (the suite's): lines that are not frames and exact repeats of a matched
+    /// frame are skipped, not failures; the suite's rule engine and checks blame them on their
+    /// rules (`stdout.frames-only`, `response.exactly-once`, `turn.no-replay`) so they do not fail
+    /// every other check.
+    pub fn set_tolerant(&mut self, on: bool) {
+        self.tolerant = on;
+    }
+
+    /// In tolerant mode, whether exact repeats of responses and of notifications are skipped
+    /// (default) or judged like any frame: off for the check whose rule is about them
+    /// (`response.exactly-once`, `turn.no-replay`).
+    pub fn set_skip_repeats(&mut self, responses: bool, notifications: bool) {
+        self.skip_repeats = (responses, notifications);
+    }
+
+    /// The failure, if the case failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Whether the case is decided (passed or failed).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The captured values so far.
+    pub fn bindings(&self) -> &Bindings {
+        &self.bindings
+    }
+
+    fn fail(&mut self, mut f: Failure) {
+        if self.failure.is_none() {
+            f.recent = self
+                .recent
+                .iter()
+                .rev()
+                .take(8)
+                .rev()
+                .map(|s| explain::clip(&s.text, 300))
+                .collect();
+            self.failure = Some(f);
+        }
+        self.done = true;
+    }
+
+    fn at(&self, line: usize) -> String {
+        format!("{}:{}", self.file, line)
+    }
+
+    fn exp_text(&self, e: &Exp) -> String {
+        match &e.kind {
+            EKind::Frame { text, .. } => text.clone(),
+            EKind::Exit(None) => "== exit any".into(),
+            EKind::Exit(Some(c)) => format!(
+                "== exit {}",
+                c.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join("|")
+            ),
+        }
+    }
+    /// How many times each expectation matched, by trace line (for reports and `--bless`).
+    pub fn coverage(&self) -> Vec<(usize, usize, usize)> {
+        self.exps
+            .iter()
+            .map(|e| (e.step, e.line, e.matched_by))
+            .collect()
+    }
+}
+
+/// Helpers the matcher's unit tests share.
+#[cfg(test)]
+mod testkit {
+    use super::*;
+    use crate::trace::syntax::Trace;
+
+    pub(super) fn m(text: &str) -> Matcher {
+        let t = Trace::parse(text, "t").unwrap();
+        let env = Env {
+            cwd: "/c".into(),
+            home: "/h".into(),
+        };
+        Matcher::new(&t, env, Duration::from_secs(5), Duration::from_secs(60))
+    }
+
+    /// Polls until the matcher waits, collecting what it writes.
+    pub(super) fn drain(m: &mut Matcher, now: Duration) -> (Vec<String>, Action) {
+        let mut w = Vec::new();
+        loop {
+            match m.poll(now) {
+                Action::Write(b) => w.push(String::from_utf8_lossy(&b).into_owned()),
+                a @ (Action::WaitUntil(_) | Action::Done) => return (w, a),
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn feed(m: &mut Matcher, lines: &[&str]) {
+        for l in lines {
+            m.on_line(Line::Text(l), Duration::from_millis(1));
+        }
+    }
+
+    pub(super) const T: Duration = Duration::from_millis(1);
+}

@@ -1,0 +1,82 @@
+//! A `JSON.parse`/`JSON.stringify`-compatible JSON layer.
+//!
+//! The upstream runtime is JavaScript, so what a line *means* is whatever `JSON.parse` makes of it.
+//! `serde_json` differs from it in ways a conformance kit must not: it caps nesting at 128 levels,
+//! rejects lone surrogate escapes and rejects number literals that overflow a double (JS gives
+//! `Infinity`). This parser follows `JSON.parse`: no depth limit (it is iterative), every number is a
+//! double, a lone surrogate becomes U+FFFD (a Rust `String` cannot hold one; `JSON.stringify` would
+//! echo the escape — the one documented difference), duplicate keys keep the first position and the
+//! last value. It builds `serde_json::Value`s so the rest of the kit can use the usual API.
+//!
+//! The writer is `JSON.stringify`: compact, numbers formatted as JavaScript prints doubles
+//! (`1e21` → `1e+21`, `-0` → `0`), only `"`, `\` and control characters escaped, iterative.
+//!
+//! Layout: `parse` (the parser, [`parse`]), `number` (doubles as JavaScript holds and prints
+//! them), `write` (the writer, [`write_value`]); [`dispose`] tears values down without recursion.
+
+mod number;
+mod parse;
+mod write;
+
+pub use number::{js_number, number_value};
+pub use parse::{parse, JsonError, Parsed};
+pub use write::{to_string, write_number, write_str, write_value};
+
+use serde_json::Value;
+
+/// Nesting depth above which values are torn down iteratively instead of by `Drop` recursion.
+pub const DEEP: usize = 512;
+
+/// Drops a value without recursion, so a 100 000-deep value cannot overflow the stack.
+pub fn dispose(v: Value) {
+    match v {
+        Value::Array(a) if a.iter().any(is_container) => {
+            let mut stack: Vec<Value> = a;
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Array(a) => stack.extend(a),
+                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
+                    _ => {}
+                }
+            }
+        }
+        Value::Object(m) if m.values().any(is_container) => {
+            let mut stack: Vec<Value> = m.into_iter().map(|(_, v)| v).collect();
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Array(a) => stack.extend(a),
+                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::Array(_) | Value::Object(_))
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses and writes back: what `JSON.stringify(JSON.parse(s))` gives.
+    pub(super) fn rt(s: &str) -> String {
+        to_string(&parse(s).unwrap().value)
+    }
+
+    #[test]
+    fn deep_nesting_parses_writes_and_drops_without_recursion() {
+        let n = 200_000;
+        let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let p = parse(&text).unwrap();
+        assert_eq!(p.depth, n);
+        let mut out = Vec::new();
+        write_value(&p.value, &mut out);
+        assert_eq!(out.len(), 2 * n);
+        dispose(p.value);
+        // A deep but malformed text is torn down too.
+        assert!(parse(&"[{\"a\":".repeat(n)).is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! `dsh-conformance check` against hostile runtimes, and the small edges of its command line.
+
+use super::{kit, runtime, Run};
+use serde_json::Value;
+use std::time::Duration;
+
+const MINUTES: Duration = Duration::from_secs(180);
+
+fn json_report(run: &Run, path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no report ({e})\n{run}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON ({e}): {text}"))
+}
+
+fn report_path(name: &str) -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hostile-report-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn a_runtime_that_floods_from_the_start_is_stopped_by_the_preflight() {
+    let r = kit(&["check", "--", &runtime("yes_a.sh")], None);
+    r.assert_clean(2, MINUTES);
+    assert!(r.stdout.contains("is a JSON object frame"), "{r}");
+}
+
+#[test]
+fn a_flood_after_initialize_is_one_root_cause_and_stops_the_run() {
+    for jobs in ["1", "4"] {
+        let r = kit(
+            &[
+                "check",
+                "--jobs",
+                jobs,
+                "--",
+                &runtime("init_then.py"),
+                "flood",
+            ],
+            None,
+        );
+        r.assert_clean(1, MINUTES);
+        let causes: Vec<&str> = r
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("Root causes"))
+            .take_while(|l| !l.is_empty())
+            .filter(|l| l.contains("flooded stdout ("))
+            .collect();
+        assert_eq!(causes.len(), 1, "one flood, one root cause: {r}");
+        assert!(r.stdout.contains("STOPPED"), "{r}");
+        assert!(
+            r.stdout.contains("hostile: initialized, now flood"),
+            "the stderr tail: {r}"
+        );
+    }
+}
+
+#[test]
+fn a_runtime_that_goes_silent_gets_a_written_report_within_two_minutes() {
+    let out = report_path("silent.json");
+    let r = kit(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            &runtime("init_then.py"),
+            "silent",
+        ],
+        None,
+    );
+    r.assert_clean(1, Duration::from_secs(120));
+    let rep = json_report(&r, &out);
+    assert_eq!(
+        rep["root_causes"][0]["check"], "response.answered",
+        "{rep:#}"
+    );
+    let failed = rep["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "response.answered")
+        .unwrap();
+    assert!(
+        failed["failure"]["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("now silent"),
+        "the runtime's own words in the failure: {failed:#}"
+    );
+}
+
+#[test]
+fn a_runtime_that_dies_at_start_is_named_with_its_own_words_in_every_format() {
+    let r = kit(&["check", "--", &runtime("fatal.sh")], None);
+    r.assert_clean(2, MINUTES);
+    assert!(
+        r.stdout
+            .contains("FATAL: config file /nonexistent/dsh.toml not found"),
+        "{r}"
+    );
+    let out = report_path("fatal.json");
+    let r = kit(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            &runtime("fatal.sh"),
+        ],
+        None,
+    );
+    r.assert_clean(2, MINUTES);
+    let rep = json_report(&r, &out);
+    assert_eq!(rep["stopped"]["reason"], "unusable", "{rep:#}");
+    assert!(rep["stopped"]["stderr_tail"]
+        .as_str()
+        .unwrap()
+        .contains("FATAL"));
+    let out = report_path("fatal.xml");
+    let r = kit(
+        &[
+            "check",
+            "--format",
+            "junit",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            &runtime("fatal.sh"),
+        ],
+        None,
+    );
+    r.assert_clean(2, MINUTES);
+    let xml = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        xml.contains("name=\"stopped\"") && xml.contains("FATAL"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn garbage_on_stdout_is_stopped_by_the_preflight_with_exit_2() {
+    let r = kit(&["check", "--", &runtime("garbage.sh")], None);
+    r.assert_clean(2, MINUTES);
+    assert!(r.stdout.contains("Root causes (1)"), "{r}");
+    assert!(
+        r.stdout.contains("garbage: not json"),
+        "the first line is quoted: {r}"
+    );
+}
+
+#[test]
+fn a_setsid_grandchild_and_a_runtime_deaf_to_signals_are_killed_too() {
+    for how in ["setsid", "deaf"] {
+        let r = kit(
+            &[
+                "check",
+                "--filter",
+                "response.answered",
+                "--timeout",
+                "2",
+                "--",
+                &runtime("init_then.py"),
+                how,
+            ],
+            None,
+        );
+        r.assert_clean(1, MINUTES);
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_write_the_partial_report_and_leave_nothing() {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let out = report_path("interrupted.json");
+        let r = kit(
+            &[
+                "check",
+                "--format",
+                "json",
+                "--output",
+                out.to_str().unwrap(),
+                "--jobs",
+                "4",
+                "--",
+                &runtime("init_then.py"),
+                "setsid",
+            ],
+            Some((Duration::from_secs(3), sig)),
+        );
+        r.assert_clean(code, MINUTES);
+        let rep = json_report(&r, &out);
+        assert_eq!(rep["stopped"]["reason"], "signal", "{rep:#}");
+        assert_eq!(rep["stopped"]["signal"], sig);
+        assert!(rep["summary"]["not_run"].as_u64().unwrap() > 0, "{rep:#}");
+    }
+}
+
+#[test]
+fn the_run_budget_is_printed_and_honoured() {
+    let out = report_path("budget.xml");
+    let r = kit(
+        &[
+            "check",
+            "--budget",
+            "4",
+            "--format",
+            "junit",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            &runtime("init_then.py"),
+            "silent",
+        ],
+        None,
+    );
+    r.assert_clean(1, Duration::from_secs(60));
+    assert!(r.stderr.contains("run budget 4 s"), "{r}");
+    let xml = std::fs::read_to_string(&out).unwrap();
+    assert!(xml.contains("budget of 4 s was spent"), "{xml}");
+}
+
+#[test]
+fn progress_lines_reach_a_non_terminal_stderr_one_per_check() {
+    let r = kit(&["check", "--filter", "frame.*"], None);
+    r.assert_clean(0, MINUTES);
+    let lines = r.stderr.lines().filter(|l| l.starts_with('[')).count();
+    let checks = dsh_conformance::suite::CHECKS
+        .iter()
+        .filter(|c| c.id.starts_with("frame."))
+        .count();
+    assert_eq!(lines, checks, "{r}");
+}
+
+/// The command line's edges: each is an exit 2 with a message that names the problem, found
+/// before any runtime starts.
+#[test]
+fn bad_arguments_are_named_before_the_run() {
+    let missing = "/nonexistent/known-failing.txt";
+    for (args, says) in [
+        (vec!["check", "--jobs", "0"], "--jobs"),
+        (
+            vec!["check", "--timeout", "-1"],
+            "--timeout must be a positive number",
+        ),
+        (vec!["check", "--budget", "-5"], "--budget must be"),
+        (vec!["check", "--known-failing", missing], missing),
+        (
+            vec!["check", "--output", "/nonexistent/dir/report.json"],
+            "/nonexistent/dir/report.json",
+        ),
+    ] {
+        let r = kit(&args, None);
+        r.assert_clean(2, Duration::from_secs(10));
+        assert!(r.stderr.contains(says), "{args:?}: {r}");
+        assert!(!r.stderr.contains("[1/"), "{args:?} ran checks: {r}");
+    }
+}
+
+#[test]
+fn list_honours_filter_edition_and_format() {
+    let r = kit(
+        &[
+            "check",
+            "--list",
+            "--filter",
+            "lifecycle.*",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    r.assert_clean(0, MINUTES);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        !ids.is_empty() && ids.iter().all(|i| i.starts_with("lifecycle.")),
+        "{ids:?}"
+    );
+    let legacy_only = dsh_conformance::suite::CHECKS
+        .iter()
+        .find(|c| {
+            !c.editions
+                .contains(dsh_conformance::edition::Edition::Current)
+        })
+        .expect("a check of another edition only");
+    let current = kit(&["check", "--list"], None);
+    assert!(!current.stdout.contains(legacy_only.id), "{current}");
+    let all_editions = dsh_conformance::edition::Edition::ALL.map(|e| e.to_string());
+    let other = all_editions
+        .iter()
+        .find(|e| legacy_only.editions.contains(e.parse().unwrap()))
+        .unwrap();
+    let theirs = kit(&["check", "--list", "--edition", other], None);
+    assert!(theirs.stdout.contains(legacy_only.id), "{theirs}");
+    let none = kit(&["check", "--list", "--filter", "no-such-check"], None);
+    none.assert_clean(2, MINUTES);
+}

@@ -1,0 +1,37 @@
+//! Subcommands other than `check` on SIGINT/SIGTERM: they end at once with 128 + N, their
+//! runtimes killed (setsid grandchildren included) and their temp directories removed.
+
+use super::{kit, runtime};
+use std::time::Duration;
+
+#[test]
+fn replay_record_and_fuzz_leave_nothing_behind_when_interrupted() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/checks/response.answered.trace"
+    );
+    let rt = runtime("init_then.py");
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "hostile-rec-{}.trace",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let out = out.to_str().unwrap();
+    for (args, sig) in [
+        (vec!["replay", trace, "--", &rt, "setsid"], libc::SIGINT),
+        (
+            vec!["record", "--script", trace, "-o", out, "--", &rt, "setsid"],
+            libc::SIGTERM,
+        ),
+        (
+            vec!["fuzz", "--seconds", "60", "--", &rt, "setsid"],
+            libc::SIGINT,
+        ),
+    ] {
+        let r = kit(&args, Some((Duration::from_secs(2), sig)));
+        r.assert_clean(128 + sig, Duration::from_secs(30));
+        assert!(
+            r.stderr.contains("temp directories removed"),
+            "{args:?}: {r}"
+        );
+    }
+}
