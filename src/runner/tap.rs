@@ -2,7 +2,9 @@
 //! binary. It runs the real runtime with the client's arguments, environment and working
 //! directory, forwards stdin, stdout and signals unchanged (stderr is the runtime's own), and when
 //! the runtime ends writes the live session as a redacted golden trace that `replay` accepts
-//! (the same redaction as `import`), optionally with the raw transcript beside it.
+//! (the same redaction as `import`), optionally with the raw transcript beside it. Every line is
+//! recorded before it is forwarded, in both directions, so the trace's order is causal: what a
+//! side did in reaction to a line comes after that line.
 //!
 //! A client that takes a binary path (the SDK's `dsh_bin`) gets a two-line wrapper:
 //!
@@ -188,7 +190,8 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            let _ = stdout.write_all(&buf[..n]).and_then(|_| stdout.flush());
+            // Recorded before it is forwarded, as in the other direction: whatever the client
+            // does in reaction to a line is then recorded after that line.
             pending.extend_from_slice(&buf[..n]);
             while let Some(i) = memchr::memchr(b'\n', &pending) {
                 let raw: Vec<u8> = pending.drain(..=i).collect();
@@ -206,6 +209,7 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
                     );
                 }
             }
+            let _ = stdout.write_all(&buf[..n]).and_then(|_| stdout.flush());
         }
     });
     let status = loop {

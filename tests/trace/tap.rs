@@ -40,8 +40,13 @@ fn a_piped_session_through_the_tap_is_forwarded_unchanged_and_replays_green() {
         r#"{"jsonrpc":"2.0","id":3,"method":"probe/unknown"}"#,
         "\n",
     );
-    // The same sends straight to the runtime and through the tap: the same frame kinds come back.
-    let through = assert_cmd::Command::new(KIT)
+    // Stdin stays open until the turn has settled (session/wait answers after idle): an EOF
+    // racing the turn would make the tapped session itself nondeterministic.
+    let sends = format!(
+        "{sends}{}\n",
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/wait","params":{"sessionId":"s1"}}"#
+    );
+    let mut child = std::process::Command::new(KIT)
         .args([
             "tap",
             "--out",
@@ -53,13 +58,29 @@ fn a_piped_session_through_the_tap_is_forwarded_unchanged_and_replays_green() {
             "--profile",
             "sdk",
         ])
-        .write_stdin(sends)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(through).unwrap();
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, sends.as_bytes()).unwrap();
+    let mut through = String::new();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        through.push_str(&l);
+        through.push('\n');
+        if l.contains(r#""id":4,"result""#) {
+            break;
+        }
+    }
+    drop(stdin);
+    for l in lines {
+        through.push_str(&l.unwrap());
+        through.push('\n');
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{through}");
+    let text = through;
     assert!(text.contains(r#""id":1,"result":{"serverInfo""#), "{text}");
     assert!(text.contains(r#""id":3,"error""#), "{text}");
     let trace = replays_green(&out);
