@@ -7,6 +7,7 @@ mod fixtures;
 mod hostile;
 mod import;
 mod record;
+mod tape;
 
 use dsh_conformance::runner::{replay, CaseReport, CommandSpec, Options};
 use dsh_conformance::trace::Trace;
