@@ -7,7 +7,7 @@ use std::fmt;
 /// A parse error: where, and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
-    /// File name (or the name given to [`Trace::parse`]).
+    /// File name (or the name given to [`Trace::parse`](super::Trace::parse)).
     pub file: String,
     /// 1-based line.
     pub line: usize,
