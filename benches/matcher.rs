@@ -7,7 +7,9 @@
 //! `probe/x` requests in an `<<unordered` group. The frames are produced once by the in-memory
 //! reference runtime (virtual time) driven by the matcher itself; the bench replays them: it feeds
 //! the same lines at the same points, so it measures the matcher alone (parse, route, match,
-//! capture), not the runtime or pipes. The limit next to it: one serde_json parse per frame.
+//! capture), not the runtime or pipes. The limit next to it: one serde_json parse per frame; and
+//! the two parsers of the kit on the same frames: `wire::json::parse` into a `Value` (what the
+//! matcher did per frame before) and `wire::json::Tape::parse` (what it does now).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use dsh_conformance::runtime::{Config, Edition, Runtime};
@@ -206,6 +208,32 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    g.bench_function(
+        "wire::json::parse per frame (a Value, as the matcher built)",
+        |b| {
+            b.iter(|| {
+                for l in &lines {
+                    dsh_conformance::wire::json::dispose(
+                        dsh_conformance::wire::json::parse(black_box(l))
+                            .unwrap()
+                            .value,
+                    );
+                }
+            })
+        },
+    );
+    g.bench_function(
+        "wire::json::Tape::parse per frame (what the matcher reads)",
+        |b| {
+            let mut tape = dsh_conformance::wire::json::Tape::default();
+            b.iter(|| {
+                for l in &lines {
+                    tape.parse(black_box(l)).unwrap();
+                    black_box(&tape);
+                }
+            })
+        },
+    );
     g.bench_function(
         "Matcher: long trace, captures, <<*, lanes, unordered",
         |b| {

@@ -5,6 +5,7 @@
 //! contains `{{…}}` among other text is a template. Objects match as subsets unless the expectation
 //! is exact; arrays match element by element, with a trailing `"{{...}}"` allowing more elements.
 
+use crate::wire::json::{JsonKind, JsonView};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
@@ -64,16 +65,21 @@ impl TypeReq {
 
     /// Whether `v` has this type.
     pub fn accepts(self, v: &Value) -> bool {
+        self.accepts_view(v)
+    }
+
+    /// Whether `v` (any [`JsonView`]) has this type.
+    pub fn accepts_view<'v>(self, v: impl JsonView<'v>) -> bool {
         match self {
             TypeReq::Any => true,
-            TypeReq::String => v.is_string(),
-            TypeReq::Number => v.is_number(),
+            TypeReq::String => v.kind() == JsonKind::String,
+            TypeReq::Number => v.kind() == JsonKind::Number,
             TypeReq::Int => v.as_f64().is_some_and(|f| f.fract() == 0.0),
             TypeReq::Uuid => v.as_str().is_some_and(is_uuid),
-            TypeReq::Bool => v.is_boolean(),
-            TypeReq::Null => v.is_null(),
-            TypeReq::Object => v.is_object(),
-            TypeReq::Array => v.is_array(),
+            TypeReq::Bool => v.kind() == JsonKind::Bool,
+            TypeReq::Null => v.kind() == JsonKind::Null,
+            TypeReq::Object => v.kind() == JsonKind::Object,
+            TypeReq::Array => v.kind() == JsonKind::Array,
         }
     }
 }
@@ -331,25 +337,61 @@ pub fn value_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// [`scalar_eq`] of a literal and any [`JsonView`]: the same answer as on `v.to_value()`.
+fn lit_eq<'v>(l: &Value, v: impl JsonView<'v>) -> bool {
+    match (l, v.kind()) {
+        (Value::Number(x), JsonKind::Number) => x.as_f64() == v.as_f64(),
+        (Value::Null, JsonKind::Null) => true,
+        (Value::Bool(a), JsonKind::Bool) => v.as_bool() == Some(*a),
+        (Value::String(a), JsonKind::String) => v.as_str() == Some(a.as_str()),
+        // A container literal (an alternative written as `[…]` or `{…}`): rare, compared whole.
+        (Value::Array(_), JsonKind::Array) | (Value::Object(_), JsonKind::Object) => {
+            *l == v.to_value()
+        }
+        _ => false,
+    }
+}
+
+/// [`value_eq`] of a bound value and any [`JsonView`].
+fn value_eq_view<'v>(a: &Value, b: impl JsonView<'v>) -> bool {
+    match (a, b.kind()) {
+        (Value::Object(x), JsonKind::Object) => {
+            x.len() == b.len()
+                && x.iter()
+                    .all(|(k, v)| b.get(k).is_some_and(|w| value_eq_view(v, w)))
+        }
+        (Value::Array(x), JsonKind::Array) => {
+            x.len() == b.len() && x.iter().zip(b.elements()).all(|(a, w)| value_eq_view(a, w))
+        }
+        _ => lit_eq(a, b),
+    }
+}
+
 impl Pat {
     /// Matches `v` (`None` = member absent), recording bindings in `at`.
     pub fn matches(&self, v: Option<&Value>, at: &mut Attempt<'_>) -> bool {
+        self.matches_view(v, at)
+    }
+
+    /// [`Pat::matches`] on any [`JsonView`] (a [`Tape`](crate::wire::json::Tape) node: no
+    /// `Value` built for the frame).
+    pub fn matches_view<'v, V: JsonView<'v>>(&self, v: Option<V>, at: &mut Attempt<'_>) -> bool {
         let Some(v) = v else {
             return matches!(self, Pat::Absent);
         };
         match self {
             Pat::Absent => false,
-            Pat::Type(t) => t.accepts(v),
-            Pat::Lit(l) => scalar_eq(l, v),
-            Pat::Alt(alts) => alts.iter().any(|l| scalar_eq(l, v)),
+            Pat::Type(t) => t.accepts_view(v),
+            Pat::Lit(l) => lit_eq(l, v),
+            Pat::Alt(alts) => alts.iter().any(|l| lit_eq(l, v)),
             Pat::Capture(name, ty) => {
-                if !ty.accepts(v) {
+                if !ty.accepts_view(v) {
                     return false;
                 }
                 match at.lookup(name) {
-                    Some(b) => value_eq(b, v),
+                    Some(b) => value_eq_view(b, v),
                     None => {
-                        at.new_vars.push((name.clone(), v.clone()));
+                        at.new_vars.push((name.clone(), v.to_value()));
                         true
                     }
                 }
@@ -366,18 +408,26 @@ impl Pat {
             }
             Pat::Template(segs) => v.as_str().is_some_and(|s| match_template(segs, s, at)),
             Pat::Obj(members, exact) => {
-                let Value::Object(m) = v else { return false };
-                if *exact && m.len() != members.iter().filter(|(_, p)| *p != Pat::Absent).count() {
+                if v.kind() != JsonKind::Object {
                     return false;
                 }
-                members.iter().all(|(k, p)| p.matches(m.get(k), at))
+                if *exact && v.len() != members.iter().filter(|(_, p)| *p != Pat::Absent).count() {
+                    return false;
+                }
+                members.iter().all(|(k, p)| p.matches_view(v.get(k), at))
             }
             Pat::Arr(items, rest) => {
-                let Value::Array(a) = v else { return false };
-                if a.len() < items.len() || (!rest && a.len() != items.len()) {
+                if v.kind() != JsonKind::Array {
                     return false;
                 }
-                items.iter().zip(a).all(|(p, v)| p.matches(Some(v), at))
+                let n = v.len();
+                if n < items.len() || (!rest && n != items.len()) {
+                    return false;
+                }
+                items
+                    .iter()
+                    .zip(v.elements())
+                    .all(|(p, v)| p.matches_view(Some(v), at))
             }
         }
     }
@@ -459,21 +509,22 @@ impl fmt::Display for Pat {
 /// Matches a string template: literals in order, stars and unbound captures between them (the
 /// shortest extent that lets the rest match), bound captures as literals.
 fn match_template(segs: &[Seg], s: &str, at: &mut Attempt<'_>) -> bool {
-    enum R {
-        Lit(String),
-        Star(Option<String>),
+    /// A literal to find, or a stretch to skip (the index of its capture segment, if any).
+    enum R<'x> {
+        Lit(&'x str),
+        Star(Option<usize>),
     }
-    let mut rs: Vec<R> = Vec::with_capacity(segs.len());
-    for seg in segs {
+    let mut rs: Vec<R<'_>> = Vec::with_capacity(segs.len());
+    for (j, seg) in segs.iter().enumerate() {
         rs.push(match seg {
-            Seg::Lit(l) => R::Lit(l.clone()),
-            Seg::Cwd => R::Lit(at.env.cwd.clone()),
-            Seg::Home => R::Lit(at.env.home.clone()),
+            Seg::Lit(l) => R::Lit(l),
+            Seg::Cwd => R::Lit(&at.env.cwd),
+            Seg::Home => R::Lit(&at.env.home),
             Seg::Star => R::Star(None),
             Seg::Capture(n) => match at.lookup(n) {
-                Some(Value::String(v)) => R::Lit(v.clone()),
+                Some(Value::String(v)) => R::Lit(v),
                 Some(_) => return false,
-                None => R::Star(Some(n.clone())),
+                None => R::Star(Some(j)),
             },
         });
     }
@@ -492,15 +543,13 @@ fn match_template(segs: &[Seg], s: &str, at: &mut Attempt<'_>) -> bool {
             return pos == s.len();
         };
         match first {
-            R::Lit(l) => {
-                s[pos..].starts_with(l.as_str()) && go(&rs[1..], s, pos + l.len(), spans, budget)
-            }
+            R::Lit(l) => s[pos..].starts_with(*l) && go(&rs[1..], s, pos + l.len(), spans, budget),
             R::Star(_) => {
                 // Candidate ends: where the next literal occurs, or anywhere when none follows.
                 let mut end = pos;
                 loop {
                     let cand = match rs.get(1) {
-                        Some(R::Lit(l)) => match s[end..].find(l.as_str()) {
+                        Some(R::Lit(l)) => match s[end..].find(*l) {
                             Some(off) => end + off,
                             None => return false,
                         },
@@ -527,14 +576,19 @@ fn match_template(segs: &[Seg], s: &str, at: &mut Attempt<'_>) -> bool {
         return false;
     }
     let mut k = 0;
+    let mut binds: Vec<(usize, (usize, usize))> = Vec::new();
     for r in &rs {
-        if let R::Star(name) = r {
-            if let Some(name) = name {
-                let (a, b) = spans[k];
-                at.new_vars
-                    .push((name.clone(), Value::String(s[a..b].to_owned())));
+        if let R::Star(seg) = r {
+            if let Some(j) = seg {
+                binds.push((*j, spans[k]));
             }
             k += 1;
+        }
+    }
+    for (j, (a, b)) in binds {
+        if let Seg::Capture(name) = &segs[j] {
+            at.new_vars
+                .push((name.clone(), Value::String(s[a..b].to_owned())));
         }
     }
     true

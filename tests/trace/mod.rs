@@ -8,6 +8,7 @@ mod hostile;
 mod import;
 mod record;
 mod tap;
+mod tape;
 
 use dsh_conformance::runner::{replay, CaseReport, CommandSpec, Options};
 use dsh_conformance::trace::Trace;

@@ -9,22 +9,27 @@ use crate::trace::syntax::Mult;
 use serde_json::Value;
 
 impl Matcher {
-    /// Fills the closest recent frame to `pat` and its first difference into `f`.
+    /// Fills the closest recent frame to `pat` and its first difference into `f`. Recent frames
+    /// are kept as text; the whole ones are parsed again here, on the way to a failure.
     pub(super) fn explain_closest(&self, pat: &Pat, f: &mut Failure) {
-        let mut best: Option<(f64, &Seen)> = None;
-        for s in self.recent.iter() {
-            if let Some(v) = &s.value {
-                let score = explain::score(pat, v, &self.bindings, &self.env);
-                if best.is_none_or(|(b, _)| score > b) {
-                    best = Some((score, s));
+        let mut best: Option<(f64, &Seen, Value)> = None;
+        for s in self.recent.iter().filter(|s| s.whole) {
+            let Ok(p) = crate::wire::json::parse(&s.text) else {
+                continue;
+            };
+            let score = explain::score(pat, &p.value, &self.bindings, &self.env);
+            if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+                if let Some((_, _, old)) = best.replace((score, s, p.value)) {
+                    crate::wire::json::dispose(old);
                 }
+            } else {
+                crate::wire::json::dispose(p.value);
             }
         }
-        if let Some((_, s)) = best {
+        if let Some((_, s, v)) = best {
             f.closest = Some(explain::clip(&s.text, 600));
-            if let Some(v) = &s.value {
-                f.diff = explain::first_difference(pat, v, &self.bindings, &self.env);
-            }
+            f.diff = explain::first_difference(pat, &v, &self.bindings, &self.env);
+            crate::wire::json::dispose(v);
         }
     }
 

@@ -5,6 +5,7 @@ use super::{EKind, Exp, Lane, LaneKey, Matcher, Segment, Stats};
 use crate::trace::failure::ExitInfo;
 use crate::trace::pattern::{Bindings, Env, Pat};
 use crate::trace::syntax::{Mult, Send, StepKind, Trace};
+use crate::wire::json::Tape;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -44,7 +45,10 @@ impl Matcher {
             env,
             exps: Vec::new(),
             lanes: Vec::new(),
-            lane_index: HashMap::new(),
+            session_lanes: HashMap::new(),
+            capture_lanes: Vec::new(),
+            capture_index: HashMap::new(),
+            global_lane: None,
             responses_by_id: HashMap::new(),
             responses_wild: Vec::new(),
             segs: vec![Segment {
@@ -64,6 +68,8 @@ impl Matcher {
             late_lines: 0,
             bindings: Bindings::default(),
             recent: VecDeque::new(),
+            tape: Tape::default(),
+            id_key: Vec::new(),
             failure: None,
             done: false,
             stdout_closed: false,
@@ -125,7 +131,10 @@ impl Matcher {
                         };
                         match &id_lit {
                             Some(k) => {
-                                m.responses_by_id.entry(k.clone()).or_default().push(idx);
+                                m.responses_by_id
+                                    .entry(k.clone().into_bytes())
+                                    .or_default()
+                                    .push(idx);
                                 if let Some(lk) = request_lane.get(k) {
                                     let lane = m.lane(lk.clone());
                                     not_before = Some((lane, m.lanes[lane].units.len()));
@@ -194,15 +203,30 @@ impl Matcher {
     }
 
     fn lane(&mut self, key: LaneKey) -> usize {
-        if let Some(&i) = self.lane_index.get(&key) {
+        let found = match &key {
+            LaneKey::Session(s) => self.session_lanes.get(s).copied(),
+            LaneKey::Capture(n) => self.capture_index.get(n).copied(),
+            LaneKey::Global => self.global_lane,
+        };
+        if let Some(i) = found {
             return i;
         }
+        let i = self.lanes.len();
+        match &key {
+            LaneKey::Session(s) => {
+                self.session_lanes.insert(s.clone(), i);
+            }
+            LaneKey::Capture(n) => {
+                self.capture_index.insert(n.clone(), i);
+                self.capture_lanes.push(i);
+            }
+            LaneKey::Global => self.global_lane = Some(i),
+        }
         self.lanes.push(Lane {
-            key: key.clone(),
+            key,
             units: Vec::new(),
             cursor: 0,
         });
-        self.lane_index.insert(key, self.lanes.len() - 1);
-        self.lanes.len() - 1
+        i
     }
 }

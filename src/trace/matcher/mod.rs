@@ -17,6 +17,10 @@
 //! expectations; `route` takes a line to the expectation it meets; `blame` explains a frame
 //! nothing accepts; `send` writes sends with placeholders substituted; `deadlines` decides the
 //! next action (poll), timeouts, the exit and late lines.
+//!
+//! Per frame nothing is copied: the line is parsed into a reused [`Tape`] (no `Value`), session
+//! and id lookups borrow from it, and only matched frames' texts are kept (in reused buffers) for
+//! failure output; a `Value` is built only on the way to a failure.
 
 mod blame;
 mod compile;
@@ -27,6 +31,7 @@ mod send;
 use super::explain;
 use super::pattern::{Bindings, Env, Pat};
 use super::syntax::{Mult, Send};
+use crate::wire::json::Tape;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -113,7 +118,7 @@ impl Exp {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum LaneKey {
     Session(String),
     Capture(String),
@@ -137,10 +142,12 @@ struct Segment {
     open: std::collections::BTreeSet<(Duration, usize)>,
 }
 
-/// Everything recent enough to explain a failure.
+/// A recent frame, to explain a failure with.
 struct Seen {
     text: String,
-    value: Option<Value>,
+    /// Whether `text` is the whole line (short enough to parse again for its value when a
+    /// failure is explained; a longer one is kept clipped, without a value).
+    whole: bool,
 }
 
 /// The matcher state for one case.
@@ -149,8 +156,14 @@ pub struct Matcher {
     env: Env,
     exps: Vec<Exp>,
     lanes: Vec<Lane>,
-    lane_index: HashMap<LaneKey, usize>,
-    responses_by_id: HashMap<String, Vec<usize>>,
+    /// Lanes by literal session id (looked up by `&str`, nothing copied per frame).
+    session_lanes: HashMap<String, usize>,
+    /// Lanes keyed by a capture, in lane order; and by capture name (for compiling).
+    capture_lanes: Vec<usize>,
+    capture_index: HashMap<String, usize>,
+    global_lane: Option<usize>,
+    /// Response expectations by the JSON text of their literal `id`.
+    responses_by_id: HashMap<Vec<u8>, Vec<usize>>,
     responses_wild: Vec<usize>,
     segs: Vec<Segment>,
     /// Segments `0..active` are active (all before `active - 1` complete).
@@ -168,6 +181,10 @@ pub struct Matcher {
     late_lines: usize,
     bindings: Bindings,
     recent: VecDeque<Seen>,
+    /// The current line, parsed (buffers reused from line to line).
+    tape: Tape,
+    /// The current response's id as JSON text (reused).
+    id_key: Vec<u8>,
     failure: Option<Failure>,
     done: bool,
     stdout_closed: bool,

@@ -6,6 +6,7 @@ use crate::trace::explain;
 use crate::trace::failure::{Failure, FailureKind};
 use crate::trace::pattern::Attempt;
 use crate::trace::syntax::Mult;
+use crate::wire::json::{JsonKind, JsonView, TapeRef};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -31,33 +32,36 @@ impl Matcher {
                 ), None)
             }
         };
-        let value = match crate::wire::json::parse(text) {
-            Ok(p) => p.value,
-            Err(e) => {
-                return self.not_a_frame(
-                    format!("stdout line {} is not JSON ({e})", self.stats.lines),
-                    Some(text),
-                )
-            }
-        };
-        if !value.is_object() {
-            let what = match &value {
-                Value::Array(_) => "a JSON array",
-                Value::String(_) => "a JSON string",
-                Value::Number(_) => "a JSON number",
-                Value::Bool(_) => "a JSON boolean",
-                _ => "JSON null",
-            };
-            crate::wire::json::dispose(value);
-            return self.not_a_frame(
-                format!(
-                    "stdout line {} is {what}, not a frame object",
-                    self.stats.lines
-                ),
+        // The line is read through a tape, not built into a `Value`: matching needs no more.
+        let mut tape = std::mem::take(&mut self.tape);
+        match tape.parse(text) {
+            Err(e) => self.not_a_frame(
+                format!("stdout line {} is not JSON ({e})", self.stats.lines),
                 Some(text),
-            );
+            ),
+            Ok(()) => {
+                let frame = tape.root(text);
+                let what = match frame.kind() {
+                    JsonKind::Object => None,
+                    JsonKind::Array => Some("a JSON array"),
+                    JsonKind::String => Some("a JSON string"),
+                    JsonKind::Number => Some("a JSON number"),
+                    JsonKind::Bool => Some("a JSON boolean"),
+                    JsonKind::Null => Some("JSON null"),
+                };
+                match what {
+                    None => self.on_frame(text, frame, now),
+                    Some(what) => self.not_a_frame(
+                        format!(
+                            "stdout line {} is {what}, not a frame object",
+                            self.stats.lines
+                        ),
+                        Some(text),
+                    ),
+                }
+            }
         }
-        self.on_frame(text, value, now);
+        self.tape = tape;
     }
 
     fn not_a_frame(&mut self, reason: String, text: Option<&str>) {
@@ -77,39 +81,35 @@ impl Matcher {
         });
     }
 
-    fn remember(&mut self, text: &str, value: Value) {
-        if self.recent.len() == RECENT {
-            if let Some(old) = self.recent.pop_front() {
-                if let Some(v) = old.value {
-                    crate::wire::json::dispose(v);
-                }
+    /// Keeps a matched frame's text for failure output (the oldest entry's buffer is reused).
+    fn remember(&mut self, text: &str) {
+        let mut seen = if self.recent.len() == RECENT {
+            self.recent.pop_front().expect("the ring is full")
+        } else {
+            Seen {
+                text: String::new(),
+                whole: false,
             }
+        };
+        seen.whole = text.len() < KEEP_VALUE_BELOW;
+        seen.text.clear();
+        if seen.whole {
+            seen.text.push_str(text);
+        } else {
+            seen.text.push_str(&explain::clip(text, 4096));
         }
-        let keep = text.len() < KEEP_VALUE_BELOW;
-        self.recent.push_back(Seen {
-            text: if keep {
-                text.to_owned()
-            } else {
-                explain::clip(text, 4096)
-            },
-            value: if keep {
-                Some(value)
-            } else {
-                crate::wire::json::dispose(value);
-                None
-            },
-        });
+        self.recent.push_back(seen);
     }
 
-    fn on_frame(&mut self, text: &str, value: Value, _now: Duration) {
-        let obj = value.as_object().expect("checked object");
-        let is_response =
-            !obj.get("method").is_some_and(Value::is_string) && obj.contains_key("id");
-        let session = obj
+    fn on_frame(&mut self, text: &str, frame: TapeRef<'_>, _now: Duration) {
+        let is_response = !frame
+            .get("method")
+            .is_some_and(|m| m.kind() == JsonKind::String)
+            && frame.get("id").is_some();
+        let session = frame
             .get("params")
             .and_then(|p| p.get("sessionId").or_else(|| p.get("parentSessionId")))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+            .and_then(|s| s.as_str());
         // Tolerant: an exact repeat of a frame already matched (a response sent twice, an event
         // replayed) is another rule's business; it must not match a later expectation either.
         let skip = if is_response {
@@ -119,33 +119,34 @@ impl Matcher {
         };
         if self.tolerant && skip && self.matched_texts.contains(text) {
             self.stats.ignored += 1;
-            crate::wire::json::dispose(value);
             return;
         }
         let hit = if is_response {
-            self.match_response(&value, session.as_deref())
+            self.match_response(frame, session)
         } else {
-            self.match_notification(&value, session.as_deref())
+            self.match_notification(frame, session)
         };
         if hit {
             if self.tolerant {
                 self.matched_texts.insert(text.to_owned());
             }
             self.stats.matched += 1;
-            self.remember(text, value);
+            self.remember(text);
             return;
         }
         let ignored = self.ignores.iter().any(|(p, _)| {
-            let mut at = Attempt::new(&self.bindings, &self.env, session.as_deref());
-            p.matches(Some(&value), &mut at)
+            let mut at = Attempt::new(&self.bindings, &self.env, session);
+            p.matches_view(Some(frame), &mut at)
         });
         if ignored {
             self.stats.ignored += 1;
-            crate::wire::json::dispose(value);
             return;
         }
-        // Unexpected. If an open expectation accepts it, it came too early: name what it overtook.
-        if let Some(f) = self.out_of_order(text, &value, session.as_deref()) {
+        // Unexpected: the case fails here, and the explanations work on the frame's `Value`
+        // (the tape accepted the text, so `parse` does: same grammar).
+        let value = crate::wire::json::parse(text).map_or(Value::Null, |p| p.value);
+        // If an open expectation accepts it, it came too early: name what it overtook.
+        if let Some(f) = self.out_of_order(text, &value, session) {
             crate::wire::json::dispose(value);
             self.fail(f);
             return;
@@ -156,12 +157,17 @@ impl Matcher {
     }
 
     /// Tries expectation `i` on a frame: the captures and `{{seq}}` it would commit, if it matches.
-    pub(super) fn try_exp(&self, i: usize, v: &Value, session: Option<&str>) -> Option<Tentative> {
+    pub(super) fn try_exp<'v>(
+        &self,
+        i: usize,
+        v: impl JsonView<'v>,
+        session: Option<&str>,
+    ) -> Option<Tentative> {
         let EKind::Frame { pat, .. } = &self.exps[i].kind else {
             return None;
         };
         let mut at = Attempt::new(&self.bindings, &self.env, session);
-        if pat.matches(Some(v), &mut at) {
+        if pat.matches_view(Some(v), &mut at) {
             Some((at.new_vars, at.new_seq))
         } else {
             None
@@ -174,7 +180,12 @@ impl Matcher {
             self.bindings.vars.insert(n, v);
         }
         if let (Some(s), Some(q)) = (session, b.1) {
-            self.bindings.seqs.insert(s.to_owned(), q);
+            match self.bindings.seqs.get_mut(s) {
+                Some(last) => *last = q,
+                None => {
+                    self.bindings.seqs.insert(s.to_owned(), q);
+                }
+            }
         }
         let e = &mut self.exps[i];
         e.matched_by += 1;
@@ -196,15 +207,32 @@ impl Matcher {
         }
     }
 
-    fn match_response(&mut self, v: &Value, session: Option<&str>) -> bool {
-        let key = v
-            .get("id")
-            .map(crate::wire::json::to_string)
-            .unwrap_or_default();
-        let mut cands: Vec<usize> = self.responses_by_id.get(&key).cloned().unwrap_or_default();
-        cands.extend(self.responses_wild.iter().copied());
-        cands.sort_unstable();
-        for i in cands {
+    /// Matches a response: expectations with its literal id and those with none, in trace order.
+    fn match_response(&mut self, v: TapeRef<'_>, session: Option<&str>) -> bool {
+        // The key is the id's JSON text, written into a reused buffer.
+        self.id_key.clear();
+        if let Some(id) = v.get("id") {
+            match id.as_str() {
+                Some(s) => crate::wire::json::write_str(s, &mut self.id_key),
+                None => crate::wire::json::write_value(&id.to_value(), &mut self.id_key),
+            }
+        }
+        let by_id = self
+            .responses_by_id
+            .get(self.id_key.as_slice())
+            .map_or(&[][..], Vec::as_slice);
+        // Both lists are in trace order: merge them.
+        let wild = self.responses_wild.as_slice();
+        let (mut x, mut y) = (0, 0);
+        let mut found = None;
+        while x < by_id.len() || y < wild.len() {
+            let i = if y == wild.len() || (x < by_id.len() && by_id[x] < wild[y]) {
+                x += 1;
+                by_id[x - 1]
+            } else {
+                y += 1;
+                wild[y - 1]
+            };
             let e = &self.exps[i];
             if e.done || e.seg >= self.active {
                 continue;
@@ -219,11 +247,17 @@ impl Matcher {
                 }
             }
             if let Some(b) = self.try_exp(i, v, session) {
-                self.accept(i, b, session);
-                return true;
+                found = Some((i, b));
+                break;
             }
         }
-        false
+        match found {
+            Some((i, b)) => {
+                self.accept(i, b, session);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether every required unit of `lane` before unit `pos` is satisfied.
@@ -236,36 +270,49 @@ impl Matcher {
         })
     }
 
-    fn match_notification(&mut self, v: &Value, session: Option<&str>) -> bool {
-        // Candidate lanes: the literal session, captures bound to it, unbound captures, global.
-        let mut lanes: Vec<usize> = Vec::new();
+    /// Whether capture lane `l` is bound to session `s` (`Some(true)`), unbound (`Some(false)`),
+    /// or bound to something else (`None`).
+    fn capture_bound_to(&self, l: usize, s: &str) -> Option<bool> {
+        let LaneKey::Capture(n) = &self.lanes[l].key else {
+            return None;
+        };
+        match self.bindings.vars.get(n) {
+            Some(Value::String(b)) if b == s => Some(true),
+            None => Some(false),
+            _ => None,
+        }
+    }
+
+    fn match_notification(&mut self, v: TapeRef<'_>, session: Option<&str>) -> bool {
+        // Candidate lanes, in order: the literal session, captures bound to it, unbound
+        // captures, global. The first with a candidate takes the frame.
+        let mut found = None;
         if let Some(s) = session {
-            if let Some(&l) = self.lane_index.get(&LaneKey::Session(s.to_owned())) {
-                lanes.push(l);
+            if let Some(&l) = self.session_lanes.get(s) {
+                found = self.lane_candidate(l, v, session).map(|c| (l, c));
             }
-            let mut unbound = Vec::new();
-            for (li, lane) in self.lanes.iter().enumerate() {
-                if let LaneKey::Capture(n) = &lane.key {
-                    match self.bindings.vars.get(n) {
-                        Some(Value::String(b)) if b == s => lanes.push(li),
-                        None => unbound.push(li),
-                        _ => {}
+            for bound in [true, false] {
+                for &l in &self.capture_lanes {
+                    if found.is_some() {
+                        break;
+                    }
+                    if self.capture_bound_to(l, s) == Some(bound) {
+                        found = self.lane_candidate(l, v, session).map(|c| (l, c));
                     }
                 }
             }
-            lanes.extend(unbound);
         }
-        if let Some(&g) = self.lane_index.get(&LaneKey::Global) {
-            lanes.push(g);
+        if let (None, Some(g)) = (&found, self.global_lane) {
+            found = self.lane_candidate(g, v, session).map(|c| (g, c));
         }
-        for l in lanes {
-            if let Some((unit, i, b)) = self.lane_candidate(l, v, session) {
+        match found {
+            Some((l, (unit, i, b))) => {
                 self.accept(i, b, session);
                 self.advance(l, unit);
-                return true;
+                true
             }
+            None => false,
         }
-        false
     }
 
     /// The latest unit in the lane's window (cursor up to the first unsatisfied required unit)
@@ -273,7 +320,7 @@ impl Matcher {
     fn lane_candidate(
         &self,
         l: usize,
-        v: &Value,
+        v: TapeRef<'_>,
         session: Option<&str>,
     ) -> Option<(usize, usize, Tentative)> {
         let lane = &self.lanes[l];

@@ -13,13 +13,19 @@
 //!
 //! Layout: `parse` (the parser, [`parse`]), `number` (doubles as JavaScript holds and prints
 //! them), `write` (the writer, [`write_value`]); [`dispose`] tears values down without recursion.
+//! `tape` parses into a [`Tape`] instead (same grammar, no `Value` built, for readers on a hot
+//! path) and `view` reads either through [`JsonView`].
 
 mod number;
 mod parse;
+mod tape;
+mod view;
 mod write;
 
 pub use number::{js_number, number_value};
 pub use parse::{parse, JsonError, Parsed};
+pub use tape::{Tape, TapeRef};
+pub use view::{JsonKind, JsonView};
 pub use write::{to_string, write_number, write_str, write_value};
 
 use serde_json::Value;

@@ -38,21 +38,17 @@ enum Open {
     Object(Map<String, Value>, String),
 }
 
-struct Parser<'a> {
-    s: &'a [u8],
-    text: &'a str,
-    pos: usize,
+/// The scanner both [`parse`] and the [`Tape`](super::Tape) use: one grammar, one set of errors.
+pub(super) struct Parser<'a> {
+    pub(super) s: &'a [u8],
+    pub(super) text: &'a str,
+    pub(super) pos: usize,
     last_number: Option<f64>,
 }
 
 /// Parses one JSON text exactly as `JSON.parse` accepts it.
 pub fn parse(text: &str) -> Result<Parsed, JsonError> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        text,
-        pos: 0,
-        last_number: None,
-    };
+    let mut p = Parser::new(text);
     let mut stack: Vec<Open> = Vec::new();
     let mut depth = 0usize;
     let mut top_id_number: Option<f64> = None;
@@ -174,8 +170,19 @@ pub fn parse(text: &str) -> Result<Parsed, JsonError> {
     })
 }
 
-impl Parser<'_> {
-    fn err(&self, what: &'static str) -> JsonError {
+impl<'a> Parser<'a> {
+    /// A scanner at the start of `text`.
+    pub(super) fn new(text: &'a str) -> Self {
+        Parser {
+            s: text.as_bytes(),
+            text,
+            pos: 0,
+            last_number: None,
+        }
+    }
+
+    /// An error at the current position.
+    pub(super) fn err(&self, what: &'static str) -> JsonError {
         JsonError {
             offset: self.pos,
             what,
@@ -183,19 +190,20 @@ impl Parser<'_> {
     }
 
     #[inline]
-    fn peek(&self) -> Option<u8> {
+    pub(super) fn peek(&self) -> Option<u8> {
         self.s.get(self.pos).copied()
     }
 
     /// `JSON.parse` whitespace: tab, LF, CR, space only.
     #[inline]
-    fn ws(&mut self) {
+    pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
-    fn literal(&mut self, word: &'static str, v: Value) -> Result<Value, JsonError> {
+    /// Consumes `word` (`true`, `false`, `null`), giving `v`.
+    pub(super) fn literal(&mut self, word: &'static str, v: Value) -> Result<Value, JsonError> {
         if self.s[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(v)
@@ -235,6 +243,13 @@ impl Parser<'_> {
         }
         let mut out = String::with_capacity(self.pos - start + 16);
         out.push_str(&self.text[start..self.pos]);
+        self.string_rest(&mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes the rest of a string, from `self.pos` (inside it, at an escape or the end of a
+    /// plain run already copied) through its closing quote, appending to `out`.
+    pub(super) fn string_rest(&mut self, out: &mut String) -> Result<(), JsonError> {
         loop {
             let run = self.pos;
             while let Some(&b) = self.s.get(self.pos) {
@@ -247,7 +262,7 @@ impl Parser<'_> {
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -311,6 +326,15 @@ impl Parser<'_> {
     }
 
     fn number(&mut self) -> Result<Value, JsonError> {
+        Ok(match self.number_f64()? {
+            (_, Some(n)) => Value::Number(n.into()),
+            (f, None) => number_value(f),
+        })
+    }
+
+    /// Scans a number: its double, and the integer itself when it has at most 15 digits (exact
+    /// as both; [`number_value`] of the double gives the same `Value`, only slower).
+    pub(super) fn number_f64(&mut self) -> Result<(f64, Option<i64>), JsonError> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -345,11 +369,11 @@ impl Parser<'_> {
         if integral && lit.len() <= 15 && lit != "-0" {
             let n: i64 = lit.parse().map_err(|_| self.err("invalid number"))?;
             self.last_number = Some(n as f64);
-            return Ok(Value::Number(n.into()));
+            return Ok((n as f64, Some(n)));
         }
         let f: f64 = lit.parse().map_err(|_| self.err("invalid number"))?;
         self.last_number = Some(f);
-        Ok(number_value(f))
+        Ok((f, None))
     }
 
     #[inline]
