@@ -261,7 +261,14 @@ fn run_checks(
             stopped = Some(stop(h, halt_cause(h, &results), ""));
         }
     }
-    let failed = results.iter().any(|r| r.verdict.blocks_dependents());
+    // Another edition's runtime answers, just differently: a runtime whose every failure is a
+    // silence would only make the probe wait out its own timeout.
+    let failed = results.iter().any(|r| r.verdict.blocks_dependents())
+        && results.iter().any(|r| {
+            r.verdict
+                .failure()
+                .is_some_and(|f| !matches!(f.kind, FailureKind::Timeout | FailureKind::Missing))
+        });
     let hint = if failed && pre == Preflight::Answered && stopped.is_none() {
         judge::probe_surface(cmd, opts).map(|e| {
             format!("the runtime's methods look like edition {e}'s (session/wait and working-directory/get are {}known): try --edition {e}",
