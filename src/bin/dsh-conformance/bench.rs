@@ -1,0 +1,164 @@
+//! `bench`: stdio figures for any runtime.
+
+#[derive(clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Cheap `probe/x` requests piped after initialize.
+    #[arg(long, default_value_t = 100_000)]
+    frames: usize,
+    /// Echo prompts (`reply: ok`), with their full event streams.
+    #[arg(long, default_value_t = 20_000)]
+    prompts: usize,
+    /// Sessions the prompts are spread over.
+    #[arg(long, default_value_t = 100)]
+    prompt_sessions: usize,
+    /// Session counts to measure RSS at (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10000")]
+    sessions: Vec<usize>,
+    /// Processes started for the cold-start median.
+    #[arg(long, default_value_t = 20)]
+    cold_runs: usize,
+    /// Start the scripted model stub and pass its DEEPSEEK_* environment (for runtimes that call a model).
+    #[arg(long)]
+    model_stub: bool,
+    /// Deadline of each workload, in seconds (a runtime silent for 30 s while answers are due is
+    /// given up on sooner).
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    /// The runtime command (default: the built-in reference runtime).
+    #[arg(last = true)]
+    cmd: Vec<String>,
+}
+
+/// One `bench` workload.
+enum Workload {
+    ColdStart,
+    CheapFrames,
+    EchoPrompts,
+    SessionsRss(usize),
+}
+
+pub(crate) fn bench(a: BenchArgs) -> i32 {
+    use dsh_conformance::loadgen;
+    use dsh_conformance::runner::CommandSpec;
+    use std::time::Duration;
+    let argv = if a.cmd.is_empty() {
+        match std::env::current_exe() {
+            Ok(exe) => vec![
+                exe.display().to_string(),
+                "runtime".into(),
+                "--profile".into(),
+                "sdk".into(),
+            ],
+            Err(e) => {
+                eprintln!("dsh-conformance bench: cannot find its own executable: {e}");
+                return 2;
+            }
+        }
+    } else {
+        a.cmd.clone()
+    };
+    // A relative program or script path means the caller's directory, not the runtime's fresh one.
+    let Some(cmd) = CommandSpec::from_argv(&argv) else {
+        eprintln!("dsh-conformance bench: empty runtime command");
+        return 2;
+    };
+    if a.timeout == 0 {
+        eprintln!("dsh-conformance bench: --timeout must be a positive number of seconds");
+        return 2;
+    }
+    let stub = if a.model_stub {
+        match dsh_conformance::model_stub::ModelStub::start() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("dsh-conformance bench: cannot start the model stub: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    let env = stub.as_ref().map(|s| s.env()).unwrap_or_default();
+    let t = loadgen::Target {
+        cmd: cmd.clone(),
+        env,
+        timeout: Duration::from_secs(a.timeout),
+    };
+    println!("runtime: {cmd}");
+    let mut list = vec![
+        Workload::ColdStart,
+        Workload::CheapFrames,
+        Workload::EchoPrompts,
+    ];
+    list.extend(a.sessions.iter().map(|n| Workload::SessionsRss(*n)));
+    let total = list.len();
+    let (mut failed, mut cannot_start) = (false, false);
+    let mut skip: Option<String> = None;
+    for (i, w) in list.iter().enumerate() {
+        let (name, what) = match w {
+            Workload::ColdStart => (
+                "cold start → initialize".to_owned(),
+                format!("{} processes", a.cold_runs.max(1)),
+            ),
+            Workload::CheapFrames => (
+                "cheap frames".to_owned(),
+                format!("{} probe/x requests", a.frames),
+            ),
+            Workload::EchoPrompts => (
+                "echo prompts".to_owned(),
+                format!("{} prompts over {} sessions", a.prompts, a.prompt_sessions),
+            ),
+            Workload::SessionsRss(n) => (
+                format!("RSS with {n} sessions"),
+                format!("{n} sessions, one prompt each"),
+            ),
+        };
+        if let Some(why) = &skip {
+            println!("{name:<28} skipped: {why}");
+            continue;
+        }
+        eprintln!(
+            "bench: {}/{total} {name}: {what} (deadline {} s)",
+            i + 1,
+            a.timeout
+        );
+        let r =
+            match w {
+                Workload::ColdStart => loadgen::cold_start(&t, a.cold_runs).map(|d| {
+                    format!(
+                        "{:.2} ms (median of {})",
+                        d.as_secs_f64() * 1e3,
+                        a.cold_runs.max(1)
+                    )
+                }),
+                Workload::CheapFrames => loadgen::cheap_frames(&t, a.frames)
+                    .map(|r| format!("{r:.0} frames/s ({} probe/x requests)", a.frames)),
+                Workload::EchoPrompts => loadgen::echo_prompts(&t, a.prompts, a.prompt_sessions)
+                    .map(|(r, lines)| {
+                        format!(
+                            "{r:.0} prompts/s ({} prompts, {lines} frames read)",
+                            a.prompts
+                        )
+                    }),
+                Workload::SessionsRss(n) => loadgen::sessions_rss(&t, *n)
+                    .map(|kib| format!("{:.1} MB", kib as f64 / 1024.0)),
+            };
+        match r {
+            Ok(v) => println!("{name:<28} {v}"),
+            Err(e) => {
+                failed = true;
+                println!("{name:<28} FAILED: {e}");
+                if e.cannot_start() {
+                    cannot_start = true;
+                    skip = Some("the runtime cannot start".into());
+                } else if e.hung() {
+                    skip = Some(format!("the runtime answered nothing in `{name}`"));
+                }
+            }
+        }
+    }
+    if cannot_start {
+        2
+    } else {
+        i32::from(failed)
+    }
+}

@@ -1,0 +1,137 @@
+//! `fuzz`: the black-box and differential fuzzer.
+
+use dsh_conformance::edition::Edition;
+
+#[derive(clap::Args)]
+pub(crate) struct FuzzArgs {
+    /// Stop after this many seconds (checked between sequences; default 60 when --cases is not given).
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Stop after this many sequences.
+    #[arg(long)]
+    cases: Option<u64>,
+    /// Seed of the sequence generator (default: from the clock; printed in the summary).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Protocol edition the runtime speaks.
+    #[arg(long, value_parser = ["current", "2026-08", "legacy"], default_value = "current")]
+    edition: String,
+    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
+    #[arg(long)]
+    model_stub: bool,
+    /// Also run every sequence on the built-in reference runtime and report each classified difference.
+    #[arg(long)]
+    against_reference: bool,
+    /// Known, justified differences: `<class-pattern> [| <detail>]  # <reason>` per line.
+    #[arg(long, value_name = "FILE")]
+    allowlist: Option<std::path::PathBuf>,
+    /// Directory for the reproducing traces of findings.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+    out: std::path::PathBuf,
+    /// Seconds to wait for the barrier's answer (a runtime that takes longer hangs).
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Runs spent shrinking each new finding at most.
+    #[arg(long, default_value_t = 60)]
+    shrink_trials: usize,
+    /// Do not replay written traces to check that they reproduce.
+    #[arg(long)]
+    no_verify: bool,
+    /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted with
+    /// upstream's message, as `check` does.
+    #[arg(long)]
+    strict_upstream: bool,
+    /// The runtime command line (default: the built-in reference runtime).
+    #[arg(last = true)]
+    cmd: Vec<String>,
+}
+
+pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
+    use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Target};
+    use dsh_conformance::runner::CommandSpec;
+    use std::time::Duration;
+    let fail = |m: String| {
+        eprintln!("dsh-conformance fuzz: {m}");
+        2
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return fail(format!("cannot find its own executable: {e}")),
+    };
+    let reference = CommandSpec::new(&exe)
+        .arg("runtime")
+        .arg("--edition")
+        .arg(a.edition.clone());
+    let subject = if a.cmd.is_empty() {
+        reference.clone()
+    } else {
+        match CommandSpec::from_argv(&a.cmd) {
+            Some(c) => c,
+            None => return fail("empty runtime command".into()),
+        }
+    };
+    let allowlist = match &a.allowlist {
+        None => Allowlist::default(),
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| format!("{}: {e}", p.display()))
+            .and_then(|t| Allowlist::parse(&t, &p.display().to_string()))
+        {
+            Ok(l) => l,
+            Err(e) => return fail(format!("--allowlist: {e}")),
+        },
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0)
+        || a.seconds.is_some_and(|s| s.is_nan() || s < 0.0)
+    {
+        return fail("--timeout and --seconds must be positive numbers of seconds".into());
+    }
+    let stub = if a.model_stub {
+        match dsh_conformance::model_stub::ModelStub::start() {
+            Ok(s) => Some(s),
+            Err(e) => return fail(format!("cannot start the model stub: {e}")),
+        }
+    } else {
+        None
+    };
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    let edition = match a.edition.parse::<Edition>() {
+        Ok(e) => e,
+        Err(e) => return fail(e.to_string()),
+    };
+    let t = Duration::from_secs_f64(a.timeout);
+    let opts = blackbox::Options {
+        seed,
+        cases: a.cases,
+        seconds: a.seconds,
+        edition,
+        subject: Target {
+            cmd: subject,
+            env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
+        },
+        reference: Target {
+            cmd: reference,
+            env: Vec::new(),
+        },
+        differential: a.against_reference,
+        allowlist,
+        out: Some(a.out.clone()),
+        deadlines: Deadlines {
+            barrier: t,
+            settle: t,
+            exit: t.max(Duration::from_secs(10)),
+        },
+        shrink_trials: a.shrink_trials,
+        shrink_time: Duration::from_secs(120),
+        verify: !a.no_verify,
+        progress: true,
+        strict_upstream: a.strict_upstream,
+    };
+    let summary = blackbox::run(&opts);
+    print!("{}", summary.human());
+    summary.exit_code()
+}

@@ -1,0 +1,157 @@
+//! The kit's command line: thin argument parsing over the library. Exit codes: 0 pass, 1 findings,
+//! 2 usage error or a runtime that cannot be started.
+
+use clap::{Parser, Subcommand};
+
+mod bench;
+mod check;
+mod fuzz;
+
+use bench::{bench, BenchArgs};
+use check::{check, CheckArgs};
+use fuzz::{fuzz, FuzzArgs};
+
+#[derive(Parser)]
+#[command(
+    name = "dsh-conformance",
+    version,
+    about = "Wire-conformance test kit, reference runtime and fuzzer for the DeepSeek Harness SDK runtime protocol",
+    long_about = "Wire-conformance test kit, reference runtime and fuzzer for the DeepSeek Harness SDK runtime \
+protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).\n\n\
+Point it at a runtime with `-- <cmd> <args>`; with no runtime named it uses its own built-in reference runtime.\n\
+Exit codes: 0 all MUST checks pass, 1 findings, 2 usage error or the runtime cannot be started."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the conformance suite against a runtime (default: the built-in reference runtime).
+    Check(CheckArgs),
+    Replay(dsh_conformance::runner::cli::ReplayArgs),
+    Record(dsh_conformance::runner::cli::RecordArgs),
+    Import(dsh_conformance::runner::cli::ImportArgs),
+    /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
+    /// (put it where a client expects its runtime binary).
+    Tap {
+        /// The golden trace to write when the runtime ends.
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        /// Also write the raw transcript (the layout `import` reads).
+        #[arg(long, value_name = "FILE")]
+        raw: Option<std::path::PathBuf>,
+        /// The trace's case name.
+        #[arg(long, default_value = "tapped-session")]
+        case: String,
+        /// The runtime command line (the client's arguments follow it).
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Serve the scripted model stub in the foreground: prints the environment to export, logs each
+    /// request, ends on Ctrl-C.
+    ModelStub {
+        /// Port on 127.0.0.1 (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Stop after this many seconds (default: until SIGINT/SIGTERM).
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
+    /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
+    Explain {
+        /// The check id (see `check --list`).
+        id: String,
+    },
+    /// Serve the built-in reference runtime on stdio (same as `dsh-reference-runtime`).
+    #[command(disable_help_flag = true)]
+    Runtime {
+        /// Arguments for the runtime: [--profile sdk|sdk-minimal] [--edition current|2026-08|legacy] [--help]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Measure a runtime through its stdio: cold start, cheap frames/s, echo prompts/s, RSS per sessions.
+    Bench(BenchArgs),
+    /// Black-box fuzz a runtime over stdio: seeded frame sequences, invariants, optional differential mode.
+    Fuzz(FuzzArgs),
+    /// Run a deliberately broken runtime: a proxy in front of CMD that breaks one rule (for self-tests).
+    #[command(hide = true)]
+    Mutant {
+        /// The mutant's name, or several comma-separated (`a,b,c`: stacked, `a` closest to the
+        /// client); `list` prints them all.
+        name: String,
+        /// The runtime command to wrap.
+        #[arg(last = true)]
+        cmd: Vec<String>,
+    },
+}
+
+fn explain(id: &str) -> i32 {
+    match dsh_conformance::suite::explain::explain(id) {
+        Ok(explanation) => {
+            print!("{explanation}");
+            0
+        }
+        Err(e) => {
+            eprintln!("dsh-conformance explain: {e}");
+            2
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    // `check` stops gracefully (partial report); these end at once, leaving nothing behind.
+    let abrupt = match &cli.command {
+        Cmd::Replay(_) => Some("replay"),
+        Cmd::Record(_) => Some("record"),
+        Cmd::Bench(_) => Some("bench"),
+        Cmd::Fuzz(_) => Some("fuzz"),
+        _ => None,
+    };
+    if let Some(what) = abrupt {
+        if let Err(e) = dsh_conformance::runner::cleanup::exit_on_signals(what) {
+            eprintln!("dsh-conformance {what}: cannot install signal handlers: {e}");
+        }
+    }
+    let code = match cli.command {
+        Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
+        Cmd::Check(a) => check(a),
+        Cmd::Replay(a) => a.run(),
+        Cmd::Record(a) => a.run(),
+        Cmd::Import(a) => a.run(),
+        Cmd::Explain { id } => explain(&id),
+        Cmd::ModelStub { port, seconds } => {
+            dsh_conformance::model_stub::serve::serve(port, seconds)
+        }
+        Cmd::Tap {
+            out,
+            raw,
+            case,
+            cmd,
+        } => {
+            let opts = dsh_conformance::runner::tap::TapOptions { out, raw, case };
+            match dsh_conformance::runner::tap::tap(&cmd, &opts) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("dsh-conformance tap: {e}");
+                    2
+                }
+            }
+        }
+        Cmd::Bench(a) => bench(a),
+        Cmd::Fuzz(a) => fuzz(a),
+        Cmd::Mutant { name, cmd } => {
+            if name == "list" {
+                for m in dsh_conformance::mutants::ALL {
+                    println!("{:<24} {:<36} {}", m.name, m.catches, m.breaks);
+                }
+                0
+            } else {
+                dsh_conformance::mutants::run(&name, &cmd)
+            }
+        }
+    };
+    std::process::exit(code);
+}
