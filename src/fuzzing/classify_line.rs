@@ -56,11 +56,13 @@ pub fn check(data: &[u8]) -> Result<(), String> {
 /// writer and the frame writers on what was parsed.
 pub fn check_line(line: &str) -> Result<(), String> {
     let c = classify(line);
-    let m = oracle::handle_line(line);
+    // The model parses once: `handleLine` and the writer checks share the value.
+    let message = oracle::json_parse(line);
+    let m = oracle::handle_parsed(line, message.as_ref());
     agree(&c, &m).map_err(|e| format!("{e}\n  line {line:?}\n  wire {c:?}\n  model {m:?}"))?;
     if let Ok(parsed) = json::parse(line) {
         let shallow = parsed.depth <= RECURSIVE_OK;
-        let model = oracle::json_parse(line).map(|j| normalise(&j));
+        let model = message.as_ref().map(normalise);
         let r = writer_round_trips(&parsed.value, model.as_ref(), shallow);
         json::dispose(parsed.value);
         r.map_err(|e| format!("{e}\n  line {line:?}"))?;

@@ -102,14 +102,17 @@ fn feed(max_line: usize, chunks: &[&[u8]]) -> Result<Events, String> {
 pub fn check(data: &[u8]) -> Result<(), String> {
     let input = decode(data);
     let whole = feed(input.max_line, &[input.stream])?;
-    let chunked = feed(input.max_line, &input.chunks)?;
     let model = oracle::split_lines(input.stream, input.max_line);
-    if chunked != whole {
-        return Err(format!(
-            "chunking changed the lines (bound {}, chunks {:?}):\n  whole   {whole:?}\n  chunked {chunked:?}",
-            input.max_line,
-            input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
-        ));
+    // One chunk is the whole stream again: feeding it twice would compare a run with itself.
+    if input.chunks.len() > 1 {
+        let chunked = feed(input.max_line, &input.chunks)?;
+        if chunked != whole {
+            return Err(format!(
+                "chunking changed the lines (bound {}, chunks {:?}):\n  whole   {whole:?}\n  chunked {chunked:?}",
+                input.max_line,
+                input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+            ));
+        }
     }
     if whole != model {
         return Err(format!(

@@ -502,12 +502,18 @@ pub type ErrorModel = (Option<f64>, Option<Vec<u16>>, Option<J>);
 /// `handleLine(line)` (docs/CONTRACT.md#s2.2), on a line that was already trimmed (or not:
 /// `JSON.parse` decides).
 pub fn handle_line(line: &str) -> Model {
-    let Some(message) = json_parse(line) else {
+    handle_parsed(line, json_parse(line).as_ref())
+}
+
+/// [`handle_line`] on `message`, the line's [`json_parse`] (`None` = `JSON.parse` threw), for a
+/// caller that needs the parsed value too and should not parse the line twice.
+pub fn handle_parsed(line: &str, message: Option<&J>) -> Model {
+    let Some(message) = message else {
         return Model::Malformed {
             blank: line.is_empty(),
         };
     };
-    match &message {
+    match message {
         J::Arr(a) => return Model::Batch(a.len()),
         J::Obj(_) => {}
         // The top level is always parsed recursively, so it is never `Deep`.

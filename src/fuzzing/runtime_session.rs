@@ -94,24 +94,25 @@ struct Driver {
 }
 
 impl Driver {
-    /// Checks the output produced by one call; returns the responses in it.
-    fn drain_output(&mut self, what: &str) -> Result<Vec<Received>, String> {
+    /// Checks the output produced by one call; returns the responses in it. `what` names the call
+    /// in an error (built only then: formatting it per line cost more than some lines' checks).
+    fn drain_output(&mut self, what: impl Fn() -> String) -> Result<Vec<Received>, String> {
         self.out_bytes += self.out.len();
         let mut got = Vec::new();
         if self.out.is_empty() {
             return Ok(got);
         }
         let text = std::str::from_utf8(&self.out)
-            .map_err(|e| format!("{what}: output is not UTF-8: {e}"))?;
+            .map_err(|e| format!("{}: output is not UTF-8: {e}", what()))?;
         let body = text
             .strip_suffix('\n')
-            .ok_or_else(|| format!("{what}: output does not end with a newline"))?;
+            .ok_or_else(|| format!("{}: output does not end with a newline", what()))?;
         for line in body.split('\n') {
             got.push(
                 self.ck
                     .received(line)
                     .into_result(line)
-                    .map_err(|e| format!("{what}: {e}"))?,
+                    .map_err(|e| format!("{}: {e}", what()))?,
             );
         }
         self.out.clear();
@@ -121,12 +122,13 @@ impl Driver {
     fn line(&mut self, line: &str, now: u64) -> Result<(), String> {
         let sent = self.ck.sent(line);
         self.rt.handle_line(line, now, &mut self.out);
-        let what = format!("after reading {}", clip(line));
-        let got = self.drain_output(&what)?;
+        let what = || format!("after reading {}", clip(line));
+        let got = self.drain_output(what)?;
         match sent {
             Sent::Nothing if !got.is_empty() => {
                 return Err(format!(
-                    "{what}: output for a line that is no request: {got:?}"
+                    "{}: output for a line that is no request: {got:?}",
+                    what()
                 ))
             }
             _ => {}
@@ -139,7 +141,8 @@ impl Driver {
             .find(|(_, m)| !deferred.contains(m))
         {
             return Err(format!(
-                "{what}: request {key} ({method}) was not answered while it was handled"
+                "{}: request {key} ({method}) was not answered while it was handled",
+                what()
             ));
         }
         Ok(())
@@ -162,7 +165,7 @@ impl Driver {
 
     fn poll(&mut self, now: u64) -> Result<(), String> {
         self.rt.poll(now, &mut self.out);
-        self.drain_output("while polling").map(drop)
+        self.drain_output(|| "while polling".into()).map(drop)
     }
 }
 
@@ -211,7 +214,7 @@ fn start(setup: Setup, home: Option<&Home>) -> Driver {
 fn stop(d: &mut Driver, now: u64) -> Result<(), String> {
     if d.rt.exit_code().is_none() {
         let code = d.rt.on_eof(now, &mut d.out);
-        d.drain_output("at EOF")?;
+        d.drain_output(|| "at EOF".into())?;
         if code != 0 || d.rt.exit_code() != Some(0) {
             return Err(format!("EOF exited with {code}"));
         }
