@@ -76,6 +76,31 @@ extern "C" fn caught(sig: libc::c_int) {
     CAUGHT.store(sig, Ordering::SeqCst);
 }
 
+/// Kills what runs, removes what exists and says so, once, whichever thread gets here first.
+fn stop_now(sig: i32, what: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        undo_all();
+        eprintln!(
+            "\ndsh-conformance {what}: {}: stopped; runtimes killed, temp directories removed",
+            super::cancel::signal_name(sig)
+        );
+    });
+}
+
+/// The exit code a command line should end with: `code`, or 128 + N when signal N arrived
+/// (after the cleanup ran). Call it on the way out: a signal's cleanup kills the runtimes, and
+/// the command may otherwise finish first with the failure that caused.
+pub fn exit_code(code: i32, what: &str) -> i32 {
+    match CAUGHT.load(Ordering::SeqCst) {
+        0 => code,
+        sig => {
+            stop_now(sig, what);
+            128 + sig
+        }
+    }
+}
+
 /// Makes SIGINT and SIGTERM end the process cleanly: runtimes killed, directories removed, a
 /// line on stderr, exit 128 + N. A second signal during that kills the process at once. A
 /// process-wide setting: call it once, from a command line's `main`.
@@ -97,11 +122,7 @@ pub fn exit_on_signals(what: &'static str) -> std::io::Result<()> {
         .spawn(move || loop {
             let sig = CAUGHT.load(Ordering::SeqCst);
             if sig != 0 {
-                undo_all();
-                eprintln!(
-                    "\ndsh-conformance {what}: {}: stopped; runtimes killed, temp directories removed",
-                    super::cancel::signal_name(sig)
-                );
+                stop_now(sig, what);
                 std::process::exit(128 + sig);
             }
             std::thread::sleep(Duration::from_millis(20));

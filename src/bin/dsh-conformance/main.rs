@@ -153,5 +153,11 @@ fn main() {
             }
         }
     };
+    // A signal's cleanup kills the runtime, and the command may finish first with the failure
+    // that caused: the signal decides the exit code then.
+    let code = match abrupt {
+        Some(what) => dsh_conformance::runner::cleanup::exit_code(code, what),
+        None => code,
+    };
     std::process::exit(code);
 }
