@@ -61,19 +61,15 @@ impl Matcher {
             }
         }
         let mut f = Failure {
-            reason: format!(
-                "unexpected frame (stdout line {}): {}",
-                self.stats.lines,
-                explain::clip(text, 300)
-            ),
-            at: None,
-            expected: None,
-            closest: None,
-            diff: None,
-            recent: Vec::new(),
-            kind: FailureKind::Unexpected,
-            trace_line: None,
             stdout_line: Some(self.stats.lines),
+            ..Failure::new(
+                FailureKind::Unexpected,
+                format!(
+                    "unexpected frame (stdout line {}): {}",
+                    self.stats.lines,
+                    explain::clip(text, 300)
+                ),
+            )
         };
         if let Some((_, i)) = best {
             let e = &self.exps[i];
@@ -146,20 +142,16 @@ impl Matcher {
                 }
                 _ => None,
             };
+            let reason = format!(
+                "frame out of order (stdout line {}): it matches {} but {why}",
+                self.stats.lines,
+                self.at(e.line)
+            );
             return Some(Failure {
-                reason: format!(
-                    "frame out of order (stdout line {}): it matches {} but {why}",
-                    self.stats.lines,
-                    self.at(e.line)
-                ),
-                at: Some(self.at(self.exps[at].line)),
-                expected: Some(self.exp_text(&self.exps[at])),
                 closest: Some(explain::clip(text, 300)),
                 diff,
-                recent: Vec::new(),
-                kind: FailureKind::Missing,
-                trace_line: Some(self.exps[at].line),
                 stdout_line: Some(self.stats.lines),
+                ..self.failure_at(&self.exps[at], FailureKind::Missing, reason)
             });
         }
         None
@@ -174,22 +166,18 @@ impl Matcher {
             }
             _ => None,
         };
+        let reason = format!(
+            "{} ({}) never arrived before stdout line {}, which matches {} written after it",
+            self.exp_text(&self.exps[j]),
+            self.at(self.exps[j].line),
+            self.stats.lines,
+            self.at(self.exps[i].line)
+        );
         Failure {
-            reason: format!(
-                "{} ({}) never arrived before stdout line {}, which matches {} written after it",
-                self.exp_text(&self.exps[j]),
-                self.at(self.exps[j].line),
-                self.stats.lines,
-                self.at(self.exps[i].line)
-            ),
-            at: Some(self.at(self.exps[j].line)),
-            expected: Some(self.exp_text(&self.exps[j])),
             closest: Some(explain::clip(text, 300)),
             diff,
-            recent: Vec::new(),
-            kind: FailureKind::Missing,
-            trace_line: Some(self.exps[j].line),
             stdout_line: Some(self.stats.lines),
+            ..self.failure_at(&self.exps[j], FailureKind::Missing, reason)
         }
     }
 }

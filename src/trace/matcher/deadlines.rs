@@ -125,17 +125,10 @@ impl Matcher {
     /// `waited`: the expectation deadline that expired (`None`: the whole case's).
     fn timeout_failure(&mut self, e: Option<usize>, now: Duration, waited: Option<Duration>) {
         let Some(i) = e else {
-            self.fail(Failure {
-                reason: format!("case timed out after {:.1}s", now.as_secs_f64()),
-                at: None,
-                expected: None,
-                closest: None,
-                diff: None,
-                recent: Vec::new(),
-                kind: FailureKind::Timeout,
-                trace_line: None,
-                stdout_line: None,
-            });
+            self.fail(Failure::new(
+                FailureKind::Timeout,
+                format!("case timed out after {:.1}s", now.as_secs_f64()),
+            ));
             return;
         };
         let exp = &self.exps[i];
@@ -143,21 +136,15 @@ impl Matcher {
             None => format!("the case's {:.1}s ran out", now.as_secs_f64()),
             Some(w) => format!("waited {:.1}s", w.as_secs_f64()),
         };
-        let mut f = Failure {
-            reason: format!(
+        let mut f = self.failure_at(
+            exp,
+            FailureKind::Timeout,
+            format!(
                 "{} ({}) never arrived ({what})",
                 self.exp_text(exp),
                 self.at(exp.line)
             ),
-            at: Some(self.at(exp.line)),
-            expected: Some(self.exp_text(exp)),
-            closest: None,
-            diff: None,
-            recent: Vec::new(),
-            kind: FailureKind::Timeout,
-            trace_line: Some(exp.line),
-            stdout_line: None,
-        };
+        );
         if let EKind::Frame { pat, .. } = &exp.kind {
             self.explain_closest(pat, &mut f);
         }
@@ -176,22 +163,16 @@ impl Matcher {
         // A frame still required can no longer come: that is the failure to report first.
         if let Some(i) = self.first_open_required_frame() {
             let e = &self.exps[i];
-            let mut f = Failure {
-                reason: format!(
+            let mut f = self.failure_at(
+                e,
+                FailureKind::Exit,
+                format!(
                     "the runtime closed stdout ({}) while {} ({}) was still expected",
                     self.exit,
                     self.exp_text(e),
                     self.at(e.line)
                 ),
-                at: Some(self.at(e.line)),
-                expected: Some(self.exp_text(e)),
-                closest: None,
-                diff: None,
-                recent: Vec::new(),
-                kind: FailureKind::Exit,
-                trace_line: Some(e.line),
-                stdout_line: None,
-            };
+            );
             if let EKind::Frame { pat, .. } = &e.kind {
                 self.explain_closest(pat, &mut f);
             }
@@ -239,21 +220,15 @@ impl Matcher {
                     self.accept(i, (Vec::new(), None), None);
                 } else {
                     let e = &self.exps[i];
-                    self.fail(Failure {
-                        reason: format!(
+                    self.fail(self.failure_at(
+                        e,
+                        FailureKind::Exit,
+                        format!(
                             "the runtime ended with {exit}; {} ({}) expected otherwise",
                             self.exp_text(e),
                             self.at(e.line)
                         ),
-                        at: Some(self.at(e.line)),
-                        expected: Some(self.exp_text(e)),
-                        closest: None,
-                        diff: None,
-                        recent: Vec::new(),
-                        kind: FailureKind::Exit,
-                        trace_line: Some(e.line),
-                        stdout_line: None,
-                    });
+                    ));
                 }
             }
             _ => {
@@ -268,16 +243,10 @@ impl Matcher {
                         ),
                         None => "the rest of the trace".into(),
                     };
-                    self.fail(Failure {
-                        reason: format!("the runtime ended ({exit}) before {what}"),
-                        at: open.map(|i| self.at(self.exps[i].line)),
-                        expected: open.map(|i| self.exp_text(&self.exps[i])),
-                        closest: None,
-                        diff: None,
-                        recent: Vec::new(),
-                        kind: FailureKind::Exit,
-                        trace_line: open.map(|i| self.exps[i].line),
-                        stdout_line: None,
+                    let reason = format!("the runtime ended ({exit}) before {what}");
+                    self.fail(match open {
+                        Some(i) => self.failure_at(&self.exps[i], FailureKind::Exit, reason),
+                        None => Failure::new(FailureKind::Exit, reason),
                     });
                 }
             }

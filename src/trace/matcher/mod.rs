@@ -250,6 +250,16 @@ impl Matcher {
         format!("{}:{}", self.file, line)
     }
 
+    /// A failure about expectation `e`: its trace location and text filled in.
+    fn failure_at(&self, e: &Exp, kind: FailureKind, reason: String) -> Failure {
+        Failure {
+            at: Some(self.at(e.line)),
+            expected: Some(self.exp_text(e)),
+            trace_line: Some(e.line),
+            ..Failure::new(kind, reason)
+        }
+    }
+
     fn exp_text(&self, e: &Exp) -> String {
         match &e.kind {
             EKind::Frame { text, .. } => text.clone(),

@@ -69,15 +69,12 @@ impl Matcher {
             return;
         }
         self.fail(Failure {
-            reason: format!("stdout carries something other than JSON-RPC frames: {reason}"),
-            at: None,
-            expected: None,
             closest: text.map(|t| explain::clip(t, 300)),
-            diff: None,
-            recent: Vec::new(),
-            kind: FailureKind::NotAFrame,
-            trace_line: None,
             stdout_line: Some(self.stats.lines),
+            ..Failure::new(
+                FailureKind::NotAFrame,
+                format!("stdout carries something other than JSON-RPC frames: {reason}"),
+            )
         });
     }
 

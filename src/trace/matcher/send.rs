@@ -8,18 +8,14 @@ use serde_json::Value;
 impl Matcher {
     pub(super) fn send_error(&mut self, line: usize, name: &str) -> Action {
         self.fail(Failure {
-            reason: format!(
-                "the send at {} uses {{{{${name}}}}}, which no frame has bound yet",
-                self.at(line)
-            ),
-            at: None,
-            expected: None,
-            closest: None,
-            diff: None,
-            recent: Vec::new(),
-            kind: FailureKind::Harness,
             trace_line: Some(line),
-            stdout_line: None,
+            ..Failure::new(
+                FailureKind::Harness,
+                format!(
+                    "the send at {} uses {{{{${name}}}}}, which no frame has bound yet",
+                    self.at(line)
+                ),
+            )
         });
         Action::Done
     }
