@@ -1,7 +1,7 @@
 //! dsh-conformance: a wire-conformance test kit, reference runtime and fuzzer for the DeepSeek
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
-//! Layers, bottom up (nothing below knows about anything above): [`wire`] → [`transport`] →
+//! Layers, bottom up (nothing below knows about anything above): [`sys`] (signals), [`wire`] → [`transport`] →
 //! [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
 //! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
 //! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike. [`contract`] is the
@@ -57,6 +57,7 @@ pub mod rules;
 pub mod runner;
 pub mod runtime;
 pub mod suite;
+pub mod sys;
 pub mod trace;
 pub mod transport;
 pub mod wire;

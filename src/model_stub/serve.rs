@@ -5,14 +5,7 @@
 
 use super::{Config, ModelStub};
 use std::io::Write;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-
-static STOP: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn stop(sig: libc::c_int) {
-    STOP.store(sig, Ordering::SeqCst);
-}
 
 /// The shell lines that point a runtime at `stub` (`export NAME='value'`).
 pub fn exports(stub: &ModelStub) -> String {
@@ -38,15 +31,8 @@ pub fn serve(port: u16, seconds: Option<f64>) -> i32 {
             return 2;
         }
     };
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = stop as *const () as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+    if let Err(e) = crate::sys::catch(&[libc::SIGINT, libc::SIGTERM], crate::sys::record, false) {
+        eprintln!("dsh-conformance model-stub: cannot catch signals ({e}): stop it with SIGKILL");
     }
     print!("{}", exports(&stub));
     let _ = std::io::stdout().flush();
@@ -63,7 +49,7 @@ pub fn serve(port: u16, seconds: Option<f64>) -> i32 {
             eprintln!("model-stub: {}", r.summary());
         }
         logged = requests.len();
-        if STOP.load(Ordering::SeqCst) != 0 || until.is_some_and(|u| Instant::now() >= u) {
+        if crate::sys::caught().is_some() || until.is_some_and(|u| Instant::now() >= u) {
             eprintln!("dsh-conformance model-stub: {logged} request(s) served; stopping");
             return 0;
         }

@@ -2,7 +2,6 @@
 //! once with the reason, seen by the runner's I/O loop within one poll interval (the case's
 //! runtime is then killed and its directories removed as on any other exit path).
 
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -44,16 +43,7 @@ impl std::fmt::Display for Halt {
     }
 }
 
-/// `SIGINT`, `SIGTERM`, … or `signal N`.
-pub fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        libc::SIGKILL => "SIGKILL".into(),
-        s => format!("signal {s}"),
-    }
-}
+pub use crate::sys::signal_name;
 
 /// The shared stop switch of a run. The first reason set wins.
 #[derive(Debug, Clone, Default)]
@@ -76,14 +66,6 @@ impl Cancel {
     }
 }
 
-/// The signal caught by [`Cancel::on_signals`]' handler, not yet handed to a switch (0: none).
-static CAUGHT: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn caught(sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    CAUGHT.store(sig, Ordering::SeqCst);
-}
-
 impl Cancel {
     /// Makes `signals` (e.g. SIGINT, SIGTERM) stop the run through this switch instead of killing
     /// the process, so the caller can still kill its runtimes, remove its directories and write a
@@ -92,24 +74,12 @@ impl Cancel {
     /// of cases then running are left behind). `notice` is printed on stderr when one arrives.
     /// A process-wide setting: call it once, from a command line's `main`.
     pub fn on_signals(&self, signals: &[i32], notice: &'static str) -> std::io::Result<()> {
-        for &sig in signals {
-            // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = caught as *const () as libc::sighandler_t;
-                sa.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
-                libc::sigemptyset(&mut sa.sa_mask);
-                if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-        }
+        crate::sys::catch(signals, crate::sys::record, true)?;
         let cancel = self.clone();
         std::thread::Builder::new()
             .name("signal-watch".into())
             .spawn(move || loop {
-                let sig = CAUGHT.swap(0, Ordering::SeqCst);
-                if sig != 0 {
+                if let Some(sig) = crate::sys::take_caught() {
                     eprintln!("\n{}: {notice}", signal_name(sig));
                     cancel.halt(Halt::Signal(sig));
                     return;

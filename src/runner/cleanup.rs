@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -69,13 +69,6 @@ pub fn undo_all() {
     }
 }
 
-static CAUGHT: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn caught(sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    CAUGHT.store(sig, Ordering::SeqCst);
-}
-
 /// Kills what runs, removes what exists and says so, once, whichever thread gets here first.
 fn stop_now(sig: i32, what: &str) {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -92,9 +85,9 @@ fn stop_now(sig: i32, what: &str) {
 /// (after the cleanup ran). Call it on the way out: a signal's cleanup kills the runtimes, and
 /// the command may otherwise finish first with the failure that caused.
 pub fn exit_code(code: i32, what: &str) -> i32 {
-    match CAUGHT.load(Ordering::SeqCst) {
-        0 => code,
-        sig => {
+    match crate::sys::caught() {
+        None => code,
+        Some(sig) => {
             stop_now(sig, what);
             128 + sig
         }
@@ -105,23 +98,11 @@ pub fn exit_code(code: i32, what: &str) -> i32 {
 /// line on stderr, exit 128 + N. A second signal during that kills the process at once. A
 /// process-wide setting: call it once, from a command line's `main`.
 pub fn exit_on_signals(what: &'static str) -> std::io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = caught as *const () as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-    }
+    crate::sys::catch(&[libc::SIGINT, libc::SIGTERM], crate::sys::record, true)?;
     std::thread::Builder::new()
         .name("signal-exit".into())
         .spawn(move || loop {
-            let sig = CAUGHT.load(Ordering::SeqCst);
-            if sig != 0 {
+            if let Some(sig) = crate::sys::caught() {
                 stop_now(sig, what);
                 std::process::exit(128 + sig);
             }

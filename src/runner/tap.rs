@@ -80,7 +80,6 @@ impl std::fmt::Display for TapError {
 impl std::error::Error for TapError {}
 
 static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
-static CAUGHT: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int) {
     let pid = FORWARD_TO.load(Ordering::SeqCst);
@@ -90,15 +89,7 @@ extern "C" fn forward(sig: libc::c_int) {
             libc::kill(pid, sig);
         }
     }
-    CAUGHT.store(sig, Ordering::SeqCst);
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGTERM => "TERM",
-        libc::SIGINT => "INT",
-        _ => "HUP",
-    }
+    crate::sys::record(sig);
 }
 
 /// Runs `argv` behind the tap; returns the runtime's exit code (128 + N if a signal killed it).
@@ -114,16 +105,8 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
     let started = Instant::now();
     let t = move || started.elapsed().as_secs_f64();
     FORWARD_TO.store(child.id() as i32, Ordering::SeqCst);
-    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction is valid; the handler only calls kill(2) and stores.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = forward as *const () as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+    // Best effort: a tap that cannot forward signals still forwards the session.
+    let _ = crate::sys::catch(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], forward, false);
     let log = Arc::new(Mutex::new(Log::default()));
     let record = {
         let log = log.clone();
@@ -213,12 +196,13 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
         }
     });
     let status = loop {
-        let sig = CAUGHT.swap(0, Ordering::SeqCst);
-        if sig != 0 {
+        if let Some(sig) = crate::sys::take_caught() {
             record(
                 RawEvent::Signal {
                     t: t(),
-                    name: signal_name(sig).into(),
+                    name: crate::sys::signal_name(sig)
+                        .trim_start_matches("SIG")
+                        .to_owned(),
                 },
                 0,
             );

@@ -50,15 +50,8 @@ fn install_signals(tx: mpsc::SyncSender<Input>) {
         return;
     }
     SIGNAL_PIPE.store(fds[1], Ordering::Relaxed);
-    for sig in [libc::SIGTERM, libc::SIGINT] {
-        // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+    if crate::sys::catch(&[libc::SIGTERM, libc::SIGINT], on_signal, false).is_err() {
+        return;
     }
     let rfd = fds[0];
     std::thread::spawn(move || loop {

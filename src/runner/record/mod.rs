@@ -321,15 +321,10 @@ impl Rec<'_> {
                 }
                 Send::Signal(sig) => {
                     self.child.signal(*sig);
-                    let name = match *sig {
-                        libc::SIGTERM => "TERM",
-                        libc::SIGINT => "INT",
-                        libc::SIGKILL => "KILL",
-                        _ => "HUP",
-                    };
+                    let name = crate::sys::signal_name(*sig);
                     self.events.push(RawEvent::Signal {
                         t,
-                        name: name.into(),
+                        name: name.trim_start_matches("SIG").to_owned(),
                     });
                 }
             }
