@@ -1,0 +1,190 @@
+//! The oracle's `drainLines` and `handleLine`: the line model and the classification `if` chain.
+
+use super::{is_js_space, json_parse, JKind, J};
+
+/// One event of the line model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineModel {
+    /// A complete, non-blank line after decoding and trimming.
+    Line(String),
+    /// A complete line of this many bytes, over the bound.
+    TooLong(usize),
+}
+
+/// The unterminated tail of a stream: `(bytes, whether it was blank)`; an over-long tail is never
+/// called blank (its bytes were not kept to look at).
+pub type TailModel = Option<(usize, bool)>;
+
+/// `drainLines` over a whole stream, plus the kit's line bound: only `\n` ends a line, each line is
+/// decoded (invalid UTF-8 → U+FFFD) and trimmed, blank lines vanish, the tail is not a line.
+pub fn split_lines(bytes: &[u8], max_line: usize) -> (Vec<LineModel>, TailModel) {
+    let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let tail = parts.pop().unwrap_or(&[]);
+    let mut lines = Vec::new();
+    for p in parts {
+        if p.len() > max_line {
+            lines.push(LineModel::TooLong(p.len()));
+        } else {
+            let text = String::from_utf8_lossy(p);
+            let t = text.trim_matches(is_js_space);
+            if !t.is_empty() {
+                lines.push(LineModel::Line(t.to_owned()));
+            }
+        }
+    }
+    let tail = match tail.len() {
+        0 => None,
+        n if n > max_line => Some((n, false)),
+        n => Some((
+            n,
+            String::from_utf8_lossy(tail)
+                .trim_matches(is_js_space)
+                .is_empty(),
+        )),
+    };
+    (lines, tail)
+}
+
+/// A request/response id as `handleLine` accepts it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MId {
+    /// `typeof id === 'string'`.
+    Str(Vec<u16>),
+    /// `typeof id === 'number'` (may be ±Infinity).
+    Num(f64),
+}
+
+/// What `handleLine` does with one line. Members are kept as sent (`None` = undefined) so that a
+/// caller can compare kinds under its own rules.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Model {
+    /// `JSON.parse` threw (`blank` when the line was empty).
+    Malformed {
+        /// The line was empty.
+        blank: bool,
+    },
+    /// Parsed, but `!message || typeof message !== 'object'`: the scalar.
+    NotAnObject(J),
+    /// An array: `.id`/`.method` are undefined, so nothing happens. Holds its length.
+    Batch(usize),
+    /// An object with neither a usable id nor a string method.
+    Dropped {
+        /// `frame.id`.
+        id: Option<J>,
+        /// `frame.method`.
+        method: Option<J>,
+    },
+    /// `request(id, method, objectParams(params))`.
+    Request {
+        /// The id.
+        id: MId,
+        /// The method.
+        method: Vec<u16>,
+        /// `objectParams(frame.params)`: the object, or `{}`.
+        params: J,
+        /// `frame.params` as sent.
+        params_sent: Option<J>,
+    },
+    /// `response(id, frame)`.
+    Response {
+        /// The id.
+        id: MId,
+        /// `frame.error && typeof frame.error === 'object'`: `Some((code if a number, message if a
+        /// string, data))`; otherwise `None` and the frame resolves with `result`.
+        error: Option<ErrorModel>,
+        /// `frame.result` (`None` = undefined).
+        result: Option<J>,
+        /// `frame.method` (not a string, or absent).
+        method: Option<J>,
+    },
+    /// `notificationHandler(method, objectParams(params))`.
+    Notification {
+        /// The method.
+        method: Vec<u16>,
+        /// `objectParams(frame.params)`.
+        params: J,
+        /// `frame.params` as sent.
+        params_sent: Option<J>,
+        /// `frame.id` (absent, or not a string/number).
+        id: Option<J>,
+    },
+}
+
+/// A rejecting error member: `code` when a number, `message` when a string, `data` verbatim.
+pub type ErrorModel = (Option<f64>, Option<Vec<u16>>, Option<J>);
+
+/// `handleLine(line)` (docs/CONTRACT.md#s2.2), on a line that was already trimmed (or not:
+/// `JSON.parse` decides).
+pub fn handle_line(line: &str) -> Model {
+    handle_parsed(line, json_parse(line).as_ref())
+}
+
+/// [`handle_line`] on `message`, the line's [`json_parse`] (`None` = `JSON.parse` threw), for a
+/// caller that needs the parsed value too and should not parse the line twice.
+pub fn handle_parsed(line: &str, message: Option<&J>) -> Model {
+    let Some(message) = message else {
+        return Model::Malformed {
+            blank: line.is_empty(),
+        };
+    };
+    match message {
+        J::Arr(a) => return Model::Batch(a.len()),
+        J::Obj(_) => {}
+        // The top level is always parsed recursively, so it is never `Deep`.
+        other => return Model::NotAnObject(other.clone()),
+    }
+    let id = match message.get("id") {
+        Some(J::Str(s)) => Some(MId::Str(s.clone())),
+        Some(J::Num(n)) => Some(MId::Num(*n)),
+        _ => None,
+    };
+    let method = match message.get("method") {
+        Some(J::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let member = |k: &str| message.get(k).cloned();
+    let object_params = || match message.get("params") {
+        Some(p @ (J::Obj(_) | J::Deep(JKind::Object))) => p.clone(),
+        _ => J::Obj(Vec::new()),
+    };
+    match (id, method) {
+        (Some(id), Some(method)) => Model::Request {
+            id,
+            method,
+            params: object_params(),
+            params_sent: member("params"),
+        },
+        (Some(id), None) => {
+            let error = match message.get("error") {
+                Some(e @ (J::Obj(_) | J::Arr(_) | J::Deep(_))) => Some((
+                    match e.get("code") {
+                        Some(J::Num(c)) => Some(*c),
+                        _ => None,
+                    },
+                    match e.get("message") {
+                        Some(J::Str(s)) => Some(s.clone()),
+                        _ => None,
+                    },
+                    e.get("data").cloned(),
+                )),
+                _ => None,
+            };
+            Model::Response {
+                id,
+                error,
+                result: member("result"),
+                method: member("method"),
+            }
+        }
+        (None, Some(method)) => Model::Notification {
+            method,
+            params: object_params(),
+            params_sent: member("params"),
+            id: member("id"),
+        },
+        (None, None) => Model::Dropped {
+            id: member("id"),
+            method: member("method"),
+        },
+    }
+}
