@@ -6,7 +6,8 @@
 //! barrier and then `shutdown` or EOF), tool calls only run the default harmless command, `slow`
 //! waits at most half a second and `hang` is rare.
 
-use crate::fuzzing::ops::{
+use crate::directive::{directive_in, parse_directive, DEFAULT_TOOL_COMMAND};
+use crate::ops::{
     BlockGen, BlocksGen, Directive, IdGen, KnownMethod, MethodGen, Op, PathGen, ProviderGen, Small,
 };
 use arbitrary::{Arbitrary, Unstructured};
@@ -49,7 +50,7 @@ impl Sequence {
             return None;
         };
         let mut bytes = Vec::new();
-        crate::fuzzing::ops::Renderer::default().render(op, &mut bytes);
+        crate::ops::Renderer::default().render(op, &mut bytes);
         let line = std::str::from_utf8(&bytes).ok()?;
         match crate::wire::classify(crate::wire::trim_js(line)) {
             crate::wire::Classified::Request(r) => Some((i, r.id.to_json())),
@@ -173,36 +174,26 @@ fn tame(op: Op, rng: &mut Rng) -> Option<Op> {
 fn tame_directive(d: Directive, rng: &mut Rng) -> Directive {
     match d {
         // Never run a fuzzed shell command: the default one is harmless.
-        Directive::Tool(_) => Directive::Tool(None),
-        Directive::Slow(n, inner) => Directive::Slow(n % 6, Box::new(tame_directive(*inner, rng))),
-        Directive::Subagent(inner) => Directive::Subagent(Box::new(tame_directive(*inner, rng))),
-        Directive::Hang if rng.below(8) != 0 => Directive::Reply(Small("not hanging".into())),
-        // Plain text that happens to spell a directive keyword stays plain text.
-        Directive::Plain(s) if looks_like_directive(&s.0) => {
-            Directive::Plain(Small(format!("x {}", s.0)))
-        }
-        Directive::Reply(s) => Directive::Reply(s),
+        Directive::Tool { .. } => Directive::Tool {
+            command: DEFAULT_TOOL_COMMAND.to_owned(),
+        },
+        // Nor a fuzzed tool input: an empty one is refused or harmless for every tool.
+        Directive::Call { tool, .. } => Directive::Call {
+            tool,
+            input: "{}".to_owned(),
+        },
+        Directive::Slow { secs, then } => Directive::Slow {
+            secs: secs.min(0.5),
+            then: Box::new(tame_directive(*then, rng)),
+        },
+        Directive::Subagent { prompt } => Directive::Subagent {
+            prompt: tame_directive(parse_directive(&prompt), rng).to_string(),
+        },
+        Directive::Hang if rng.below(8) != 0 => Directive::Reply("not hanging".into()),
+        // Plain text that happens to spell a directive stays plain text.
+        Directive::Echo(s) if directive_in(&s).is_some() => Directive::Echo(format!("x {s}")),
         d => d,
     }
-}
-
-fn looks_like_directive(s: &str) -> bool {
-    let t = s.trim_start();
-    [
-        "reply",
-        "maxtokens",
-        "thinking",
-        "empty",
-        "tool",
-        "subagent",
-        "error",
-        "sseerror",
-        "truncate",
-        "hang",
-        "slow",
-    ]
-    .iter()
-    .any(|k| t.starts_with(k))
 }
 
 fn prompt_text(op: &Op) -> String {
@@ -214,7 +205,7 @@ fn prompt_text(op: &Op) -> String {
     {
         for b in list {
             if let BlockGen::Text(d) = b {
-                d.render(0, &mut s);
+                s.push_str(&d.to_string());
                 s.push('\n');
             }
         }
@@ -240,8 +231,8 @@ fn slow_of_op(op: &Op) -> f64 {
 
 fn slow_of(d: &Directive) -> f64 {
     match d {
-        Directive::Slow(n, inner) => f64::from(*n) / 10.0 + slow_of(inner),
-        Directive::Subagent(inner) => slow_of(inner),
+        Directive::Slow { secs, then } => secs + slow_of(then),
+        Directive::Subagent { prompt } => slow_of(&parse_directive(prompt)),
         _ => 0.0,
     }
 }
@@ -252,8 +243,10 @@ mod tests {
 
     fn no_fuzzed_tool(d: &Directive) -> bool {
         match d {
-            Directive::Tool(c) => c.is_none(),
-            Directive::Slow(_, i) | Directive::Subagent(i) => no_fuzzed_tool(i),
+            Directive::Tool { command } => command == DEFAULT_TOOL_COMMAND,
+            Directive::Call { input, .. } => input == "{}",
+            Directive::Slow { then, .. } => no_fuzzed_tool(then),
+            Directive::Subagent { prompt } => no_fuzzed_tool(&parse_directive(prompt)),
             _ => true,
         }
     }

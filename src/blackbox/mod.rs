@@ -21,7 +21,7 @@ pub use class::{FindingClass, Pin};
 pub use diff::Allowlist;
 pub use exec::{Deadlines, Target};
 
-use crate::fuzzing::ops::Op;
+use crate::ops::Op;
 use crate::rules::Profile;
 use crate::runtime::Edition;
 use gen::Sequence;
