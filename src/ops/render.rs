@@ -10,9 +10,20 @@ use serde_json::{Map, Value};
 pub struct Renderer {
     last_id: Option<String>,
     counter: u64,
+    session_prefix: String,
 }
 
 impl Renderer {
+    /// A renderer that writes [`SessionGen::Pick`] and [`SessionGen::Any`] session ids under
+    /// `prefix` (`<prefix>s<N>`, `<prefix><text>`): sequences sharing one runtime process then
+    /// meet on sessions of their own. The special ids (empty, path-like) stay as they are.
+    pub fn with_session_prefix(prefix: &str) -> Renderer {
+        Renderer {
+            session_prefix: prefix.to_owned(),
+            ..Renderer::default()
+        }
+    }
+
     /// Appends the bytes of one op (nothing for [`Op::Advance`], [`Op::Eof`] and [`Op::Restart`]).
     pub fn render(&mut self, op: &Op, out: &mut Vec<u8>) {
         match op {
@@ -22,7 +33,7 @@ impl Renderer {
                 blocks,
             } => {
                 let mut p = Map::new();
-                session.put(&mut p);
+                session.put(&self.session_prefix, &mut p);
                 match blocks {
                     BlocksGen::List(b) => {
                         let list = b.iter().map(BlockGen::value).collect();
@@ -69,7 +80,7 @@ impl Renderer {
             }
             Op::WdSet { id, session, path } => {
                 let mut p = Map::new();
-                session.put(&mut p);
+                session.put(&self.session_prefix, &mut p);
                 path.put("path", &mut p);
                 self.request(
                     id,
@@ -133,7 +144,7 @@ impl Renderer {
 
     fn session_request(&mut self, id: &IdGen, method: &str, s: &SessionGen, out: &mut Vec<u8>) {
         let mut p = Map::new();
-        s.put(&mut p);
+        s.put(&self.session_prefix, &mut p);
         self.request(id, method, Some(&Value::Object(p)), out);
     }
 
@@ -179,9 +190,9 @@ impl Renderer {
 }
 
 impl SessionGen {
-    fn put(&self, p: &mut Map<String, Value>) {
+    fn put(&self, prefix: &str, p: &mut Map<String, Value>) {
         let v: Value = match self {
-            SessionGen::Pick(n) => format!("s{}", n % 3).into(),
+            SessionGen::Pick(n) => format!("{prefix}s{}", n % 3).into(),
             SessionGen::Empty => "".into(),
             SessionGen::Missing => return,
             SessionGen::Odd(o) => match o {
@@ -192,7 +203,7 @@ impl SessionGen {
                 OddSession::Space => "s1 ",
             }
             .into(),
-            SessionGen::Any(s) => s.0.clone().into(),
+            SessionGen::Any(s) => format!("{prefix}{}", s.0).into(),
             SessionGen::Number(n) => (*n).into(),
         };
         p.insert("sessionId".into(), v);

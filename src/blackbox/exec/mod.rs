@@ -13,12 +13,14 @@ use super::gen::{End, Sequence};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
 use super::Finding;
+mod live;
 mod state;
 use crate::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, RuleId, Sent};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
+pub use live::{continues, run_on, Live, Plan};
 use serde_json::Value;
 use state::{list, Phase, State};
 use std::collections::HashMap;
@@ -81,6 +83,11 @@ pub struct RunResult {
     /// waiting for, with the runtime's stderr tail): its observations are incomplete, and no
     /// wait it cut short is a finding.
     pub cut: Option<String>,
+    /// The run started a runtime process (rather than continuing a shared one).
+    pub fresh: bool,
+    /// On a shared process, a notification about an earlier sequence's session arrived: the run
+    /// is void (nothing else in it is set) and must be repeated on a fresh process.
+    pub straggler: bool,
 }
 
 /// Runs `seq` against `target` in fresh directories under the rules of the runtime's edition.
@@ -97,50 +104,21 @@ pub fn run_sequence_until(
     dl: Deadlines,
     stop: Option<Instant>,
 ) -> RunResult {
-    let dirs = match CaseDirs::new(false) {
-        Ok(d) => d,
-        Err(e) => {
-            return RunResult {
-                broken: Some(format!("cannot create the case directories: {e}")),
-                ..RunResult::default()
-            }
-        }
+    let mut live = None;
+    let plan = Plan {
+        prefix: String::new(),
+        last: true,
     };
-    let mut child = match Child::spawn(
-        &target.cmd,
-        &dirs,
-        &target.env,
-        MAX_LINE,
-        &StdoutLimit::default(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            return RunResult {
-                broken: Some(format!("cannot start `{}`: {e}", target.cmd)),
-                ..RunResult::default()
-            }
-        }
-    };
-    let mut st = State {
-        ck: Checker::new(rules.clone()),
-        dirs: &dirs,
-        obs: Observed::default(),
-        findings: Vec::new(),
-        fatal: false,
-        phase: Phase::Ops,
-        closed: false,
-        barrier_answered: false,
-        shutdown_answered: false,
-        running: HashMap::new(),
-        uuids: HashMap::new(),
-        stop,
-        cut: false,
-    };
-    let started = Instant::now();
-    drive(seq, &mut child, &mut st, dl);
-    child.kill();
+    run_on(&mut live, seq, target, rules, dl, stop, &plan)
+}
+
+/// The result of a run from its state, once the process is done with it (`ended`: the process
+/// was ended or killed, so its exit status belongs to this run).
+fn finish(st: State<'_>, child: &mut Child, started: Instant, ended: bool) -> RunResult {
     let mut obs = st.obs;
-    obs.exit = obs.exit.or_else(|| child.try_exit());
+    if ended {
+        obs.exit = obs.exit.or_else(|| child.try_exit());
+    }
     obs.unanswered = st
         .ck
         .pending()
@@ -182,14 +160,26 @@ pub fn run_sequence_until(
         observed: obs,
         broken: None,
         cut,
+        fresh: false,
+        straggler: false,
     }
 }
 
-fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
+/// Writes the ops (all but the first when `skip_first`: an `initialize` the shared process has
+/// answered already), then the barrier, and waits until everything settled. Returns `None` when
+/// the run cannot go on to its ending (a fatal finding, or cut short), else whether its process
+/// may serve the next sequence (every request answered, every session idle, stdout open).
+fn drive_ops(
+    seq: &Sequence,
+    child: &mut Child,
+    st: &mut State<'_>,
+    dl: Deadlines,
+    r: &mut Renderer,
+    skip_first: bool,
+) -> Option<bool> {
     let mut dec = LineDecoder::new(MAX_LINE);
-    let mut r = Renderer::default();
     let mut bytes = Vec::new();
-    for (i, op) in seq.ops.iter().enumerate() {
+    for (i, op) in seq.ops.iter().enumerate().skip(usize::from(skip_first)) {
         if let Some(init) = seq
             .awaited_init()
             .filter(|(at, _)| i == at + 1)
@@ -213,7 +203,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             pump(child, st, Instant::now(), |_| false);
         }
         if st.fatal || st.cut {
-            return;
+            return None;
         }
     }
     // A partial line from a raw op must not swallow the barrier.
@@ -238,7 +228,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                 ),
             );
         }
-        return;
+        return None;
     }
     let may_hang = seq.may_hang();
     let settle = dl.settle + Duration::from_secs_f64(seq.slow_secs());
@@ -246,7 +236,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
     if st.cut {
-        return;
+        return None;
     }
     if !settled && !may_hang && !st.fatal {
         let pending = st.ck.pending();
@@ -283,11 +273,18 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         }
     }
     if st.fatal {
-        return;
+        return None;
     }
+    Some(settled && !st.closed)
+}
+
+/// Ends the process the sequence's way (`shutdown`, or EOF) and judges the ending: an answer to
+/// `shutdown`, stdout closing, exit status 0.
+fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
+    let mut dec = LineDecoder::new(MAX_LINE);
     st.phase = Phase::Ending;
     let until = st.clip(Instant::now() + dl.exit);
-    match seq.end {
+    match end {
         End::Shutdown => {
             let line = format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":\"{SHUTDOWN_ID}\",\"method\":\"shutdown\"}}\n"
@@ -325,7 +322,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     if st.fatal || st.cut {
         return;
     }
-    let (how, rule) = match seq.end {
+    let (how, rule) = match end {
         End::Shutdown => ("shutdown", RuleId::LifecycleShutdownExits0),
         End::Eof => ("EOF", RuleId::LifecycleEofExits0),
     };

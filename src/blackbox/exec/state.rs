@@ -25,9 +25,40 @@ pub(super) struct State<'a> {
     pub(super) stop: Option<Instant>,
     /// A wait was cut short by `stop`.
     pub(super) cut: bool,
+    /// The id echo whose answering line to keep (a process's first `initialize`).
+    pub(super) watch: Option<String>,
+    /// That line, once seen.
+    pub(super) watched: Option<String>,
+    /// Sessions of earlier sequences on a shared process: a notification naming one is theirs.
+    pub(super) foreign: std::collections::BTreeSet<String>,
+    /// Such a notification arrived: the shared process did not keep the sequences apart.
+    pub(super) straggler: bool,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    /// The state of a run starting now, under `rules`, in `dirs`, with the hard deadline `stop`.
+    pub(super) fn new(rules: &Profile, dirs: &'a CaseDirs, stop: Option<Instant>) -> State<'a> {
+        State {
+            ck: Checker::new(rules.clone()),
+            dirs,
+            obs: Observed::default(),
+            findings: Vec::new(),
+            fatal: false,
+            phase: Phase::Ops,
+            closed: false,
+            barrier_answered: false,
+            shutdown_answered: false,
+            running: HashMap::new(),
+            uuids: HashMap::new(),
+            stop,
+            cut: false,
+            watch: None,
+            watched: None,
+            foreign: Default::default(),
+            straggler: false,
+        }
+    }
+
     /// `until`, or the caller's hard deadline when that comes first.
     pub(super) fn clip(&self, until: Instant) -> Instant {
         self.stop.map_or(until, |s| until.min(s))
@@ -87,6 +118,10 @@ impl State<'_> {
     }
 
     pub(super) fn on_line(&mut self, raw: &str) {
+        if !self.foreign.is_empty() && self.is_foreign(raw) {
+            self.straggler = true;
+            return;
+        }
         self.obs.frames_out += 1;
         let judged = self.ck.received(raw);
         let broke = judged
@@ -111,6 +146,9 @@ impl State<'_> {
                 }
                 if broke {
                     self.obs.flagged.ids.insert(key.clone());
+                }
+                if self.watched.is_none() && self.watch.as_ref() == Some(&key) {
+                    self.watched = Some(line.to_owned());
                 }
                 let outcome = self.outcome(line, &method);
                 self.obs.responses.entry(key).or_default().push(outcome);
@@ -192,6 +230,20 @@ impl State<'_> {
             list.push(what);
         }
         Some(sid)
+    }
+
+    /// Whether a line is a notification about a session of an earlier sequence.
+    fn is_foreign(&self, raw: &str) -> bool {
+        let Ok(p) = json::parse(raw) else {
+            return false;
+        };
+        let v = &p.value;
+        v.get("id").is_none()
+            && ["sessionId", "parentSessionId"].iter().any(|k| {
+                v["params"][*k]
+                    .as_str()
+                    .is_some_and(|sid| self.foreign.contains(sid))
+            })
     }
 
     pub(super) fn session_label(&mut self, sid: &str) -> String {
