@@ -1,7 +1,7 @@
 //! Request methods, by edition, with the validation order and messages of docs/CONTRACT.md#s3
 //! and #s9.
 
-use super::events::{self, new_id, user_message};
+use super::events::{self, new_id, user_message, Events};
 use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
 use crate::wire::json::{dispose, js_number};
@@ -290,15 +290,8 @@ impl Runtime {
             ));
         }
         if *target != *s.cwd {
-            s.emit(
-                out,
-                &sid,
-                "working-directory/change",
-                &json!({"cwd": &target}),
-                now,
-                None,
-                false,
-            );
+            let mut ev = Events::new(out, &sid, now);
+            ev.event(s, "working-directory/change", &json!({"cwd": &target}));
             let text = format!(
                 "The working directory changed from {} to {}.",
                 events::js_quote(&s.cwd),
@@ -309,15 +302,8 @@ impl Runtime {
                 json!({"kind":"working-directory"}),
                 new_id(),
             );
-            s.emit(
-                out,
-                &sid,
-                "agent/inbox/spliced",
-                &json!({"target":"next-step","start":0,"inserted":[notice]}),
-                now,
-                None,
-                false,
-            );
+            let splice = json!({"target":"next-step","start":0,"inserted":[notice]});
+            ev.event(s, "agent/inbox/spliced", &splice);
             s.cwd = Rc::from(target.as_str());
         }
         Ok(Some(json!({"cwd": &*s.cwd})))

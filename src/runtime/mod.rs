@@ -133,43 +133,6 @@ impl Session {
         }
     }
 
-    /// Appends one event to the session log (as a notification) and returns its seq.
-    #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &mut self,
-        out: &mut Vec<u8>,
-        sid: &str,
-        ty: &str,
-        data: &Value,
-        now: u64,
-        source_seqs: Option<&[u64]>,
-        append: bool,
-    ) -> u64 {
-        let seq = self.seq;
-        self.last_time = self.last_time.max(now);
-        events::write_event(out, sid, ty, seq, self.last_time, data, source_seqs, append);
-        self.seq += 1;
-        seq
-    }
-
-    /// Like [`Session::emit`], with `data` written as raw JSON by a closure.
-    #[allow(clippy::too_many_arguments)]
-    fn emit_with(
-        &mut self,
-        out: &mut Vec<u8>,
-        sid: &str,
-        ty: &str,
-        now: u64,
-        append: bool,
-        data: impl FnOnce(&mut Vec<u8>),
-    ) -> u64 {
-        let seq = self.seq;
-        self.last_time = self.last_time.max(now);
-        events::write_event_with(out, sid, ty, seq, self.last_time, None, append, data);
-        self.seq += 1;
-        seq
-    }
-
     fn busy(&self) -> bool {
         self.turn.is_some() || !self.inbox.is_empty() || self.children > 0
     }
