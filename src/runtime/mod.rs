@@ -31,6 +31,7 @@ mod turn;
 pub use config::{Config, Edition, Env, Profile};
 pub use stdio::{serve, serve_stdio, USAGE};
 
+use crate::wire::json::Deep;
 use crate::wire::{self, Classified};
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -47,19 +48,12 @@ struct Route {
 
 /// A user message waiting in (or claimed from) a session's inbox.
 struct Msg {
-    /// The full message object `{content, source, role, id}`.
-    value: Value,
+    /// The full message object `{content, source, role, id}`: its content may be arbitrarily deep.
+    value: Deep,
     /// What the scripted model answers to it.
     step: script::Step,
     /// `subagent.finished` params to send when this (notice) message is claimed.
     finished: Option<Value>,
-}
-
-impl Drop for Msg {
-    fn drop(&mut self) {
-        // Prompt content may be arbitrarily deep: never drop it recursively.
-        wire::json::dispose(std::mem::take(&mut self.value));
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use super::events::{self, new_id, write_status, Block, Events};
 use super::script::Script;
 use super::sessions::ok_status;
 use super::{persist, Edition, Msg, Phase, Runtime, Turn};
+use crate::wire::json::Deep;
 use crate::wire::write;
 use serde_json::{json, Value};
 
@@ -23,10 +24,10 @@ impl Runtime {
         };
         let start = s.inbox.len();
         // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
-        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
-        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
+        let mut data = Deep::new(json!({"target":"next-turn","start": start,"inserted":[]}));
+        data["inserted"] = Value::Array(vec![std::mem::take(&mut *msg.value)]);
         Events::new(out, sid, now).event(s, "agent/inbox/spliced", &data);
-        msg.value = data["inserted"]
+        *msg.value = data["inserted"]
             .as_array_mut()
             .and_then(Vec::pop)
             .unwrap_or(Value::Null);
@@ -406,7 +407,11 @@ impl Runtime {
         let content = json!([{"type":"text","text": prompt},{"type":"text","text": note}]);
         let step = super::script::for_content(&content);
         let msg = Msg {
-            value: events::user_message(content, json!({"kind":"user"}), new_id()),
+            value: Deep::new(events::user_message(
+                content,
+                json!({"kind":"user"}),
+                new_id(),
+            )),
             step,
             finished: None,
         };
@@ -448,7 +453,7 @@ impl Runtime {
         let step = super::script::for_content(&content);
         let source = json!({"kind":"subagent-settled","form":"notice","summary": summary,"senderSessionId": child});
         let msg = Msg {
-            value: events::user_message(content, source, new_id()),
+            value: Deep::new(events::user_message(content, source, new_id())),
             step,
             finished: Some(finished),
         };
