@@ -125,7 +125,7 @@ fn frame_echoes(c: &Classified) -> Result<(), String> {
     write::result(&mut out, &r.id, &params);
     match reclassify(&out)? {
         Classified::Response(resp) if echoable => {
-            if resp.id != r.id || resp.outcome != Outcome::Result(Some(params.clone())) {
+            if resp.id != r.id || resp.outcome != Outcome::Result(Some(params.clone().into())) {
                 return Err(format!("result frame echoes differently: {resp:?}"));
             }
         }

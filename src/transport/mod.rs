@@ -267,7 +267,7 @@ impl Transport {
                 let slot = self.lock().pending.remove(&resp.id);
                 if let Some(slot) = slot {
                     slot.settle(match resp.outcome {
-                        wire::Outcome::Result(v) => Ok(v),
+                        wire::Outcome::Result(v) => Ok(v.map(wire::json::Deep::into_inner)),
                         wire::Outcome::Error(e) => Err(RequestError::Response(e)),
                     });
                 }

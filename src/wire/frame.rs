@@ -213,8 +213,8 @@ pub struct ErrorObject {
     pub code: Option<f64>,
     /// `message` when it is a string, else `JSON-RPC error`.
     pub message: String,
-    /// `data`, verbatim, when present.
-    pub data: Option<Value>,
+    /// `data`, verbatim, when present (it may be arbitrarily deep: held as a [`Deep`]).
+    pub data: Option<Deep>,
 }
 
 impl ErrorObject {
@@ -229,8 +229,9 @@ impl ErrorObject {
 /// How a response settles its pending request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Resolves with `result` (`None` when the member is absent: JavaScript `undefined`).
-    Result(Option<Value>),
+    /// Resolves with `result` (`None` when the member is absent: JavaScript `undefined`); it may
+    /// be arbitrarily deep: held as a [`Deep`].
+    Result(Option<Deep>),
     /// Rejects.
     Error(ErrorObject),
 }
@@ -356,7 +357,7 @@ pub fn classify(line: &str) -> Classified {
         (Some(id), None) => {
             let outcome = match map.shift_remove("error").map(Deep::new) {
                 Some(e) if e.is_object() || e.is_array() => Outcome::Error(error_object(e)),
-                _ => Outcome::Result(map.shift_remove("result")),
+                _ => Outcome::Result(map.shift_remove("result").map(Deep::new)),
             };
             Classified::Response(Response {
                 id,
@@ -392,7 +393,7 @@ fn error_object(mut e: Deep) -> ErrorObject {
                 Some(Value::String(s)) => s.clone(),
                 _ => "JSON-RPC error".to_owned(),
             },
-            m.shift_remove("data"),
+            m.shift_remove("data").map(Deep::new),
         ),
         _ => (None, "JSON-RPC error".to_owned(), None),
     };
@@ -546,7 +547,7 @@ mod tests {
             Outcome::Error(ErrorObject {
                 code: Some(7.0),
                 message: "structured".into(),
-                data: Some(json!({"detail":"x"}))
+                data: Some(json!({"detail":"x"}).into())
             })
         );
         assert_eq!(
@@ -561,7 +562,7 @@ mod tests {
         assert_eq!(out(r#"{"id":1,"error":null}"#), Outcome::Result(None));
         assert_eq!(
             out(r#"{"id":1,"error":"x","result":2}"#),
-            Outcome::Result(Some(json!(2)))
+            Outcome::Result(Some(json!(2).into()))
         );
     }
 
@@ -588,6 +589,19 @@ mod tests {
         assert!(matches!(
             classify(&bare),
             Classified::Ignored(Ignored::Batch { len: 1 })
+        ));
+        // A response's result and its error's data are held safely too.
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let outcome = |l: &str| match classify(l) {
+            Classified::Response(r) => r.outcome,
+            other => panic!("{}", other.class_name()),
+        };
+        let result = outcome(&format!(r#"{{"id":1,"result":{deep}}}"#));
+        assert!(matches!(result, Outcome::Result(Some(_))));
+        let error = outcome(&format!(r#"{{"id":1,"error":{{"code":1,"data":{deep}}}}}"#));
+        assert!(matches!(
+            error,
+            Outcome::Error(ErrorObject { data: Some(_), .. })
         ));
     }
 }

@@ -205,7 +205,7 @@ fn an_error_response_keeps_code_message_and_data_verbatim() {
         Err(RequestError::Response(ErrorObject {
             code: Some(7.0),
             message: "structured".into(),
-            data: Some(json!({"detail":"x"}))
+            data: Some(json!({"detail":"x"}).into())
         }))
     );
 }

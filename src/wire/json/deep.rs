@@ -72,6 +72,20 @@ impl<T: Into<Value> + Default> From<T> for Deep<T> {
     }
 }
 
+/// A copy (`Clone` recurses: meant for shallow values).
+impl<T: Into<Value> + Default + Clone> Clone for Deep<T> {
+    fn clone(&self) -> Self {
+        Deep(self.0.clone())
+    }
+}
+
+/// Compares the values held (`==` recurses: meant for shallow values).
+impl<T: Into<Value> + Default + PartialEq> PartialEq for Deep<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
 /// Shown as the value it holds (`Debug` recurses: meant for shallow values in tests and logs).
 impl<T: Into<Value> + Default + fmt::Debug> fmt::Debug for Deep<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
