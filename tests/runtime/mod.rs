@@ -7,4 +7,5 @@ mod interop;
 mod methods;
 mod persistence;
 mod process;
+mod real_client;
 mod turns;
