@@ -7,9 +7,7 @@
 //! notifications or formatting ([`Pin::None`]) get no trace, and the report says why.
 
 use super::class::{DiffKind, FindingClass, Pin};
-use super::exec::{
-    Observed, Outcome, Target, BARRIER_ID, BARRIER_METHOD, MAX_PAUSE_MS, SHUTDOWN_ID,
-};
+use super::exec::{pause_ms, Observed, Outcome, Target, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 use super::gen::{End, Sequence};
 use super::{exec, Finding, Options as FuzzOptions, Report};
 use crate::ops::{Op, Renderer};
@@ -97,7 +95,7 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
             }
         }
         if let Op::Advance(ms) = op {
-            let ms = u64::from(*ms) % MAX_PAUSE_MS;
+            let ms = pause_ms(*ms);
             if ms > 0 {
                 let _ = writeln!(t, ">>pause {ms}ms");
             }
