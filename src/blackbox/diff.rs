@@ -107,8 +107,8 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         if subject.flagged.sessions.contains(sid) {
             continue;
         }
-        let s = &between_turns(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
-        let r = &between_turns(reference.events.get(sid).map_or(&[][..], Vec::as_slice));
+        let s = &normal_order(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
+        let r = &normal_order(reference.events.get(sid).map_or(&[][..], Vec::as_slice));
         if s == r {
             continue;
         }
@@ -136,6 +136,35 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// A session's events with the orders that are races of arrival times made one: see
+/// [`between_turns`] and [`wd_changes_last`].
+fn normal_order(v: &[String]) -> Vec<String> {
+    wd_changes_last(&between_turns(v))
+}
+
+/// Moves each `working-directory/change` (with the `agent/inbox/spliced` that queues its notice
+/// right after it) to the end: where a change requested during a turn lands among the turn's step
+/// events depends on when the request arrives relative to the step's progress, in the real
+/// runtime as in the reference. How many changes there were still counts.
+fn wd_changes_last(v: &[String]) -> Vec<String> {
+    let mut rest = Vec::with_capacity(v.len());
+    let mut moved = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        if v[i] == "working-directory/change" {
+            moved.push(v[i].clone());
+            if v.get(i + 1).is_some_and(|n| n == "agent/inbox/spliced") {
+                i += 1;
+            }
+        } else {
+            rest.push(v[i].clone());
+        }
+        i += 1;
+    }
+    rest.extend(moved);
+    rest
 }
 
 /// Drops status changes and receipts between a `turn/end` and the next `turn/start`: whether a
@@ -301,6 +330,23 @@ mod tests {
             between_turns(&early),
             v("turn/start step/start turn/end status:idle")
         );
+    }
+
+    #[test]
+    fn a_working_directory_change_may_land_before_or_inside_a_step() {
+        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let before = v(
+            "turn/start working-directory/change agent/inbox/spliced step/start step/end turn/end",
+        );
+        let inside = v(
+            "turn/start step/start working-directory/change agent/inbox/spliced step/end turn/end",
+        );
+        assert_eq!(normal_order(&before), normal_order(&inside));
+        // A change that did not happen, or happened twice, still differs.
+        let none = v("turn/start step/start step/end turn/end");
+        assert_ne!(normal_order(&before), normal_order(&none));
+        let twice = v("turn/start working-directory/change agent/inbox/spliced step/start working-directory/change step/end turn/end");
+        assert_ne!(normal_order(&before), normal_order(&twice));
     }
 
     #[test]
