@@ -20,15 +20,20 @@
 mod config;
 mod events;
 mod image;
+pub mod launch;
 pub mod memory;
 mod methods;
+pub mod patch;
 pub mod persist;
+pub mod profile;
 pub mod script;
 mod sessions;
+pub mod shell;
 mod stdio;
 mod turn;
+pub mod yaml;
 
-pub use config::{Config, Edition, Env, Profile};
+pub use config::{Config, Edition, Env, Profile, Timing};
 pub use stdio::{serve, serve_stdio, USAGE};
 
 use crate::wire::{self, Classified};
