@@ -1,13 +1,15 @@
-//! From a command line to a [`Config`] (docs/CONTRACT.md#s13.7), as the 0.2.1rc2 release
+//! From a command line to a [`Config`] (docs/CONTRACT.md#s13.6), as the 0.2.1rc2 release
 //! launches: the profile (shipped `sdk` / `sdk-minimal`, or a user profile under
 //! `$DSH_HOME/profiles/<name>/`), its patch layers, `--patch` overlays, the environment, and the
 //! startup diagnostics the release writes to stderr.
 //!
 //! Failures before `initialize` exit 1 with the release's message after `Error: ` (its crash
-//! report; the JavaScript stack it prints below is left out). Rows that do not activate are a
-//! warning, and the runtime serves. A patch that disables `sdk-jsonrpc-server` leaves nothing to
+//! report; the JavaScript stack it prints below is left out). Rows that do not activate
+//! ([`activation`]) are a warning, and the runtime serves, unless a required one is among them:
+//! then startup fails (exit 1). A patch that disables `sdk-jsonrpc-server` leaves nothing to
 //! serve stdio: the release exits 0 at boot without reading a line, and so does the reference.
 
+use super::activation;
 use super::config::{Config, Edition, Env, Profile};
 use super::patch::{self, Label, Row};
 use super::profile;
@@ -175,8 +177,14 @@ pub fn launch(
         }
     }
     let import_base = format!("{}/", profile_dir.display());
-    let stderr =
-        patch::activation_warning(&patch::inactive(&rows, &import_base)).unwrap_or_default();
+    let table: &'static activation::Services = match profile {
+        Profile::SdkMinimal => activation::MINIMAL_SERVICES,
+        Profile::Sdk => &[],
+    };
+    let inactive = activation::audit(&rows, table, |r| patch::import_failure(r, &import_base));
+    let stderr = activation::verdict(&inactive)
+        .map_err(|stderr| Failure { stderr, code: 1 })?
+        .unwrap_or_default();
     let server_off = rows
         .iter()
         .any(|r| r.id == "sdk-jsonrpc-server" && r.disabled && !r.inserted);

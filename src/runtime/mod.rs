@@ -17,6 +17,7 @@
 //! - the scripted model answers `ok` to runtime notices (a settled subagent) like the recording
 //!   stub, and echoes user text that holds no directive.
 
+pub mod activation;
 mod config;
 mod events;
 mod image;
@@ -30,6 +31,7 @@ pub mod script;
 mod sessions;
 pub mod shell;
 mod stdio;
+mod tools;
 mod turn;
 pub mod yaml;
 
@@ -86,6 +88,9 @@ struct Turn {
     phase: Phase,
     /// Last seq the model request carried (`delivery-accepted.throughSeq`).
     through: u64,
+    /// A failing request waiting out its back-off (`--realistic-timing`): the retry id and the
+    /// next attempt's index.
+    retry: Option<(String, usize)>,
 }
 
 struct Session {
@@ -110,6 +115,8 @@ struct Session {
     legacy_pending: Vec<wire::Id>,
     /// Token of the scheduled phase (0 = none).
     sched: u64,
+    /// The `sdk-minimal` persistent shell, once a bash call started it.
+    shell: Option<shell::Shell>,
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
@@ -134,6 +141,7 @@ impl Session {
             waiters: Vec::new(),
             legacy_pending: Vec::new(),
             sched: 0,
+            shell: None,
             last_time: 0,
         }
     }

@@ -1,4 +1,4 @@
-//! Patch layers (docs/CONTRACT.md#s13.7): the profile's user layer
+//! Patch layers (docs/CONTRACT.md#s13.6): the profile's user layer
 //! (`$DSH_HOME/profiles/<profile>/cordis.patch.yml`), the home layer (`$DSH_HOME/cordis.patch.yml`),
 //! then every `--patch <file>` overlay, applied over the profile's rows as the release's loader
 //! does, with its diagnostics.
@@ -186,42 +186,22 @@ pub fn apply(rows: &mut Vec<Row>, patches: &[Yaml], file: &Path) {
     }
 }
 
-/// The per-row lines of the rows that do not activate: enabled inserted rows naming a package
-/// the release does not ship (or a path: the reference loads no plugin code). `import_base` is
-/// the profile directory the loader resolves names from (`<home>/profiles/<profile>/`).
-pub fn inactive(rows: &[Row], import_base: &str) -> Vec<String> {
-    rows.iter()
-        .filter(|r| r.inserted && !r.disabled && !super::profile::shipped_package(&r.name))
-        .map(|r| {
-            let why = match r.name.strip_prefix("file://") {
-                Some(path) => format!(
-                    "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '{path}' imported from {import_base}"
-                ),
-                None => format!(
-                    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '{}' imported from {import_base}",
-                    r.name
-                ),
-            };
-            format!("{} ({}): failed to import: {why}", r.id, r.name)
-        })
-        .collect()
-}
-
-/// The release's startup warning for rows that did not activate (`None` when all did).
-pub fn activation_warning(failures: &[String]) -> Option<String> {
-    if failures.is_empty() {
+/// Why an inserted row cannot be imported (`None` when it loads): a package the release does not
+/// ship, or a path (the reference loads no plugin code). `import_base` is the profile directory
+/// the loader resolves names from (`<home>/profiles/<profile>/`).
+pub fn import_failure(row: &Row, import_base: &str) -> Option<String> {
+    if !row.inserted || super::profile::shipped_package(&row.name) {
         return None;
     }
-    let noun = if failures.len() == 1 {
-        "entry"
-    } else {
-        "entries"
-    };
-    Some(format!(
-        "{BIN}: warning: {} {noun} did not activate\n{}\n",
-        failures.len(),
-        failures.join("\n")
-    ))
+    Some(match row.name.strip_prefix("file://") {
+        Some(path) => format!(
+            "failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find module '{path}' imported from {import_base}"
+        ),
+        None => format!(
+            "failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find package '{}' imported from {import_base}",
+            row.name
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -277,14 +257,13 @@ mod tests {
         let mut r = rows();
         apply(&mut r, &list, f);
         assert!(r.iter().any(|r| r.id == "tool-fs" && r.disabled));
-        let lines = inactive(&r, "/h/profiles/sdk-minimal/");
+        let lines: Vec<String> = r
+            .iter()
+            .filter_map(|r| import_failure(r, "/h/profiles/sdk-minimal/"))
+            .collect();
         assert_eq!(lines, [
-            "a (@acme/one): failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@acme/one' imported from /h/profiles/sdk-minimal/",
-            "b (file:///w/p/x.js): failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/w/p/x.js' imported from /h/profiles/sdk-minimal/",
+            "failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@acme/one' imported from /h/profiles/sdk-minimal/",
+            "failed to import: Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/w/p/x.js' imported from /h/profiles/sdk-minimal/",
         ]);
-        assert!(activation_warning(&lines)
-            .unwrap()
-            .starts_with("dsh: warning: 2 entries did not activate\na (@acme/one)"));
-        assert_eq!(activation_warning(&[]), None);
     }
 }

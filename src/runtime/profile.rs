@@ -1,4 +1,4 @@
-//! What a launch profile gives the model (docs/CONTRACT.md#s13.7): its plugin rows (the rows a
+//! What a launch profile gives the model (docs/CONTRACT.md#s13.6): its plugin rows (the rows a
 //! patch can disable or add to), the tool roster, the system prompt, and the runtime-context
 //! sections, for `sdk` and `sdk-minimal` as the 0.2.1rc2 release composes them.
 

@@ -1,4 +1,4 @@
-//! The `sdk-minimal` bash tool (docs/CONTRACT.md#s13.7): one persistent, unconfined shell per
+//! The `sdk-minimal` bash tool (docs/CONTRACT.md#s13.6): one persistent, unconfined shell per
 //! session, emulated deterministically. No program is ever run: the shell builtins that carry
 //! state or output (`echo`, `printf` of plain text, `cd`, `pwd`, `export`, `unset`, `true`,
 //! `false`, `:`, `exit`, assignments) behave as bash's; any other command name answers bash's
@@ -82,7 +82,7 @@ impl Shell {
             return Flow::Next;
         }
         if let Some(bad) = unsupported(cmd) {
-            out.push_str(&format!("dsh-conformance reference runtime: `{bad}` is not emulated (the reference runs no programs; see docs/CONTRACT.md#s13.7)\n"));
+            out.push_str(&format!("dsh-conformance reference runtime: `{bad}` is not emulated (the reference runs no programs; see docs/CONTRACT.md#s13.6)\n"));
             self.status = 2;
             return Flow::Next;
         }

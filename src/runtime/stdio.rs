@@ -21,7 +21,7 @@ The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol
 JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
 under $DSH_HOME when it is set. NAME is a user profile under $DSH_HOME/profiles/; patch layers
 ($DSH_HOME/profiles/<profile>/cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch FILE) disable
-or insert plugin rows as the release's do (docs/CONTRACT.md#s13.7). DSH_SYSTEM_PROMPT replaces the
+or insert plugin rows as the release's do (docs/CONTRACT.md#s13.6). DSH_SYSTEM_PROMPT replaces the
 sdk-minimal system prompt. --realistic-timing waits the release's boot latency and model retry
 back-off instead of settling at once. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 1 when
 a patch layer or the profile cannot be read (before serving); 2 on a usage error.

@@ -8,7 +8,7 @@
 use super::events::{self, new_id, write_status, Block};
 use super::script::Script;
 use super::sessions::ok_status;
-use super::{persist, Edition, Msg, Phase, Runtime, Turn};
+use super::{persist, profile, Edition, Msg, Phase, Profile, Runtime, Turn};
 use crate::wire::write;
 use serde_json::{json, Value};
 
@@ -82,6 +82,7 @@ impl Runtime {
             msg: Some(msg),
             phase: Phase::Pre,
             through: 0,
+            retry: None,
         });
         self.schedule(sid, now);
     }
@@ -106,6 +107,9 @@ impl Runtime {
             let reason = json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}});
             return self.end_turn(sid, reason, now, out);
         }
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let system = profile::system_content(&self.cfg);
+        let roster = profile::roster(&self.cfg);
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
@@ -123,10 +127,9 @@ impl Runtime {
         );
         if t.step == 1 {
             let primed = s.primed;
-            if !primed {
+            if let Some(content) = system.filter(|_| !primed) {
                 let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
-                    "content":[{"type":"text","text": events::SYSTEM_PROMPT}],
-                    "source":{"kind":"system-prompt"},"id": new_id()}});
+                    "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
                 s.emit(out, sid, "system/message", &sys, now, None, true);
             }
             let mut prompt_seq = s.seq;
@@ -135,13 +138,19 @@ impl Runtime {
             }
             if !primed {
                 let workspace = s.route.cwd.clone();
-                let ctx =
-                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()));
+                let ctx = if minimal {
+                    profile::minimal_runtime_context(&s.cwd)
+                } else {
+                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
+                };
                 s.emit(out, sid, "user/message", &ctx, now, None, true);
             }
             if !s.header_sent {
                 s.header_sent = true;
-                let h = events::request_header(&s.route.model, s.route.max_tokens);
+                let mut h = events::request_header(&s.route.model, s.route.max_tokens);
+                if minimal {
+                    h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
+                }
                 s.emit(out, sid, "request/header", &h, now, None, false);
             }
             if !primed {
@@ -192,11 +201,20 @@ impl Runtime {
             return;
         };
         let (n, step, through) = (t.n, t.step, t.through);
-        let script = t.script.clone();
+        let resumed = t.retry.take();
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let script = match super::script::offered(t.script.clone(), &profile::roster(&self.cfg)) {
+            // Under `sdk`, a bash call meets the sandbox refusal whatever its input.
+            s @ Script::Call { .. } if !minimal => {
+                Script::Tool(s.tool_command().unwrap_or_default())
+            }
+            s => s,
+        };
+        let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
         // The first delivery covers the log as it was when the request was built (a prompt
         // queued meanwhile comes after it); retries cover everything before them.
-        let mut first = true;
+        let mut first = resumed.is_none();
         let mut delivery = |s: &mut super::Session, out: &mut Vec<u8>| {
             let through = if first {
                 through
@@ -291,8 +309,8 @@ impl Runtime {
                     ),
                     _ => (json!({"message":"fake overloaded","code":"SERVER"}), true),
                 };
-                let retry_id = new_id();
-                for i in 0..=events::RETRY_DELAYS.len() {
+                let (retry_id, from) = resumed.unwrap_or_else(|| (new_id(), 0));
+                for i in from..=events::RETRY_DELAYS.len() {
                     if i > 0 {
                         let d = json!({"retryId": retry_id,"turn": n,"step": step,"retry": i});
                         s.emit(out, sid, "llm/retry-started", &d, now, None, false);
@@ -307,6 +325,13 @@ impl Runtime {
                             "mode":"normal","policyKey": events::RETRY_POLICY,"retry": i + 1,"maxRetries":5,
                             "delayMs": delay,"failure": failure});
                         s.emit(out, sid, "llm/retry", &d, now, None, false);
+                        if realistic {
+                            // Wait the back-off before the next attempt, as the release does.
+                            if let Some(t) = s.turn.as_mut() {
+                                t.retry = Some((retry_id, i + 1));
+                            }
+                            return self.schedule(sid, now.saturating_add(*delay as u64));
+                        }
                     }
                 }
                 step_end(s, out);
@@ -332,6 +357,40 @@ impl Runtime {
                 json!({"kind":"error","error":{"message": message,"code": code}})
             }
             Script::Hang => return,
+            Script::Tool(_) | Script::Call { .. } if minimal => {
+                let (name, args, input) = match script {
+                    Script::Tool(cmd) => (
+                        "bash".to_owned(),
+                        format!(
+                            "{{\"description\": \"probe command\", \"command\": {}}}",
+                            events::js_quote(&cmd)
+                        ),
+                        json!({"command": cmd}),
+                    ),
+                    Script::Call { tool, input } => {
+                        let v = serde_json::from_str(&input).unwrap_or(json!({}));
+                        (tool, input, v)
+                    }
+                    _ => return,
+                };
+                let call_seq = tool_call(s, out, &name, &args);
+                let (text, is_error) = self.minimal_tool(sid, &name, &input, now, out);
+                let Some(s) = self.sessions.get_mut(sid) else {
+                    return;
+                };
+                let tr = tool_result(&text, is_error);
+                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
+                step_end(s, out);
+                return self.next_step(sid, format!("tool result: {text}"), now);
+            }
+            Script::Call { tool, .. } => {
+                // Only reachable with a roster that offers a tool the reference does not run.
+                let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
+                let a = events::attempt(n, step, &failure, None, now);
+                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
+                step_end(s, out);
+                json!({"kind":"error","error": failure})
+            }
             Script::Tool(cmd) => {
                 let args = format!(
                     "{{\"description\": \"probe command\", \"command\": {}}}",

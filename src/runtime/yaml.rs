@@ -1,5 +1,5 @@
 //! The YAML the release's patch files are written in, as far as the reference runtime reads it
-//! (docs/CONTRACT.md#s13.7): block sequences and mappings by indentation, one-line or multi-line
+//! (docs/CONTRACT.md#s13.6): block sequences and mappings by indentation, one-line or multi-line
 //! flow collections (`[…]`, `{…}`), plain, single- and double-quoted scalars, `|`/`>` block
 //! scalars, comments, and the `!!js` tag (kept as its source text, never evaluated).
 //!

@@ -1,0 +1,90 @@
+//! The `sdk-minimal` tools as the reference runs them (docs/CONTRACT.md#s13.6): `bash` in the
+//! session's persistent emulated shell ([`super::shell`]: no `job/*` events, never an error
+//! result), `working_directory` (read, or `cd` with the same events as
+//! `session/working-directory/set`), and `read_image` (refused: the scripted model declares no
+//! image input, as the release's model does not).
+
+use super::events::{js_quote, new_id, user_message};
+use super::shell::Shell;
+use super::{methods, Runtime};
+use serde_json::{json, Value};
+use std::rc::Rc;
+
+impl Runtime {
+    /// Runs one `sdk-minimal` tool call of session `sid`; returns the result text and whether it
+    /// is an error result.
+    pub(super) fn minimal_tool(
+        &mut self,
+        sid: &str,
+        tool: &str,
+        input: &Value,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) -> (String, bool) {
+        let model = self.route.model.clone();
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return (String::new(), true);
+        };
+        let arg = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
+        match tool {
+            "bash" => {
+                let cwd = s.cwd.clone();
+                let shell = s.shell.get_or_insert_with(|| Shell::new(&cwd));
+                let (text, exited) = shell.run(&arg("command").unwrap_or_default());
+                if exited {
+                    s.shell = None;
+                }
+                (text, false)
+            }
+            "read_image" => (
+                super::profile::read_image_refusal(&arg("file_path").unwrap_or_default(), &model),
+                true,
+            ),
+            _ => {
+                let Some(path) = arg("cd") else {
+                    return (s.cwd.to_string(), false);
+                };
+                let target = methods::resolve(&s.cwd, &path);
+                if path.is_empty() || !std::path::Path::new(&target).is_dir() {
+                    let text = format!(
+                        "Error: working-directory: directory does not exist: {}",
+                        js_quote(&path)
+                    );
+                    return (text, true);
+                }
+                if *target != *s.cwd {
+                    s.emit(
+                        out,
+                        sid,
+                        "working-directory/change",
+                        &json!({"cwd": &target}),
+                        now,
+                        None,
+                        false,
+                    );
+                    let text = format!(
+                        "The working directory changed from {} to {}.",
+                        js_quote(&s.cwd),
+                        js_quote(&target)
+                    );
+                    let notice = user_message(
+                        json!([{"type":"text","text": text}]),
+                        json!({"kind":"working-directory"}),
+                        new_id(),
+                    );
+                    s.emit(
+                        out,
+                        sid,
+                        "agent/inbox/spliced",
+                        &json!({"target":"next-step","start":0,"inserted":[notice]}),
+                        now,
+                        None,
+                        false,
+                    );
+                    s.cwd = Rc::from(target.as_str());
+                }
+                (target, false)
+            }
+        }
+    }
+}
