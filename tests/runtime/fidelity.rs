@@ -5,7 +5,7 @@
 //! interleave differently). Every difference must be listed in `fixtures/fidelity-allowlist.json`
 //! with its reason, and every allowlist entry must still be needed.
 
-use dsh_conformance::runtime::{Config, Edition, Runtime};
+use dsh_conformance::runtime::{Config, Runtime};
 use dsh_conformance::wire::{LineDecoder, LineEvent};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -115,14 +115,8 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
     (recs, input_complete, end_t)
 }
 
-/// Replays the input side into a runtime configured as `cfg` (`None`: the default launch with
-/// DSH_HOME `home`); returns our output lines.
-fn replay(recs: &[Rec], home: &Path, end_t: f64, cfg: Option<Config>) -> Vec<String> {
-    let mut cfg = cfg.unwrap_or_else(|| {
-        let mut cfg = Config::new(Edition::Current);
-        cfg.home = Some(home.to_path_buf());
-        cfg
-    });
+/// Replays the input side into a runtime configured as `cfg`; returns our output lines.
+fn replay(recs: &[Rec], end_t: f64, mut cfg: Config) -> Vec<String> {
     cfg.process_cwd = PathBuf::from(FAKE_CWD);
     let mut rt = Runtime::new(cfg);
     let mut dec = LineDecoder::default();
@@ -219,11 +213,8 @@ fn norm_str(s: &str) -> String {
     if out.starts_with("bash-") && out.len() == 21 && is_hex(&out.as_bytes()[5..]) {
         return "{{job}}".into();
     }
-    // Tool-use ids: the model stub numbers them by its request count (`toolu_stub_N`; older
-    // recordings `toolu_fake_1`), the reference's scripted model uses one.
-    let tail = out
-        .strip_prefix("toolu_stub_")
-        .or(out.strip_prefix("toolu_fake_"));
+    // Tool-use ids: the stub numbers them by its request count; the reference uses one.
+    let tail = (out.strip_prefix("toolu_stub_")).or(out.strip_prefix("toolu_fake_"));
     if tail.is_some_and(|t| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit())) {
         return "{{tool-use-id}}".into();
     }
@@ -550,11 +541,9 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
             name.replace("_1_setup", "").replace("_2_other_process", "")
         };
         let home = tmp.join(group);
-        // A recording launched with options (profile, overlays, environment) says so first.
         let ours = match super::minimal::launch_of(f, &home) {
-            None => replay(&recs, &home, end_t, None),
-            Some(Ok(cfg)) => replay(&recs, &home, end_t, Some(cfg)),
-            Some(Err(_)) => Vec::new(), // it exits before serving: nothing on stdout
+            Ok(cfg) => replay(&recs, end_t, cfg),
+            Err(()) => Vec::new(), // the launch serves nothing: no stdout
         };
         let recorded: Vec<(String, bool)> = recs
             .iter()

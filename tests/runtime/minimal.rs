@@ -58,14 +58,19 @@ fn lay_out(meta: &Value, home: &Path) -> (Result<launch::Launch, Failure>, PathB
     (launch::launch(&args, &|k| vars.get(k).cloned(), &cwd), cwd)
 }
 
-/// For the fidelity test: `None` for a recording without launch options; `Some(Ok(cfg))` to
-/// replay into; `Some(Err(()))` when the launch serves nothing (it fails or exits at boot).
-pub(super) fn launch_of(path: &Path, home: &Path) -> Option<Result<Config, ()>> {
-    let meta = meta_of(path)?;
-    Some(match lay_out(&meta, home).0 {
+/// For the fidelity test: the configuration to replay a recording into (the default launch with
+/// DSH_HOME `home`, or the one its `{"meta":…}` line describes); `Err` when that launch serves
+/// nothing (it fails or exits at boot).
+pub(super) fn launch_of(path: &Path, home: &Path) -> Result<Config, ()> {
+    let Some(meta) = meta_of(path) else {
+        let mut cfg = Config::new(Edition::Current);
+        cfg.home = Some(home.to_path_buf());
+        return Ok(cfg);
+    };
+    match lay_out(&meta, home).0 {
         Ok(l) if l.exit_at_boot.is_none() => Ok(l.cfg),
         _ => Err(()),
-    })
+    }
 }
 
 /// The lines of a stderr text that carry the message: JavaScript stack frames, js-yaml's source
@@ -76,11 +81,9 @@ fn message_lines(stderr: &str) -> Vec<&str> {
         .lines()
         .filter(|l| {
             let t = l.trim_start();
-            !t.is_empty()
-                && !t.starts_with("at ")
-                && !t.starts_with("-----")
-                && !t.starts_with("Full diagnostics: ")
-                && !(t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" | "))
+            let snippet = t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" | ");
+            let noise = ["at ", "-----", "Full diagnostics: "];
+            !t.is_empty() && !snippet && !noise.iter().any(|n| t.starts_with(n))
         })
         .collect()
 }
