@@ -213,11 +213,11 @@ fn bench(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 for l in &lines {
-                    dsh_conformance::wire::json::dispose(
+                    drop(dsh_conformance::wire::json::Deep::new(
                         dsh_conformance::wire::json::parse(black_box(l))
                             .unwrap()
                             .value,
-                    );
+                    ));
                 }
             })
         },

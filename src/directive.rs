@@ -127,6 +127,33 @@ impl Directive {
     }
 }
 
+impl std::fmt::Display for Directive {
+    /// The directive's text: what a prompt says to get it. The inverse of [`parse_directive`]
+    /// for every directive in its canonical form (a [`Directive::Reply`] or
+    /// [`Directive::Subagent`] text without leading whitespace, a [`Directive::Tool`] command
+    /// without surrounding whitespace, a compact JSON object as [`Directive::Call`] input, an
+    /// [`Directive::Echo`] text holding no directive, never as the tail of a [`Directive::Slow`]);
+    /// a test checks the round trip.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Directive::Reply(text) => write!(f, "reply: {text}"),
+            Directive::MaxTokens => f.write_str("maxtokens"),
+            Directive::Thinking => f.write_str("thinking"),
+            Directive::Empty => f.write_str("empty"),
+            Directive::Slow { secs, then } => write!(f, "slow:{secs} {then}"),
+            Directive::Tool { command } => write!(f, "tool: {command}"),
+            Directive::Call { tool, input } => write!(f, "call: {tool} {input}"),
+            Directive::Subagent { prompt } => write!(f, "subagent: {prompt}"),
+            Directive::Error500 => f.write_str("error500"),
+            Directive::Error400 => f.write_str("error400"),
+            Directive::SseError => f.write_str("sseerror"),
+            Directive::Truncate => f.write_str("truncate"),
+            Directive::Hang => f.write_str("hang"),
+            Directive::Echo(text) => f.write_str(text),
+        }
+    }
+}
+
 /// Reads the directive at the start of `text` (see the module docs for the grammar).
 pub fn parse_directive(text: &str) -> Directive {
     directive_in(text).unwrap_or_else(|| Directive::Echo(text.to_owned()))
@@ -215,5 +242,52 @@ fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
         None => Some(rest),
         Some(c) if c.is_whitespace() || c == ':' => Some(rest),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_canonical_directive_survives_display_and_parse() {
+        let reply = Directive::Reply("hello there".into());
+        let all = [
+            reply.clone(),
+            Directive::MaxTokens,
+            Directive::Thinking,
+            Directive::Empty,
+            Directive::Slow {
+                secs: 0.3,
+                then: Box::new(reply.clone()),
+            },
+            Directive::Slow {
+                secs: 2.0,
+                then: Box::new(Directive::Hang),
+            },
+            Directive::Tool {
+                command: "ls -l".into(),
+            },
+            Directive::Call {
+                tool: "read_image".into(),
+                input: r#"{"path":"a.png"}"#.into(),
+            },
+            Directive::Call {
+                tool: "bash".into(),
+                input: "{}".into(),
+            },
+            Directive::Subagent {
+                prompt: "slow:0.1 reply: child".into(),
+            },
+            Directive::Error500,
+            Directive::Error400,
+            Directive::SseError,
+            Directive::Truncate,
+            Directive::Hang,
+            Directive::Echo("just words".into()),
+        ];
+        for d in all {
+            assert_eq!(parse_directive(&d.to_string()), d, "{d}");
+        }
     }
 }

@@ -1,11 +1,14 @@
 //! dsh-conformance: a wire-conformance test kit, reference runtime and fuzzer for the DeepSeek
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
-//! Layers, bottom up (nothing below knows about anything above): [`sys`] (signals), [`wire`] → [`transport`] →
-//! [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`]. [`rules`] (the contract's
-//! rule engine: frame-by-frame stream rules and whole-transcript oracles, on [`wire`] and
-//! [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike. [`contract`] is the
-//! protocol those rules come from, `docs/CONTRACT.md`, built in and read by numbered section.
+//! Layers, bottom up (nothing below knows about anything above): [`sys`] (signals), [`edition`],
+//! [`wire`] → [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
+//! [`rules`] (the contract's rule engine: frame-by-frame stream rules and whole-transcript oracles,
+//! on [`wire`] and [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike.
+//! [`ops`] (generated client operations, on [`wire`] and [`directive`]) feeds the fuzz targets
+//! ([`fuzzing`], which drive [`runtime`] in memory) and the black-box fuzzer ([`blackbox`], which
+//! drives any runtime through [`runner`]). [`contract`] is the protocol those rules come from,
+//! `docs/CONTRACT.md`, built in and read by numbered section.
 
 //!
 //! # Using it from your own tests
@@ -39,7 +42,7 @@
 //! assert!(a.response["result"]["serverInfo"]["version"].is_string());
 //! ```
 //!
-//! Internal modules ([`fuzzing`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the
+//! Internal modules ([`fuzzing`], [`ops`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the
 //! kit's binaries and fuzz targets; they are not a stable API.
 
 pub mod blackbox;
@@ -53,13 +56,14 @@ pub mod loadgen;
 pub mod model_stub;
 #[doc(hidden)]
 pub mod mutants;
+#[doc(hidden)]
+pub mod ops;
 pub mod rules;
 pub mod runner;
 pub mod runtime;
 pub mod suite;
 pub mod sys;
 pub mod trace;
-pub mod transport;
 pub mod wire;
 
 pub use edition::Edition;

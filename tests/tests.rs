@@ -9,4 +9,3 @@ mod runtime;
 mod suite;
 mod support;
 mod trace;
-mod transport;

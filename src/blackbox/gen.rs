@@ -6,13 +6,19 @@
 //! barrier and then `shutdown` or EOF), tool calls only run the default harmless command, `slow`
 //! waits at most half a second and `hang` is rare.
 
-use crate::fuzzing::ops::{
-    BlockGen, BlocksGen, Directive, IdGen, KnownMethod, MethodGen, Op, PathGen, ProviderGen, Small,
+use crate::directive::{directive_in, parse_directive, DEFAULT_TOOL_COMMAND};
+use crate::ops::{
+    BlockGen, BlocksGen, Directive, IdGen, KnownMethod, MethodGen, Op, PathGen, ProviderGen,
+    RawGen, Renderer, SessionGen, Small,
 };
 use arbitrary::{Arbitrary, Unstructured};
 
 /// Ops decoded for one case at most.
 const MAX_OPS: usize = 40;
+/// One sequence in this many keeps its lifecycle operations.
+const LIFECYCLE_ONE_IN: u64 = 8;
+/// One sequence in this many keeps empty and path-like session ids.
+const SPECIAL_SESSIONS_ONE_IN: u64 = 4;
 
 /// How a sequence ends after its barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +38,15 @@ pub struct Sequence {
     pub end: End,
 }
 
+/// The session ids of a sequence ([`Sequence::sessions`]).
+#[derive(Debug, Clone, Default)]
+pub struct Sessions {
+    /// Every id its lines name.
+    pub named: std::collections::BTreeSet<String>,
+    /// The ids it may create.
+    pub created: std::collections::BTreeSet<String>,
+}
+
 /// Id of the well-formed `initialize` most sequences start with.
 pub const INIT_ID: &str = "init";
 
@@ -49,7 +64,7 @@ impl Sequence {
             return None;
         };
         let mut bytes = Vec::new();
-        crate::fuzzing::ops::Renderer::default().render(op, &mut bytes);
+        Renderer::default().render(op, &mut bytes);
         let line = std::str::from_utf8(&bytes).ok()?;
         match crate::wire::classify(crate::wire::trim_js(line)) {
             crate::wire::Classified::Request(r) => Some((i, r.id.to_json())),
@@ -65,6 +80,70 @@ impl Sequence {
     /// Whether some op prompts a session (a runtime that calls a model needs the stub).
     pub fn has_prompts(&self) -> bool {
         self.ops.iter().any(|op| matches!(op, Op::Prompt { .. }))
+    }
+
+    /// Whether the sequence can share a runtime process with the sequences before it (see
+    /// [`super::exec::Live`]): it starts with the standard [`initialize`] (which a shared process
+    /// has already answered) and then holds no lifecycle operation — no other `initialize`, no
+    /// `shutdown` (nor raw text that might hold one), no turn that hangs, no subagent (whose
+    /// notice reaches its parent session after everything looked settled).
+    pub fn reusable(&self) -> bool {
+        let mut standard = Vec::new();
+        Renderer::default().render(&initialize(), &mut standard);
+        let mut r = Renderer::default();
+        let mut first = Vec::new();
+        match self.ops.first() {
+            Some(op) => r.render(op, &mut first),
+            None => return false,
+        }
+        let subagents = self
+            .ops
+            .iter()
+            .any(|op| prompt_text(op).contains("subagent"));
+        if first != standard || self.may_hang() || subagents {
+            return false;
+        }
+        self.ops[1..].iter().all(|op| {
+            if matches!(
+                op,
+                Op::Initialize { .. } | Op::Shutdown { .. } | Op::Eof | Op::Restart
+            ) {
+                return false;
+            }
+            let mut bytes = Vec::new();
+            r.render(op, &mut bytes);
+            let text = String::from_utf8_lossy(&bytes);
+            !(text.contains("initialize") || text.contains("shutdown"))
+        })
+    }
+
+    /// The `sessionId` strings the sequence's lines name, and those of them it may create
+    /// (named by any method but `session/resume`), with generated ids written
+    /// under `prefix` (as [`Renderer::with_session_prefix`] writes them).
+    pub fn sessions(&self, prefix: &str) -> Sessions {
+        let mut r = Renderer::with_session_prefix(prefix);
+        let mut bytes = Vec::new();
+        for op in &self.ops {
+            r.render(op, &mut bytes);
+        }
+        let mut out = Sessions::default();
+        // The wire's own parser: ids like `1e400` are JSON that serde_json refuses.
+        for v in bytes
+            .split(|b| *b == b'\n')
+            .filter_map(|l| crate::wire::json::parse(&String::from_utf8_lossy(l)).ok())
+            .map(|p| p.value)
+        {
+            let Some(sid) = v.pointer("/params/sessionId").and_then(|s| s.as_str()) else {
+                continue;
+            };
+            // Every session method but `session/resume` creates a session it does not find
+            // (`working-directory/get` and `wait` too).
+            if v["method"].as_str() != Some("session/resume") {
+                out.created.insert(sid.to_owned());
+            }
+            out.named.insert(sid.to_owned());
+        }
+        out
     }
 
     /// Upper bound of the seconds `slow` directives make turns wait.
@@ -109,10 +188,16 @@ pub fn generate(seed: u64, case: u64) -> Sequence {
     if rng.below(10) != 0 {
         ops.push(initialize());
     }
+    // One sequence in LIFECYCLE_ONE_IN keeps its lifecycle operations (a repeated `initialize`,
+    // a batch holding `shutdown`); the rest drop them, so that they can share a process.
+    let lifecycle = rng.below(LIFECYCLE_ONE_IN) == 0;
+    // Likewise the session ids no prefix can make a sequence's own (empty, path-like).
+    let special = rng.below(SPECIAL_SESSIONS_ONE_IN) == 0;
     while !u.is_empty() && ops.len() < MAX_OPS {
         match Op::arbitrary(&mut u) {
             Ok(op) => {
-                if let Some(op) = tame(op, &mut rng) {
+                if let Some(op) = tame(op, lifecycle, &mut rng) {
+                    let op = if special { op } else { ordinary_sessions(op) };
                     ops.push(op);
                 }
             }
@@ -138,8 +223,9 @@ pub fn initialize() -> Op {
     }
 }
 
-/// Makes an op safe and bounded for a real process, or drops it.
-fn tame(op: Op, rng: &mut Rng) -> Option<Op> {
+/// Makes an op safe and bounded for a real process, or drops it; drops lifecycle operations
+/// unless `lifecycle`.
+fn tame(op: Op, lifecycle: bool, rng: &mut Rng) -> Option<Op> {
     Some(match op {
         // The fuzzer ends sequences itself; a process restart is out of scope here.
         Op::Eof | Op::Restart | Op::Shutdown { .. } => return None,
@@ -147,6 +233,16 @@ fn tame(op: Op, rng: &mut Rng) -> Option<Op> {
             method: MethodGen::Known(KnownMethod::Shutdown),
             ..
         } => return None,
+        Op::Initialize { .. }
+        | Op::Raw(RawGen::Batch)
+        | Op::Request {
+            method: MethodGen::Known(KnownMethod::Initialize),
+            ..
+        }
+        | Op::Notification {
+            method: MethodGen::Known(KnownMethod::Initialize | KnownMethod::Shutdown),
+            ..
+        } if !lifecycle => return None,
         Op::Prompt {
             id,
             session,
@@ -170,39 +266,68 @@ fn tame(op: Op, rng: &mut Rng) -> Option<Op> {
     })
 }
 
-fn tame_directive(d: Directive, rng: &mut Rng) -> Directive {
-    match d {
-        // Never run a fuzzed shell command: the default one is harmless.
-        Directive::Tool(_) => Directive::Tool(None),
-        Directive::Slow(n, inner) => Directive::Slow(n % 6, Box::new(tame_directive(*inner, rng))),
-        Directive::Subagent(inner) => Directive::Subagent(Box::new(tame_directive(*inner, rng))),
-        Directive::Hang if rng.below(8) != 0 => Directive::Reply(Small("not hanging".into())),
-        // Plain text that happens to spell a directive keyword stays plain text.
-        Directive::Plain(s) if looks_like_directive(&s.0) => {
-            Directive::Plain(Small(format!("x {}", s.0)))
-        }
-        Directive::Reply(s) => Directive::Reply(s),
-        d => d,
+/// The op with empty and path-like session ids replaced by generated ones.
+fn ordinary_sessions(op: Op) -> Op {
+    let ordinary = |s: SessionGen| match s {
+        SessionGen::Empty => SessionGen::Pick(0),
+        SessionGen::Odd(o) => SessionGen::Pick(o as u8),
+        s => s,
+    };
+    match op {
+        Op::Prompt {
+            id,
+            session,
+            blocks,
+        } => Op::Prompt {
+            id,
+            session: ordinary(session),
+            blocks,
+        },
+        Op::Wait { id, session } => Op::Wait {
+            id,
+            session: ordinary(session),
+        },
+        Op::Resume { id, session } => Op::Resume {
+            id,
+            session: ordinary(session),
+        },
+        Op::WdGet { id, session } => Op::WdGet {
+            id,
+            session: ordinary(session),
+        },
+        Op::WdSet { id, session, path } => Op::WdSet {
+            id,
+            session: ordinary(session),
+            path,
+        },
+        op => op,
     }
 }
 
-fn looks_like_directive(s: &str) -> bool {
-    let t = s.trim_start();
-    [
-        "reply",
-        "maxtokens",
-        "thinking",
-        "empty",
-        "tool",
-        "subagent",
-        "error",
-        "sseerror",
-        "truncate",
-        "hang",
-        "slow",
-    ]
-    .iter()
-    .any(|k| t.starts_with(k))
+fn tame_directive(d: Directive, rng: &mut Rng) -> Directive {
+    match d {
+        // Never run a fuzzed shell command: the default one is harmless.
+        Directive::Tool { .. } => Directive::Tool {
+            command: DEFAULT_TOOL_COMMAND.to_owned(),
+        },
+        // Nor a fuzzed tool input: an empty one is refused or harmless for every tool.
+        Directive::Call { tool, .. } => Directive::Call {
+            tool,
+            input: "{}".to_owned(),
+        },
+        // Up to half a second, in tenths.
+        Directive::Slow { secs, then } => Directive::Slow {
+            secs: ((secs * 10.0).round() as u64 % 6) as f64 / 10.0,
+            then: Box::new(tame_directive(*then, rng)),
+        },
+        Directive::Subagent { prompt } => Directive::Subagent {
+            prompt: tame_directive(parse_directive(&prompt), rng).to_string(),
+        },
+        Directive::Hang if rng.below(8) != 0 => Directive::Reply("not hanging".into()),
+        // Plain text that happens to spell a directive stays plain text.
+        Directive::Echo(s) if directive_in(&s).is_some() => Directive::Echo(format!("x {s}")),
+        d => d,
+    }
 }
 
 fn prompt_text(op: &Op) -> String {
@@ -214,7 +339,7 @@ fn prompt_text(op: &Op) -> String {
     {
         for b in list {
             if let BlockGen::Text(d) = b {
-                d.render(0, &mut s);
+                s.push_str(&d.to_string());
                 s.push('\n');
             }
         }
@@ -240,8 +365,8 @@ fn slow_of_op(op: &Op) -> f64 {
 
 fn slow_of(d: &Directive) -> f64 {
     match d {
-        Directive::Slow(n, inner) => f64::from(*n) / 10.0 + slow_of(inner),
-        Directive::Subagent(inner) => slow_of(inner),
+        Directive::Slow { secs, then } => secs + slow_of(then),
+        Directive::Subagent { prompt } => slow_of(&parse_directive(prompt)),
         _ => 0.0,
     }
 }
@@ -252,8 +377,10 @@ mod tests {
 
     fn no_fuzzed_tool(d: &Directive) -> bool {
         match d {
-            Directive::Tool(c) => c.is_none(),
-            Directive::Slow(_, i) | Directive::Subagent(i) => no_fuzzed_tool(i),
+            Directive::Tool { command } => command == DEFAULT_TOOL_COMMAND,
+            Directive::Call { input, .. } => input == "{}",
+            Directive::Slow { then, .. } => no_fuzzed_tool(then),
+            Directive::Subagent { prompt } => no_fuzzed_tool(&parse_directive(prompt)),
             _ => true,
         }
     }

@@ -14,14 +14,16 @@ pub mod diff;
 pub mod exec;
 pub mod gen;
 pub mod observed;
+pub mod pool;
 pub mod repro;
 pub mod shrink;
 
 pub use class::{FindingClass, Pin};
 pub use diff::Allowlist;
 pub use exec::{Deadlines, Target};
+pub use pool::ProcessMode;
 
-use crate::fuzzing::ops::Op;
+use crate::ops::Op;
 use crate::rules::Profile;
 use crate::runtime::Edition;
 use gen::Sequence;
@@ -73,6 +75,10 @@ pub struct Options {
     /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted
     /// with upstream's message, as `check` does.
     pub strict_upstream: bool,
+    /// Sequences run at once ([`pool`]'s lanes; at least 1).
+    pub jobs: usize,
+    /// Whether sequences share runtime processes.
+    pub processes: ProcessMode,
 }
 
 /// A reported finding class.
@@ -113,6 +119,10 @@ pub struct Summary {
     pub frames_out: u64,
     /// Wall time.
     pub elapsed: Duration,
+    /// Processes of the runtime under test started for the sequences (shrinking aside).
+    pub processes: u64,
+    /// Lanes the sequences ran in.
+    pub jobs: usize,
     /// Reported classes, in order of discovery.
     pub findings: Vec<Report>,
     /// Suppressed differences: class → (count, reason).
@@ -145,10 +155,12 @@ impl Summary {
         let secs = self.elapsed.as_secs_f64();
         let _ = writeln!(
             s,
-            "fuzz: seed {}: {} sequences in {secs:.1} s ({:.2}/s), {} frames written, {} read",
+            "fuzz: seed {}: {} sequences in {secs:.1} s ({:.2}/s) on {} lane(s) and {} runtime process(es), {} frames written, {} read",
             self.seed,
             self.sequences,
             self.sequences as f64 / secs.max(1e-9),
+            self.jobs,
+            self.processes,
             self.frames_in,
             self.frames_out
         );
@@ -210,8 +222,10 @@ pub fn run(opts: &Options) -> Summary {
     let started = Instant::now();
     let mut rules = Profile::for_edition(opts.edition, false);
     rules.allow_method_not_found = !opts.strict_upstream;
+    let jobs = opts.jobs.max(1);
     let mut sum = Summary {
         seed: opts.seed,
+        jobs,
         ..Summary::default()
     };
     let seconds = match (opts.cases, opts.seconds) {
@@ -220,73 +234,107 @@ pub fn run(opts: &Options) -> Summary {
     };
     // `--seconds` bounds shrinking too: a finding found late is shrunk only while time is left.
     let budget_end = seconds.map(|s| started + Duration::from_secs_f64(s));
-    let mut case = 0u64;
-    loop {
-        if opts.cases.is_some_and(|n| case >= n)
-            || seconds.is_some_and(|s| started.elapsed().as_secs_f64() >= s)
-        {
-            break;
+    let control = pool::Control::default();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for w in 0..jobs as u64 {
+            let (tx, rules, control) = (tx.clone(), &rules, &control);
+            scope.spawn(move || pool::lane(w, jobs as u64, opts, rules, budget_end, control, &tx));
         }
-        let seq = gen::generate(opts.seed, case);
-        let found = evaluate(opts, &rules, &seq, case, budget_end, &mut sum);
-        if sum.broken.is_some() {
-            break;
+        drop(tx);
+        // Results are judged in case order, whatever order the lanes finish them in.
+        let mut waiting: BTreeMap<u64, pool::Ran> = BTreeMap::new();
+        let mut next = 0u64;
+        let judge = |ran: pool::Ran, sum: &mut Summary| {
+            if sum.broken.is_some() {
+                return;
+            }
+            judge_one(opts, &rules, ran, budget_end, &control, sum);
+            if sum.broken.is_some() {
+                control
+                    .stop
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        };
+        for ran in rx {
+            waiting.insert(ran.case, ran);
+            while let Some(ran) = waiting.remove(&next) {
+                judge(ran, &mut sum);
+                next += 1;
+            }
         }
-        for f in found {
-            if let Some(e) = opts.allowlist.allows(&f) {
-                let slot = sum
-                    .suppressed
-                    .entry(f.class.to_string())
-                    .or_insert((0, e.reason.clone()));
-                slot.0 += 1;
-                continue;
-            }
-            if let Some(r) = sum.findings.iter_mut().find(|r| r.finding.class == f.class) {
-                r.count += 1;
-                continue;
-            }
-            if opts.progress {
-                eprintln!(
-                    "fuzz: case {case}: new finding {}: {}",
-                    f.class,
-                    first_line(&f.detail)
-                );
-            }
-            let report = report(opts, &rules, &seq, case, f, budget_end);
-            if opts.progress {
-                if let Some(p) = &report.trace {
-                    eprintln!("fuzz:   shrunk to {} ops → {}", report.ops.1, p.display());
-                }
-            }
-            sum.findings.push(report);
+        // Cases after a lane that stopped early (the time budget) are judged all the same.
+        for (_, ran) in std::mem::take(&mut waiting) {
+            judge(ran, &mut sum);
         }
-        if sum.cut.is_some() {
-            break;
-        }
-        case += 1;
-    }
+    });
     sum.elapsed = started.elapsed();
     sum
 }
 
-/// Runs one sequence (on both runtimes in differential mode, each stopped at `stop`) and returns
-/// its findings; a sequence the budget cut short is not counted, and its findings are only those
-/// seen before the cut.
-fn evaluate(
+/// Counts one sequence's runs and reports their findings (shrinking each new class while every
+/// lane waits).
+fn judge_one(
     opts: &Options,
     rules: &Profile,
-    seq: &Sequence,
+    ran: pool::Ran,
+    budget_end: Option<Instant>,
+    control: &pool::Control,
+    sum: &mut Summary,
+) {
+    let case = ran.case;
+    let found = evaluate(opts, ran.subject, ran.reference, case, sum);
+    for f in found {
+        if let Some(e) = opts.allowlist.allows(&f) {
+            let slot = sum
+                .suppressed
+                .entry(f.class.to_string())
+                .or_insert((0, e.reason.clone()));
+            slot.0 += 1;
+            continue;
+        }
+        if let Some(r) = sum.findings.iter_mut().find(|r| r.finding.class == f.class) {
+            r.count += 1;
+            continue;
+        }
+        if opts.progress {
+            eprintln!(
+                "fuzz: case {case}: new finding {}: {}",
+                f.class,
+                first_line(&f.detail)
+            );
+        }
+        let report = {
+            let _alone = control.gate.write().unwrap_or_else(|e| e.into_inner());
+            report(opts, rules, &ran.seq, case, f, budget_end)
+        };
+        if opts.progress {
+            if let Some(p) = &report.trace {
+                eprintln!("fuzz:   shrunk to {} ops → {}", report.ops.1, p.display());
+            }
+        }
+        sum.findings.push(report);
+    }
+}
+
+/// Counts one sequence's runs (a run the budget cut short is not counted, and its findings are
+/// only those seen before the cut) and returns its findings.
+fn evaluate(
+    opts: &Options,
+    subject: exec::RunResult,
+    reference: Option<exec::RunResult>,
     case: u64,
-    stop: Option<Instant>,
     sum: &mut Summary,
 ) -> Vec<Finding> {
-    let (subject, reference) = run_pair(opts, rules, seq, stop);
     let first = sum.sequences == 0;
     if let Some(c) = &subject.cut {
-        sum.cut = Some(format!("case {case}: {c}"));
+        if sum.cut.is_none() {
+            sum.cut = Some(format!("case {case}: {c}"));
+        }
     } else {
         sum.sequences += 1;
     }
+    sum.processes += u64::from(subject.fresh);
     sum.frames_in += subject.observed.frames_in as u64;
     sum.frames_out += subject.observed.frames_out as u64;
     if let Some(b) = subject.broken {
@@ -303,25 +351,6 @@ fn evaluate(
         }
     }
     findings_of(subject, reference)
-}
-
-fn run_pair(
-    opts: &Options,
-    rules: &Profile,
-    seq: &Sequence,
-    stop: Option<Instant>,
-) -> (exec::RunResult, Option<exec::RunResult>) {
-    let dl = opts.deadlines;
-    let run = |t: &Target| exec::run_sequence_until(seq, t, rules, dl, stop);
-    if !opts.differential {
-        return (run(&opts.subject), None);
-    }
-    std::thread::scope(|s| {
-        let h = s.spawn(|| run(&opts.reference));
-        let a = run(&opts.subject);
-        let b = h.join().unwrap_or_default();
-        (a, Some(b))
-    })
 }
 
 /// Every finding of a run: the subject's own, the reference's (as `reference:` classes), and the
@@ -368,7 +397,7 @@ fn report(
             let r = exec::run_sequence_until(&cand, &opts.reference, rules, opts.deadlines, stop);
             (exec::RunResult::default(), Some(r))
         } else {
-            run_pair(opts, rules, &cand, stop)
+            pool::run_fresh(opts, rules, &cand, stop)
         };
         findings_of(s, r)
     };

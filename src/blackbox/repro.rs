@@ -12,7 +12,7 @@ use super::exec::{
 };
 use super::gen::{End, Sequence};
 use super::{exec, Finding, Options as FuzzOptions, Report};
-use crate::fuzzing::ops::{Op, Renderer};
+use crate::ops::{Op, Renderer};
 use crate::rules::Profile;
 use crate::runner::{self, Options};
 use crate::trace::syntax::escape_raw;

@@ -63,9 +63,9 @@ pub fn check_line(line: &str) -> Result<(), String> {
     if let Ok(parsed) = json::parse(line) {
         let shallow = parsed.depth <= RECURSIVE_OK;
         let model = message.as_ref().map(normalise);
-        let r = writer_round_trips(&parsed.value, model.as_ref(), shallow);
-        json::dispose(parsed.value);
-        r.map_err(|e| format!("{e}\n  line {line:?}"))?;
+        let value = json::Deep::new(parsed.value);
+        writer_round_trips(&value, model.as_ref(), shallow)
+            .map_err(|e| format!("{e}\n  line {line:?}"))?;
         if shallow {
             frame_echoes(&c).map_err(|e| format!("{e}\n  line {line:?}"))?;
         }
@@ -89,9 +89,9 @@ fn writer_round_trips(v: &Value, model: Option<&J>, shallow: bool) -> Result<(),
     }
     let back =
         json::parse(&text).map_err(|e| format!("written JSON does not parse ({e}): {text}"))?;
-    let again = json::to_string(&back.value);
-    let same = !shallow || back.value == *v;
-    json::dispose(back.value);
+    let back = json::Deep::new(back.value);
+    let again = json::to_string(&back);
+    let same = !shallow || *back == *v;
     if !same {
         return Err(format!("written JSON parses to a different value: {text}"));
     }
@@ -125,7 +125,7 @@ fn frame_echoes(c: &Classified) -> Result<(), String> {
     write::result(&mut out, &r.id, &params);
     match reclassify(&out)? {
         Classified::Response(resp) if echoable => {
-            if resp.id != r.id || resp.outcome != Outcome::Result(Some(params.clone())) {
+            if resp.id != r.id || resp.outcome != Outcome::Result(Some(params.clone().into())) {
                 return Err(format!("result frame echoes differently: {resp:?}"));
             }
         }

@@ -7,7 +7,6 @@
 
 pub mod classify_line;
 pub mod line_stream;
-pub mod ops;
 pub mod oracle;
 pub mod runtime_session;
 pub mod trace_parse;

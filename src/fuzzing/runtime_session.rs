@@ -13,7 +13,7 @@
 //! Input layout: one byte selects the edition (and, with its two top bits set, persistence under a
 //! scratch `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
 
-use super::ops::{Op, Renderer};
+use crate::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, Sent};
 use crate::runtime::{Config, Edition, Runtime};
 use crate::wire::{LineDecoder, LineEvent};
@@ -329,8 +329,8 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzzing::ops::{BlockGen, BlocksGen, Directive, IdGen, PathGen, ProviderGen};
-    use crate::fuzzing::ops::{SessionGen, Small};
+    use crate::ops::SessionGen;
+    use crate::ops::{BlockGen, BlocksGen, Directive, IdGen, PathGen, ProviderGen};
 
     fn prompt(id: u16, s: u8, d: Directive) -> Op {
         Op::Prompt {
@@ -355,9 +355,24 @@ mod tests {
         for e in Edition::ALL {
             let ops = vec![
                 init(),
-                prompt(2, 0, Directive::Reply(Small("hi".into()))),
-                prompt(3, 0, Directive::Slow(5, Box::new(Directive::Tool(None)))),
-                prompt(4, 1, Directive::Subagent(Box::new(Directive::MaxTokens))),
+                prompt(2, 0, Directive::Reply("hi".into())),
+                prompt(
+                    3,
+                    0,
+                    Directive::Slow {
+                        secs: 0.5,
+                        then: Box::new(Directive::Tool {
+                            command: "echo hi".into(),
+                        }),
+                    },
+                ),
+                prompt(
+                    4,
+                    1,
+                    Directive::Subagent {
+                        prompt: "maxtokens".into(),
+                    },
+                ),
                 Op::Wait {
                     id: IdGen::Num(5),
                     session: SessionGen::Pick(0),
@@ -380,19 +395,15 @@ mod tests {
     fn a_session_resumed_after_a_restart_answers_every_request() {
         let ops = vec![
             init(),
-            prompt(2, 0, Directive::Reply(Small("one".into()))),
+            prompt(2, 0, Directive::Reply("one".into())),
             Op::Restart,
             init(),
-            prompt(
-                3,
-                0,
-                Directive::Reply(Small("refused: already exists".into())),
-            ),
+            prompt(3, 0, Directive::Reply("refused: already exists".into())),
             Op::Resume {
                 id: IdGen::Num(4),
                 session: SessionGen::Pick(0),
             },
-            prompt(5, 0, Directive::Reply(Small("two".into()))),
+            prompt(5, 0, Directive::Reply("two".into())),
             Op::Wait {
                 id: IdGen::Num(6),
                 session: SessionGen::Pick(0),

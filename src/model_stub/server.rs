@@ -4,6 +4,7 @@
 use super::http::{self, HttpRequest, Limits, ReadError};
 use super::reply::{self, Action, Plan};
 use super::request::{self, Prompt, RequestFacts};
+use crate::wire::json::Deep;
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -357,7 +358,7 @@ fn answer(
     }
     let text = String::from_utf8_lossy(&req.body);
     let body = match crate::wire::json::parse(&text) {
-        Ok(p) => p.value,
+        Ok(p) => Deep::new(p.value),
         Err(e) => {
             return refuse(
                 400,
@@ -371,7 +372,7 @@ fn answer(
         Ok(f) => f,
         Err(why) => return refuse(400, "invalid_request_error", why, writer),
     };
-    crate::wire::json::dispose(body);
+    drop(body); // freed now, not after the reply has streamed
     if facts.stream != Some(true) {
         let msg = "the stub only streams: the body must say \"stream\": true".to_owned();
         return refuse(400, "invalid_request_error", msg, writer);

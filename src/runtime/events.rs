@@ -1,7 +1,11 @@
 //! Payloads of the session events and notifications, shaped like the released runtime's.
 //! Where the real payload is huge (system prompt, tool schemas) a short deterministic stand-in is
 //! used; the fidelity allowlist names those fields.
+//!
+//! [`Events`] writes a handler's session events ([`write_event`] is their wire format): it
+//! numbers them in their session's log and stamps them with a time that never goes backwards.
 
+use super::Session;
 use crate::wire::json::{write_str, write_value};
 use serde_json::{json, Value};
 
@@ -17,52 +21,143 @@ pub const RETRY_POLICY: &str = "[\"normal\",5,[\"EMPTY_RESPONSE\",\"RATE_LIMIT\"
 /// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `turn`).
 pub const RETRY_DELAYS: [f64; 5] = [500.0, 1000.0, 2000.0, 4000.0, 7500.0];
 
+/// The envelope of one `session.event` frame: everything but its `data`.
+pub struct Head<'a> {
+    /// The session the event belongs to.
+    pub session: &'a str,
+    /// The event type (`turn/start`, `user/message`…).
+    pub ty: &'a str,
+    /// Its position in the session log.
+    pub seq: u64,
+    /// Its time (epoch milliseconds).
+    pub time: u64,
+    /// `sourceEventSeqs`: the events it answers, when any.
+    pub source_seqs: Option<&'a [u64]>,
+    /// Whether it carries `"surfaceOp":"append"`.
+    pub append: bool,
+}
+
 /// Appends one `session.event` notification frame.
-#[allow(clippy::too_many_arguments)]
-pub fn write_event(
-    out: &mut Vec<u8>,
-    session: &str,
-    ty: &str,
-    seq: u64,
-    time: u64,
-    data: &Value,
-    source_seqs: Option<&[u64]>,
-    append: bool,
-) {
-    write_event_with(out, session, ty, seq, time, source_seqs, append, |o| {
-        write_value(data, o)
-    });
+pub fn write_event(out: &mut Vec<u8>, head: &Head<'_>, data: &Value) {
+    write_event_with(out, head, |o| write_value(data, o));
 }
 
 /// Appends one `session.event` frame whose `data` is written by `data` (raw JSON, no `Value`).
-#[allow(clippy::too_many_arguments)]
-pub fn write_event_with(
-    out: &mut Vec<u8>,
-    session: &str,
-    ty: &str,
-    seq: u64,
-    time: u64,
-    source_seqs: Option<&[u64]>,
-    append: bool,
-    data: impl FnOnce(&mut Vec<u8>),
-) {
+pub fn write_event_with(out: &mut Vec<u8>, head: &Head<'_>, data: impl FnOnce(&mut Vec<u8>)) {
     use std::io::Write as _;
     out.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"method\":\"session.event\",\"params\":{\"sessionId\":",
     );
-    write_str(session, out);
+    write_str(head.session, out);
     out.extend_from_slice(b",\"event\":{\"type\":");
-    write_str(ty, out);
-    let _ = write!(out, ",\"seq\":{seq},\"time\":{time},\"data\":");
+    write_str(head.ty, out);
+    let _ = write!(
+        out,
+        ",\"seq\":{},\"time\":{},\"data\":",
+        head.seq, head.time
+    );
     data(out);
-    if let Some(s) = source_seqs {
+    if let Some(s) = head.source_seqs {
         out.extend_from_slice(b",\"sourceEventSeqs\":");
         write_value(&json!(s), out);
     }
-    if append {
+    if head.append {
         out.extend_from_slice(b",\"surfaceOp\":\"append\"");
     }
     out.extend_from_slice(b"}}}\n");
+}
+
+/// How an event shows on the client's surface.
+#[derive(Clone, Copy)]
+enum Surface<'a> {
+    /// Not as an item of its own (no `surfaceOp`).
+    Silent,
+    /// Appended (`"surfaceOp":"append"`): messages.
+    Append,
+    /// Appended, answering earlier events (`sourceEventSeqs`): tool results.
+    Answer(&'a [u64]),
+}
+
+/// The writer of one handler's session events: the output, the session id and the clock are
+/// fixed once; each call names the session (its log position and clock) and the event.
+pub(super) struct Events<'a> {
+    out: &'a mut Vec<u8>,
+    sid: &'a str,
+    now: u64,
+}
+
+impl<'a> Events<'a> {
+    /// Events of session `sid`, stamped `now`, appended to `out`.
+    pub(super) fn new(out: &'a mut Vec<u8>, sid: &'a str, now: u64) -> Self {
+        Events { out, sid, now }
+    }
+
+    /// The output itself, for the frames between events (status, notifications).
+    pub(super) fn out(&mut self) -> &mut Vec<u8> {
+        self.out
+    }
+
+    /// An event with no `surfaceOp`; returns its seq.
+    pub(super) fn event(&mut self, s: &mut Session, ty: &str, data: &Value) -> u64 {
+        let head = self.next(s, ty, Surface::Silent);
+        write_event(self.out, &head, data);
+        head.seq
+    }
+
+    /// An event appended to the surface (a message); returns its seq.
+    pub(super) fn appended(&mut self, s: &mut Session, ty: &str, data: &Value) -> u64 {
+        let head = self.next(s, ty, Surface::Append);
+        write_event(self.out, &head, data);
+        head.seq
+    }
+
+    /// Like [`Events::appended`], with `data` written as raw JSON by a closure.
+    pub(super) fn appended_with(
+        &mut self,
+        s: &mut Session,
+        ty: &str,
+        data: impl FnOnce(&mut Vec<u8>),
+    ) -> u64 {
+        let head = self.next(s, ty, Surface::Append);
+        write_event_with(self.out, &head, data);
+        head.seq
+    }
+
+    /// An appended event answering the events `sources` (a tool result); returns its seq.
+    pub(super) fn answer(
+        &mut self,
+        s: &mut Session,
+        ty: &str,
+        data: &Value,
+        sources: &[u64],
+    ) -> u64 {
+        let head = self.next(s, ty, Surface::Answer(sources));
+        write_event(self.out, &head, data);
+        head.seq
+    }
+
+    /// Takes the next place in `s`'s log: its seq, and a time that never goes backwards.
+    fn next<'h>(&self, s: &mut Session, ty: &'h str, surface: Surface<'h>) -> Head<'h>
+    where
+        'a: 'h,
+    {
+        let (source_seqs, append) = match surface {
+            Surface::Silent => (None, false),
+            Surface::Append => (None, true),
+            Surface::Answer(sources) => (Some(sources), true),
+        };
+        s.last_time = s.last_time.max(self.now);
+        let head = Head {
+            session: self.sid,
+            ty,
+            seq: s.seq,
+            time: s.last_time,
+            source_seqs,
+            append,
+        };
+        s.seq += 1;
+        head
+    }
 }
 
 /// Appends a `session.status` notification.

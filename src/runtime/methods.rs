@@ -1,10 +1,10 @@
 //! Request methods, by edition, with the validation order and messages of docs/CONTRACT.md#s3
 //! and #s9.
 
-use super::events::{self, new_id, user_message};
+use super::events::{self, new_id, user_message, Events};
 use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
-use crate::wire::json::{dispose, js_number};
+use crate::wire::json::{js_number, Deep};
 use crate::wire::{write, ErrorCode, Request};
 use serde_json::{json, Map, Value};
 use std::rc::Rc;
@@ -101,85 +101,68 @@ impl Runtime {
 
     fn prompt(
         &mut self,
-        mut p: Map<String, Value>,
+        mut p: Deep<Map<String, Value>>,
         id: &crate::wire::Id,
         now: u64,
         out: &mut Vec<u8>,
     ) -> Answer {
-        let content = p.shift_remove("contentBlocks");
+        let content = p.shift_remove("contentBlocks").map(Deep::new);
         // Only a string id is kept (never clone a client value: it may be 100 000 levels deep).
         let sid = match p.get("sessionId") {
             None => None,
             Some(Value::String(s)) => Some(Value::String(s.clone())),
             Some(_) => Some(Value::Null),
         };
-        dispose(Value::Object(p));
         self.prompt_inner(sid, content, id, now, out)
     }
 
     fn prompt_inner(
         &mut self,
         sid: Option<Value>,
-        content: Option<Value>,
+        content: Option<Deep>,
         id: &crate::wire::Id,
         now: u64,
         out: &mut Vec<u8>,
     ) -> Answer {
         let edition = self.cfg.edition;
-        let drop_content = |c: Option<Value>| {
-            if let Some(c) = c {
-                dispose(c)
-            }
-        };
         if edition == Edition::Current && !self.initialized {
-            drop_content(content);
             return Err(NOT_INITIALIZED.into());
         }
         let sid = match sid {
             Some(Value::String(s)) => s,
             None => {
-                drop_content(content);
                 return Err(
                     "agent id \"undefined\" does not match session id \"session-1\"".into(),
                 );
             }
-            Some(_) => {
-                drop_content(content);
-                return Err("format v4 header id must be a string".into());
-            }
+            Some(_) => return Err("format v4 header id must be a string".into()),
         };
-        if let Err(e) = self.open_session(&sid, now, out) {
-            drop_content(content);
-            return Err(e);
-        }
+        self.open_session(&sid, now, out)?;
         let content = match content {
-            Some(Value::Array(a)) => Value::Array(a),
+            Some(c) if c.is_array() => c,
             None => return Err("Cannot read properties of undefined (reading 'filter')".into()),
-            Some(Value::Null) => {
+            Some(c) if c.is_null() => {
                 return Err("Cannot read properties of null (reading 'filter')".into())
             }
-            Some(other) => {
-                dispose(other);
-                return Err("blocks.filter is not a function".into());
-            }
+            Some(_) => return Err("blocks.filter is not a function".into()),
         };
         if edition == Edition::Current {
             // durablePromptContent: image data becomes an attachment before the message is queued.
             let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
-            if let Err(e) = super::image::check_blocks(blocks, self.cfg.home.is_some()) {
-                dispose(content);
-                return Err(e.into());
-            }
+            super::image::check_blocks(blocks, self.cfg.home.is_some())?;
         }
         if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
         {
-            dispose(content);
             return Err(format!("session already has an active prompt: {sid}"));
         }
         let step = script::for_content(&content);
         let mid = new_id();
         let msg = Msg {
-            value: user_message(content, json!({"kind":"user"}), mid.clone()),
+            value: Deep::new(user_message(
+                content.into_inner(),
+                json!({"kind":"user"}),
+                mid.clone(),
+            )),
             step,
             finished: None,
         };
@@ -290,15 +273,8 @@ impl Runtime {
             ));
         }
         if *target != *s.cwd {
-            s.emit(
-                out,
-                &sid,
-                "working-directory/change",
-                &json!({"cwd": &target}),
-                now,
-                None,
-                false,
-            );
+            let mut ev = Events::new(out, &sid, now);
+            ev.event(s, "working-directory/change", &json!({"cwd": &target}));
             let text = format!(
                 "The working directory changed from {} to {}.",
                 events::js_quote(&s.cwd),
@@ -309,15 +285,8 @@ impl Runtime {
                 json!({"kind":"working-directory"}),
                 new_id(),
             );
-            s.emit(
-                out,
-                &sid,
-                "agent/inbox/spliced",
-                &json!({"target":"next-step","start":0,"inserted":[notice]}),
-                now,
-                None,
-                false,
-            );
+            let splice = json!({"target":"next-step","start":0,"inserted":[notice]});
+            ev.event(s, "agent/inbox/spliced", &splice);
             s.cwd = Rc::from(target.as_str());
         }
         Ok(Some(json!({"cwd": &*s.cwd})))

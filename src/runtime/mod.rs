@@ -38,6 +38,7 @@ pub mod yaml;
 pub use config::{Config, Edition, Env, Profile, Timing};
 pub use stdio::{serve, serve_stdio, USAGE};
 
+use crate::wire::json::Deep;
 use crate::wire::{self, Classified};
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -54,19 +55,12 @@ struct Route {
 
 /// A user message waiting in (or claimed from) a session's inbox.
 struct Msg {
-    /// The full message object `{content, source, role, id}`.
-    value: Value,
+    /// The full message object `{content, source, role, id}`: its content may be arbitrarily deep.
+    value: Deep,
     /// What the scripted model answers to it.
     step: script::Step,
     /// `subagent.finished` params to send when this (notice) message is claimed.
     finished: Option<Value>,
-}
-
-impl Drop for Msg {
-    fn drop(&mut self) {
-        // Prompt content may be arbitrarily deep: never drop it recursively.
-        wire::json::dispose(std::mem::take(&mut self.value));
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,43 +138,6 @@ impl Session {
             shell: None,
             last_time: 0,
         }
-    }
-
-    /// Appends one event to the session log (as a notification) and returns its seq.
-    #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &mut self,
-        out: &mut Vec<u8>,
-        sid: &str,
-        ty: &str,
-        data: &Value,
-        now: u64,
-        source_seqs: Option<&[u64]>,
-        append: bool,
-    ) -> u64 {
-        let seq = self.seq;
-        self.last_time = self.last_time.max(now);
-        events::write_event(out, sid, ty, seq, self.last_time, data, source_seqs, append);
-        self.seq += 1;
-        seq
-    }
-
-    /// Like [`Session::emit`], with `data` written as raw JSON by a closure.
-    #[allow(clippy::too_many_arguments)]
-    fn emit_with(
-        &mut self,
-        out: &mut Vec<u8>,
-        sid: &str,
-        ty: &str,
-        now: u64,
-        append: bool,
-        data: impl FnOnce(&mut Vec<u8>),
-    ) -> u64 {
-        let seq = self.seq;
-        self.last_time = self.last_time.max(now);
-        events::write_event_with(out, sid, ty, seq, self.last_time, None, append, data);
-        self.seq += 1;
-        seq
     }
 
     fn busy(&self) -> bool {

@@ -3,7 +3,7 @@
 //! ([`super::methods`]) and the turn engine ([`super::turn`]), which use it and not each other's
 //! internals.
 
-use super::events::write_status;
+use super::events::{write_status, Events};
 use super::{persist, Edition, Runtime, Session};
 use crate::wire::write;
 use serde_json::{json, Value};
@@ -33,33 +33,14 @@ impl Runtime {
         if self.cfg.edition == Edition::Current
             && super::profile::announces_policies(self.cfg.profile)
         {
-            s.emit(
-                out,
-                sid,
+            let mut ev = Events::new(out, sid, now);
+            ev.event(
+                &mut s,
                 "permission/preset",
                 &json!({"preset":"workspace-write"}),
-                now,
-                None,
-                false,
             );
-            s.emit(
-                out,
-                sid,
-                "sandbox/mode",
-                &json!({"mode":"workspace-write"}),
-                now,
-                None,
-                false,
-            );
-            s.emit(
-                out,
-                sid,
-                "approval/policy",
-                &json!({"policy":"ask"}),
-                now,
-                None,
-                false,
-            );
+            ev.event(&mut s, "sandbox/mode", &json!({"mode":"workspace-write"}));
+            ev.event(&mut s, "approval/policy", &json!({"policy":"ask"}));
         }
         let stored = persist::Stored {
             seq: s.seq,

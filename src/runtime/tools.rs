@@ -4,7 +4,7 @@
 //! `session/working-directory/set`), and `read_image` (refused: the scripted model declares no
 //! image input, as the release's model does not).
 
-use super::events::{js_quote, new_id, user_message};
+use super::events::{js_quote, new_id, user_message, Events};
 use super::shell::Shell;
 use super::{methods, Runtime};
 use serde_json::{json, Value};
@@ -53,15 +53,8 @@ impl Runtime {
                     return (text, true);
                 }
                 if *target != *s.cwd {
-                    s.emit(
-                        out,
-                        sid,
-                        "working-directory/change",
-                        &json!({"cwd": &target}),
-                        now,
-                        None,
-                        false,
-                    );
+                    let mut ev = Events::new(out, sid, now);
+                    ev.event(s, "working-directory/change", &json!({"cwd": &target}));
                     let text = format!(
                         "The working directory changed from {} to {}.",
                         js_quote(&s.cwd),
@@ -72,15 +65,8 @@ impl Runtime {
                         json!({"kind":"working-directory"}),
                         new_id(),
                     );
-                    s.emit(
-                        out,
-                        sid,
-                        "agent/inbox/spliced",
-                        &json!({"target":"next-step","start":0,"inserted":[notice]}),
-                        now,
-                        None,
-                        false,
-                    );
+                    let splice = json!({"target":"next-step","start":0,"inserted":[notice]});
+                    ev.event(s, "agent/inbox/spliced", &splice);
                     s.cwd = Rc::from(target.as_str());
                 }
                 (target, false)

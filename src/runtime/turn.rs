@@ -5,10 +5,11 @@
 //! (≈ 15.5 s for 5 retries) is reported in `llm/retry.delayMs` but not waited, so failing
 //! directives settle at once with the same events and `turn/end` error kinds and codes.
 
-use super::events::{self, new_id, write_status, Block};
+use super::events::{self, new_id, write_status, Block, Events};
 use super::script::Script;
 use super::sessions::ok_status;
 use super::{persist, profile, Edition, Msg, Phase, Profile, Runtime, Turn};
+use crate::wire::json::Deep;
 use crate::wire::write;
 use serde_json::{json, Value};
 
@@ -23,10 +24,10 @@ impl Runtime {
         };
         let start = s.inbox.len();
         // Moved in, not `json!`-interpolated: the message content may be arbitrarily deep.
-        let mut data = json!({"target":"next-turn","start": start,"inserted":[]});
-        data["inserted"] = Value::Array(vec![std::mem::take(&mut msg.value)]);
-        s.emit(out, sid, "agent/inbox/spliced", &data, now, None, false);
-        msg.value = data["inserted"]
+        let mut data = Deep::new(json!({"target":"next-turn","start": start,"inserted":[]}));
+        data["inserted"] = Value::Array(vec![std::mem::take(&mut *msg.value)]);
+        Events::new(out, sid, now).event(s, "agent/inbox/spliced", &data);
+        *msg.value = data["inserted"]
             .as_array_mut()
             .and_then(Vec::pop)
             .unwrap_or(Value::Null);
@@ -53,26 +54,12 @@ impl Runtime {
                 write_status(out, sid, true);
             }
         }
-        s.emit(
-            out,
-            sid,
-            "turn/start",
-            &json!({"turn": n}),
-            now,
-            None,
-            false,
-        );
-        s.emit(
-            out,
-            sid,
-            "agent/inbox/spliced",
-            &json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]}),
-            now,
-            None,
-            false,
-        );
+        let mut ev = Events::new(out, sid, now);
+        ev.event(s, "turn/start", &json!({"turn": n}));
+        let claim = json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]});
+        ev.event(s, "agent/inbox/spliced", &claim);
         if let Some(f) = &msg.finished {
-            write::notification(out, "subagent.finished", Some(f));
+            write::notification(ev.out(), "subagent.finished", Some(f));
         }
         s.turn = Some(Turn {
             n,
@@ -116,25 +103,18 @@ impl Runtime {
         let Some(mut t) = s.turn.take() else {
             return;
         };
-        s.emit(
-            out,
-            sid,
-            "step/start",
-            &json!({"turn": t.n, "step": t.step}),
-            now,
-            None,
-            false,
-        );
+        let mut ev = Events::new(out, sid, now);
+        ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
         if t.step == 1 {
             let primed = s.primed;
             if let Some(content) = system.filter(|_| !primed) {
                 let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
                     "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
-                s.emit(out, sid, "system/message", &sys, now, None, true);
+                ev.appended(s, "system/message", &sys);
             }
             let mut prompt_seq = s.seq;
             if let Some(m) = &t.msg {
-                prompt_seq = s.emit(out, sid, "user/message", &m.value, now, None, true);
+                prompt_seq = ev.appended(s, "user/message", &m.value);
             }
             if !primed {
                 let workspace = s.route.cwd.clone();
@@ -143,7 +123,7 @@ impl Runtime {
                 } else {
                     events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
                 };
-                s.emit(out, sid, "user/message", &ctx, now, None, true);
+                ev.appended(s, "user/message", &ctx);
             }
             if !s.header_sent {
                 s.header_sent = true;
@@ -151,11 +131,11 @@ impl Runtime {
                 if minimal {
                     h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
                 }
-                s.emit(out, sid, "request/header", &h, now, None, false);
+                ev.event(s, "request/header", &h);
             }
             if !primed {
                 let rc = json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
-                s.emit(out, sid, "request/context", &rc, now, None, false);
+                ev.event(s, "request/context", &rc);
                 let title = t
                     .msg
                     .as_ref()
@@ -163,7 +143,7 @@ impl Runtime {
                     .unwrap_or_default();
                 let st =
                     json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
-                s.emit(out, sid, "session/title", &st, now, None, false);
+                ev.event(s, "session/title", &st);
                 s.primed = true;
             }
         }
@@ -172,15 +152,7 @@ impl Runtime {
         t.phase = if t.script == Script::Hang {
             // The hanging stub accepted the request, then never answered.
             let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": t.through});
-            s.emit(
-                out,
-                sid,
-                "session-log-deepseek/delivery-accepted",
-                &d,
-                now,
-                None,
-                false,
-            );
+            ev.event(s, "session-log-deepseek/delivery-accepted", &d);
             Phase::Hung
         } else {
             Phase::Model
@@ -212,10 +184,11 @@ impl Runtime {
         };
         let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
+        let mut ev = Events::new(out, sid, now);
         // The first delivery covers the log as it was when the request was built (a prompt
         // queued meanwhile comes after it); retries cover everything before them.
         let mut first = resumed.is_none();
-        let mut delivery = |s: &mut super::Session, out: &mut Vec<u8>| {
+        let mut delivery = |s: &mut super::Session, ev: &mut Events<'_>| {
             let through = if first {
                 through
             } else {
@@ -223,48 +196,35 @@ impl Runtime {
             };
             first = false;
             let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": through});
-            s.emit(
-                out,
-                sid,
-                "session-log-deepseek/delivery-accepted",
-                &d,
-                now,
-                None,
-                false,
-            );
+            ev.event(s, "session-log-deepseek/delivery-accepted", &d);
         };
         let reply =
-            |s: &mut super::Session, out: &mut Vec<u8>, blocks: &[Block<'_>], finish: &str| {
+            |s: &mut super::Session, ev: &mut Events<'_>, blocks: &[Block<'_>], finish: &str| {
                 if s.parent.is_some() {
                     // Only a subagent's last reply is ever reported (subagent.finished).
                     s.last_reply = Some(events::assistant_content(blocks));
                 }
-                s.emit_with(out, sid, "assistant/message", now, true, |o| {
+                ev.appended_with(s, "assistant/message", |o| {
                     events::write_assistant_message(o, n, step, &model, blocks, finish, now)
                 });
             };
-        let step_end = |s: &mut super::Session, out: &mut Vec<u8>| {
-            s.emit(
-                out,
-                sid,
-                "step/end",
-                &json!({"turn": n, "step": step}),
-                now,
-                None,
-                false,
-            );
+        let step_end = |s: &mut super::Session, ev: &mut Events<'_>| {
+            ev.event(s, "step/end", &json!({"turn": n, "step": step}));
         };
         // A tool_use reply and its tool/call event; returns the event's seq.
-        let mut tool_call = |s: &mut super::Session, out: &mut Vec<u8>, name: &str, args: &str| {
-            delivery(s, out);
+        let mut tool_call = |s: &mut super::Session,
+                             ev: &mut Events<'_>,
+                             name: &str,
+                             args: &str| {
+            delivery(s, ev);
             let block = Block::ToolCall {
                 id: TOOL_CALL_ID,
                 name,
                 args,
             };
-            reply(s, out, &[block], "tool-calls");
+            reply(s, ev, &[block], "tool-calls");
             let call = json!({"turn": n,"step": step,"callId": TOOL_CALL_ID,"name": name,"arguments": args});
-            s.emit(out, sid, "tool/call", &call, now, None, false)
+            ev.event(s, "tool/call", &call)
         };
         let tool_result = |text: &str, is_error: bool| {
             json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": TOOL_CALL_ID},
@@ -272,29 +232,29 @@ impl Runtime {
         };
         let reason = match script {
             Script::Reply(text) => {
-                delivery(s, out);
-                reply(s, out, &[Block::Text(&text)], "stop");
-                step_end(s, out);
+                delivery(s, &mut ev);
+                reply(s, &mut ev, &[Block::Text(&text)], "stop");
+                step_end(s, &mut ev);
                 json!({"kind":"completed"})
             }
             Script::MaxTokens => {
-                delivery(s, out);
-                reply(s, out, &[Block::Text("partial...")], "max-tokens");
-                step_end(s, out);
+                delivery(s, &mut ev);
+                reply(s, &mut ev, &[Block::Text("partial...")], "max-tokens");
+                step_end(s, &mut ev);
                 json!({"kind":"max-tokens"})
             }
             Script::Thinking => {
-                delivery(s, out);
+                delivery(s, &mut ev);
                 reply(
                     s,
-                    out,
+                    &mut ev,
                     &[
                         Block::Reasoning("let me think"),
                         Block::Text("thought done"),
                     ],
                     "stop",
                 );
-                step_end(s, out);
+                step_end(s, &mut ev);
                 json!({"kind":"completed"})
             }
             Script::Empty | Script::Error500 | Script::SseError => {
@@ -313,18 +273,18 @@ impl Runtime {
                 for i in from..=events::RETRY_DELAYS.len() {
                     if i > 0 {
                         let d = json!({"retryId": retry_id,"turn": n,"step": step,"retry": i});
-                        s.emit(out, sid, "llm/retry-started", &d, now, None, false);
+                        ev.event(s, "llm/retry-started", &d);
                     }
                     if delivered {
-                        delivery(s, out);
+                        delivery(s, &mut ev);
                     }
                     let a = events::attempt(n, step, &failure, None, now);
-                    s.emit(out, sid, "assistant/attempt", &a, now, None, false);
+                    ev.event(s, "assistant/attempt", &a);
                     if let Some(delay) = events::RETRY_DELAYS.get(i) {
                         let d = json!({"retryId": retry_id,"turn": n,"step": step,"provider":"deepseek-official",
                             "mode":"normal","policyKey": events::RETRY_POLICY,"retry": i + 1,"maxRetries":5,
                             "delayMs": delay,"failure": failure});
-                        s.emit(out, sid, "llm/retry", &d, now, None, false);
+                        ev.event(s, "llm/retry", &d);
                         if realistic {
                             // Wait the back-off before the next attempt, as the release does.
                             if let Some(t) = s.turn.as_mut() {
@@ -334,26 +294,26 @@ impl Runtime {
                         }
                     }
                 }
-                step_end(s, out);
+                step_end(s, &mut ev);
                 json!({"kind":"error","error": failure})
             }
             Script::Error400(message) => {
                 let failure = json!({"message": message,"code":"INVALID_REQUEST","status":400});
                 let a = events::attempt(n, step, &failure, None, now);
-                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
-                step_end(s, out);
+                ev.event(s, "assistant/attempt", &a);
+                step_end(s, &mut ev);
                 json!({"kind":"error","error": failure})
             }
             Script::Truncate => {
                 let failure = json!({"message":"DeepSeek Messages stream ended before message_stop","code":"STREAM_CLOSED"});
-                delivery(s, out);
+                delivery(s, &mut ev);
                 let a = events::attempt(n, step, &failure, Some("trunc"), now);
-                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
-                step_end(s, out);
+                ev.event(s, "assistant/attempt", &a);
+                step_end(s, &mut ev);
                 json!({"kind":"error","error": failure})
             }
             Script::BadContent(message, code) => {
-                step_end(s, out);
+                step_end(s, &mut ev);
                 json!({"kind":"error","error":{"message": message,"code": code}})
             }
             Script::Hang => return,
@@ -373,22 +333,22 @@ impl Runtime {
                     }
                     _ => return,
                 };
-                let call_seq = tool_call(s, out, &name, &args);
-                let (text, is_error) = self.minimal_tool(sid, &name, &input, now, out);
+                let call_seq = tool_call(s, &mut ev, &name, &args);
+                let (text, is_error) = self.minimal_tool(sid, &name, &input, now, ev.out());
                 let Some(s) = self.sessions.get_mut(sid) else {
                     return;
                 };
                 let tr = tool_result(&text, is_error);
-                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
-                step_end(s, out);
+                ev.answer(s, "tool/result", &tr, &[call_seq]);
+                step_end(s, &mut ev);
                 return self.next_step(sid, format!("tool result: {text}"), now);
             }
             Script::Call { tool, .. } => {
                 // Only reachable with a roster that offers a tool the reference does not run.
                 let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
                 let a = events::attempt(n, step, &failure, None, now);
-                s.emit(out, sid, "assistant/attempt", &a, now, None, false);
-                step_end(s, out);
+                ev.event(s, "assistant/attempt", &a);
+                step_end(s, &mut ev);
                 json!({"kind":"error","error": failure})
             }
             Script::Tool(cmd) => {
@@ -396,21 +356,21 @@ impl Runtime {
                     "{{\"description\": \"probe command\", \"command\": {}}}",
                     events::js_quote(&cmd)
                 );
-                let call_seq = tool_call(s, out, "bash", &args);
+                let call_seq = tool_call(s, &mut ev, "bash", &args);
                 let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
                 let mut job = json!({"jobId": job_id,"owner": sid,"kind":"bash","label": cmd,"startedAt": now,
                     "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
-                s.emit(out, sid, "job/registered", &job, now, None, false);
+                ev.event(s, "job/registered", &job);
                 job["finishedAt"] = json!(now);
                 job["status"] = json!("failed");
                 job["cause"] = json!("producer");
                 job["producerReported"] = json!(true);
                 job["detail"] = json!(events::SANDBOX_REFUSAL);
-                s.emit(out, sid, "job/settled", &job, now, None, false);
+                ev.event(s, "job/settled", &job);
                 let result_text = format!("Error: {}", events::SANDBOX_REFUSAL);
                 let tr = tool_result(&result_text, true);
-                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
-                step_end(s, out);
+                ev.answer(s, "tool/result", &tr, &[call_seq]);
+                step_end(s, &mut ev);
                 return self.next_step(sid, format!("tool result: {result_text}"), now);
             }
             Script::Subagent(prompt) => {
@@ -418,17 +378,17 @@ impl Runtime {
                     "{{\"description\": \"probe child\", \"prompt\": {}}}",
                     events::js_quote(&prompt)
                 );
-                let call_seq = tool_call(s, out, "subagent", &args);
-                let child = self.spawn_child(sid, &prompt, now, out);
+                let call_seq = tool_call(s, &mut ev, "subagent", &args);
+                let child = self.spawn_child(sid, &prompt, now, ev.out());
                 let Some(s) = self.sessions.get_mut(sid) else {
                     return;
                 };
                 let cat = json!({"version":0,"childId": child,"childCreatedAt": now,"mode":"continuable","label":"probe child"});
-                s.emit(out, sid, "subagent/catalog", &cat, now, None, false);
+                ev.event(s, "subagent/catalog", &cat);
                 let text = format!("started subagent {child}");
                 let tr = tool_result(&text, false);
-                s.emit(out, sid, "tool/result", &tr, now, Some(&[call_seq]), true);
-                step_end(s, out);
+                ev.answer(s, "tool/result", &tr, &[call_seq]);
+                step_end(s, &mut ev);
                 return self.next_step(sid, format!("tool result: {text}"), now);
             }
         };
@@ -453,15 +413,8 @@ impl Runtime {
         let Some(t) = s.turn.take() else {
             return;
         };
-        s.emit(
-            out,
-            sid,
-            "turn/end",
-            &json!({"turn": t.n, "reason": reason}),
-            now,
-            None,
-            false,
-        );
+        let end = json!({"turn": t.n, "reason": reason});
+        Events::new(out, sid, now).event(s, "turn/end", &end);
         s.last_end = Some(reason);
         s.sched = 0;
         let stored = persist::Stored {
@@ -513,7 +466,11 @@ impl Runtime {
         let content = json!([{"type":"text","text": prompt},{"type":"text","text": note}]);
         let step = super::script::for_content(&content);
         let msg = Msg {
-            value: events::user_message(content, json!({"kind":"user"}), new_id()),
+            value: Deep::new(events::user_message(
+                content,
+                json!({"kind":"user"}),
+                new_id(),
+            )),
             step,
             finished: None,
         };
@@ -555,7 +512,7 @@ impl Runtime {
         let step = super::script::for_content(&content);
         let source = json!({"kind":"subagent-settled","form":"notice","summary": summary,"senderSessionId": child});
         let msg = Msg {
-            value: events::user_message(content, source, new_id()),
+            value: Deep::new(events::user_message(content, source, new_id())),
             step,
             finished: Some(finished),
         };

@@ -6,9 +6,58 @@
 
 use super::registry::{self, CheckInfo, Edition};
 use crate::rules::transcript::Oracle;
-use crate::trace::Trace;
+use crate::trace::{ParseError, Trace};
 
 include!(concat!(env!("OUT_DIR"), "/check_traces.rs"));
+
+/// A check trace of the kit that cannot be used: the kit itself is broken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseError {
+    /// `# check:` names no registered check.
+    UnknownCheck {
+        /// File name under `fixtures/checks/`.
+        file: &'static str,
+        /// 1-based line.
+        line: usize,
+        /// The id as written.
+        id: String,
+    },
+    /// `# oracle:` names no known oracle.
+    UnknownOracle {
+        /// File name under `fixtures/checks/`.
+        file: &'static str,
+        /// 1-based line.
+        line: usize,
+        /// The oracle's name as written.
+        name: String,
+    },
+    /// The file has no `# check: <id>` line.
+    NoCheck {
+        /// File name under `fixtures/checks/`.
+        file: &'static str,
+    },
+    /// The trace does not parse.
+    Trace(ParseError),
+}
+
+impl std::fmt::Display for CaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaseError::UnknownCheck { file, line, id } => {
+                write!(f, "fixtures/checks/{file}:{line}: unknown check id {id:?}")
+            }
+            CaseError::UnknownOracle { file, line, name } => {
+                write!(f, "fixtures/checks/{file}:{line}: unknown oracle {name:?}")
+            }
+            CaseError::NoCheck { file } => {
+                write!(f, "fixtures/checks/{file}: no `# check: <id>` line")
+            }
+            CaseError::Trace(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CaseError {}
 
 /// One trace of a check.
 #[derive(Debug, Clone)]
@@ -31,14 +80,14 @@ pub struct CheckCase {
 
 impl CheckCase {
     /// Parses the trace, with `-32601|-32603` narrowed to `-32603` when `strict` (`--strict-upstream`)
-    pub fn trace(&self, strict: bool) -> Result<Trace, String> {
+    pub fn trace(&self, strict: bool) -> Result<Trace, CaseError> {
         // The alternative is written as a quoted pattern; strict mode puts the bare number there.
         let text = if strict {
             self.text.replace("\"{{-32601|-32603}}\"", "-32603")
         } else {
             self.text.to_owned()
         };
-        Trace::parse(&text, &format!("fixtures/checks/{}", self.file)).map_err(|e| e.to_string())
+        Trace::parse(&text, &format!("fixtures/checks/{}", self.file)).map_err(CaseError::Trace)
     }
 
     /// Whether the trace applies to `edition`.
@@ -48,7 +97,7 @@ impl CheckCase {
 }
 
 /// Every check case, validated: a known check id, known oracles, a trace that parses.
-pub fn all() -> Result<Vec<CheckCase>, String> {
+pub fn all() -> Result<Vec<CheckCase>, CaseError> {
     let mut out = Vec::new();
     for (file, text) in CHECK_TRACES {
         let mut check = None;
@@ -58,13 +107,17 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
             let l = line.trim();
             if let Some(v) = l.strip_prefix("# check:") {
                 let id = v.trim();
-                check = Some(registry::find(id).ok_or_else(|| {
-                    format!("fixtures/checks/{file}:{}: unknown check id {id:?}", i + 1)
+                check = Some(registry::find(id).ok_or_else(|| CaseError::UnknownCheck {
+                    file,
+                    line: i + 1,
+                    id: id.to_owned(),
                 })?);
             } else if let Some(v) = l.strip_prefix("# oracle:") {
                 for o in v.split_whitespace() {
-                    let known = Oracle::from_name(o).ok_or_else(|| {
-                        format!("fixtures/checks/{file}:{}: unknown oracle {o:?}", i + 1)
+                    let known = Oracle::from_name(o).ok_or_else(|| CaseError::UnknownOracle {
+                        file,
+                        line: i + 1,
+                        name: o.to_owned(),
                     })?;
                     oracles.push(known);
                 }
@@ -72,8 +125,7 @@ pub fn all() -> Result<Vec<CheckCase>, String> {
                 setup_until = Some(i + 1);
             }
         }
-        let check =
-            check.ok_or_else(|| format!("fixtures/checks/{file}: no `# check: <id>` line"))?;
+        let check = check.ok_or(CaseError::NoCheck { file })?;
         let mut case = CheckCase {
             file,
             text,

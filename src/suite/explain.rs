@@ -30,8 +30,8 @@ pub enum ExplainError {
         /// What is wrong with its citation.
         error: CitationError,
     },
-    /// The built-in check traces did not load (the loader's message).
-    Cases(String),
+    /// The built-in check traces did not load.
+    Cases(super::cases::CaseError),
 }
 
 impl fmt::Display for ExplainError {

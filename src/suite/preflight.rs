@@ -46,8 +46,7 @@ pub enum Preflight {
 /// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start,
 /// never answers, or writes no frame is reported once, not fifty times.
 pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunError> {
-    let trace =
-        Trace::parse(PREFLIGHT, "preflight").map_err(|e| RunError::Fixtures(e.to_string()))?;
+    let trace = Trace::parse(PREFLIGHT, "preflight").map_err(RunError::Preflight)?;
     let mut ro = judge::runner_opts(opts);
     // A short first attempt decides at once for a runtime that writes lines but no frames; a
     // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.

@@ -60,7 +60,9 @@ pub enum RunError {
         filter: String,
     },
     /// The kit's own check traces are broken.
-    Fixtures(String),
+    Fixtures(super::cases::CaseError),
+    /// The kit's own preflight trace is broken.
+    Preflight(crate::trace::ParseError),
 }
 
 impl std::fmt::Display for RunError {
@@ -68,6 +70,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::NoMatch { filter } => write!(f, "no check matches --filter {filter:?}"),
             RunError::Fixtures(e) => write!(f, "the kit's check traces are broken: {e}"),
+            RunError::Preflight(e) => write!(f, "the kit's preflight trace is broken: {e}"),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (docs/CONTRACT.md#s2.2).
 
 use super::codes::ErrorCode;
-use super::json::{self, JsonError, DEEP};
+use super::json::{self, Deep, JsonError};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -142,33 +142,21 @@ impl fmt::Display for Kind {
 
 /// Request/notification params after `objectParams`: a non-array object is kept, anything else
 /// becomes `{}`. What was actually sent (absent, `null`, an array…) is kept distinct in `shape`.
+/// The object may be arbitrarily deep: it is held as a [`Deep`].
 #[derive(Debug)]
 pub struct Params {
     /// What the `params` member was on the wire.
     pub shape: Kind,
-    object: Map<String, Value>,
-    deep: bool,
+    object: Deep<Map<String, Value>>,
 }
 
 impl Params {
-    fn from_member(v: Option<Value>, deep: bool) -> Self {
+    fn from_member(v: Option<Value>) -> Self {
         let shape = Kind::of(v.as_ref());
-        match v {
-            Some(Value::Object(object)) => Params {
-                shape,
-                object,
-                deep,
-            },
-            other => {
-                if let Some(v) = other {
-                    json::dispose(v);
-                }
-                Params {
-                    shape,
-                    object: Map::new(),
-                    deep: false,
-                }
-            }
+        let object = v.map(Deep::new).and_then(Deep::into_object);
+        Params {
+            shape,
+            object: object.unwrap_or_default(),
         }
     }
 
@@ -176,8 +164,7 @@ impl Params {
     pub fn empty() -> Self {
         Params {
             shape: Kind::Absent,
-            object: Map::new(),
-            deep: false,
+            object: Deep::default(),
         }
     }
 
@@ -191,17 +178,9 @@ impl Params {
         self.object.get(key)
     }
 
-    /// Takes the normalised params object out.
-    pub fn take_object(&mut self) -> Map<String, Value> {
+    /// Takes the normalised params object out (still dropped without recursion).
+    pub fn take_object(&mut self) -> Deep<Map<String, Value>> {
         std::mem::take(&mut self.object)
-    }
-}
-
-impl Drop for Params {
-    fn drop(&mut self) {
-        if self.deep {
-            json::dispose(Value::Object(std::mem::take(&mut self.object)));
-        }
     }
 }
 
@@ -234,8 +213,8 @@ pub struct ErrorObject {
     pub code: Option<f64>,
     /// `message` when it is a string, else `JSON-RPC error`.
     pub message: String,
-    /// `data`, verbatim, when present.
-    pub data: Option<Value>,
+    /// `data`, verbatim, when present (it may be arbitrarily deep: held as a [`Deep`]).
+    pub data: Option<Deep>,
 }
 
 impl ErrorObject {
@@ -250,8 +229,9 @@ impl ErrorObject {
 /// How a response settles its pending request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Resolves with `result` (`None` when the member is absent: JavaScript `undefined`).
-    Result(Option<Value>),
+    /// Resolves with `result` (`None` when the member is absent: JavaScript `undefined`); it may
+    /// be arbitrarily deep: held as a [`Deep`].
+    Result(Option<Deep>),
     /// Rejects.
     Error(ErrorObject),
 }
@@ -347,15 +327,12 @@ pub fn classify(line: &str) -> Classified {
         Ok(p) => p,
         Err(e) => return Classified::Ignored(Ignored::Malformed(e)),
     };
-    let deep = parsed.depth > DEEP;
-    let mut map = match parsed.value {
+    // Whatever is left of the frame is dropped without recursion when this returns.
+    let mut value = Deep::new(parsed.value);
+    let map = match &mut *value {
         Value::Object(m) => m,
-        Value::Array(a) => {
-            let len = a.len();
-            json::dispose(Value::Array(a));
-            return Classified::Ignored(Ignored::Batch { len });
-        }
-        other => return Classified::Ignored(Ignored::NotAnObject(Kind::of(Some(&other)))),
+        Value::Array(a) => return Classified::Ignored(Ignored::Batch { len: a.len() }),
+        other => return Classified::Ignored(Ignored::NotAnObject(Kind::of(Some(other)))),
     };
     let id_kind = Kind::of(map.get("id"));
     let id = match map.get_mut("id") {
@@ -372,22 +349,15 @@ pub fn classify(line: &str) -> Classified {
         Some(Value::String(s)) => Some(std::mem::take(s)),
         _ => None,
     };
-    let out = match (id, method) {
+    match (id, method) {
         (Some(id), Some(method)) => {
-            let params = Params::from_member(map.shift_remove("params"), deep);
+            let params = Params::from_member(map.shift_remove("params"));
             Classified::Request(Request { id, method, params })
         }
         (Some(id), None) => {
-            let error = map.shift_remove("error");
-            let outcome = match error {
-                Some(Value::Object(e)) => Outcome::Error(error_object(Value::Object(e))),
-                Some(Value::Array(a)) => Outcome::Error(error_object(Value::Array(a))),
-                other => {
-                    if let Some(o) = other {
-                        json::dispose(o);
-                    }
-                    Outcome::Result(map.shift_remove("result"))
-                }
+            let outcome = match map.shift_remove("error").map(Deep::new) {
+                Some(e) if e.is_object() || e.is_array() => Outcome::Error(error_object(e)),
+                _ => Outcome::Result(map.shift_remove("result").map(Deep::new)),
             };
             Classified::Response(Response {
                 id,
@@ -396,7 +366,7 @@ pub fn classify(line: &str) -> Classified {
             })
         }
         (None, Some(method)) => {
-            let params = Params::from_member(map.shift_remove("params"), deep);
+            let params = Params::from_member(map.shift_remove("params"));
             let id_kind = if id_kind == Kind::Number {
                 Kind::Null
             } else {
@@ -412,27 +382,20 @@ pub fn classify(line: &str) -> Classified {
             id: id_kind,
             method: method_kind,
         }),
-    };
-    if deep {
-        json::dispose(Value::Object(map));
     }
-    out
 }
 
-fn error_object(e: Value) -> ErrorObject {
-    let (code, message, data) = match e {
-        Value::Object(mut m) => (
+fn error_object(mut e: Deep) -> ErrorObject {
+    let (code, message, data) = match &mut *e {
+        Value::Object(m) => (
             m.get("code").and_then(Value::as_f64),
             match m.get("message") {
                 Some(Value::String(s)) => s.clone(),
                 _ => "JSON-RPC error".to_owned(),
             },
-            m.shift_remove("data"),
+            m.shift_remove("data").map(Deep::new),
         ),
-        other => {
-            json::dispose(other);
-            (None, "JSON-RPC error".to_owned(), None)
-        }
+        _ => (None, "JSON-RPC error".to_owned(), None),
     };
     ErrorObject {
         code,
@@ -584,7 +547,7 @@ mod tests {
             Outcome::Error(ErrorObject {
                 code: Some(7.0),
                 message: "structured".into(),
-                data: Some(json!({"detail":"x"}))
+                data: Some(json!({"detail":"x"}).into())
             })
         );
         assert_eq!(
@@ -599,7 +562,7 @@ mod tests {
         assert_eq!(out(r#"{"id":1,"error":null}"#), Outcome::Result(None));
         assert_eq!(
             out(r#"{"id":1,"error":"x","result":2}"#),
-            Outcome::Result(Some(json!(2)))
+            Outcome::Result(Some(json!(2).into()))
         );
     }
 
@@ -626,6 +589,19 @@ mod tests {
         assert!(matches!(
             classify(&bare),
             Classified::Ignored(Ignored::Batch { len: 1 })
+        ));
+        // A response's result and its error's data are held safely too.
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let outcome = |l: &str| match classify(l) {
+            Classified::Response(r) => r.outcome,
+            other => panic!("{}", other.class_name()),
+        };
+        let result = outcome(&format!(r#"{{"id":1,"result":{deep}}}"#));
+        assert!(matches!(result, Outcome::Result(Some(_))));
+        let error = outcome(&format!(r#"{{"id":1,"error":{{"code":1,"data":{deep}}}}}"#));
+        assert!(matches!(
+            error,
+            Outcome::Error(ErrorObject { data: Some(_), .. })
         ));
     }
 }

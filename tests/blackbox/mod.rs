@@ -51,6 +51,8 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         verify: false,
         progress: false,
         strict_upstream: false,
+        jobs: 1,
+        processes: dsh_conformance::blackbox::ProcessMode::Fresh,
     }
 }
 
@@ -153,6 +155,67 @@ fn differential_mode_finds_no_difference_between_the_reference_and_itself() {
     o.differential = true;
     let s = blackbox::run(&o);
     assert!(s.findings.is_empty(), "{}", s.human());
+}
+
+#[test]
+fn shared_processes_serve_many_sequences_and_find_nothing_in_the_reference() {
+    // Sequences that the contract isolates share a process (per lane), on both runtimes; the
+    // reference compared with itself must still show nothing.
+    let mut o = options(reference(), 21, 60);
+    o.differential = true;
+    o.jobs = 3;
+    o.processes = blackbox::ProcessMode::Shared;
+    let s = blackbox::run(&o);
+    assert!(s.findings.is_empty(), "{}", s.human());
+    assert_eq!(s.sequences, 60, "{}", s.human());
+    assert!(
+        s.processes * 2 < s.sequences,
+        "processes were not shared: {}",
+        s.human()
+    );
+    // Fresh processes under the same flags: one per sequence.
+    o.processes = blackbox::ProcessMode::Fresh;
+    let f = blackbox::run(&o);
+    assert!(f.findings.is_empty(), "{}", f.human());
+    assert_eq!(f.processes, 60, "{}", f.human());
+}
+
+#[test]
+fn shared_processes_and_parallel_lanes_still_report_a_mutant() {
+    // The same mutant as below, found the same way on shared processes in 4 lanes.
+    let mut o = options(mutant("idle-before-turn-end"), 4, 24);
+    o.differential = true;
+    o.jobs = 4;
+    o.processes = blackbox::ProcessMode::Shared;
+    let s = blackbox::run(&o);
+    assert_eq!(
+        classes(&s),
+        ["diff:events:turn/end->status:idle"],
+        "{}",
+        s.human()
+    );
+    assert!(s.processes < s.sequences, "{}", s.human());
+}
+
+#[test]
+fn lanes_run_every_case_once_and_judge_them_in_order() {
+    // 4 lanes, 13 cases: every case runs once (counted once), whatever lane finishes first.
+    let mut o = options(mutant("duplicate-response"), 5, 13);
+    o.jobs = 4;
+    let s = blackbox::run(&o);
+    assert_eq!(s.sequences, 13, "{}", s.human());
+    let mut one = options(mutant("duplicate-response"), 5, 13);
+    one.jobs = 1;
+    let t = blackbox::run(&one);
+    // The first case showing each class is the same with 1 lane and with 4.
+    let firsts = |s: &Summary| -> Vec<(String, u64)> {
+        s.findings
+            .iter()
+            .map(|r| (r.finding.class.to_string(), r.case))
+            .collect()
+    };
+    assert_eq!(firsts(&s), firsts(&t), "{}\n{}", s.human(), t.human());
+    assert!(!t.findings.is_empty(), "{}", t.human());
 }
 
 #[test]

@@ -382,6 +382,12 @@ fn deep_and_huge_input_is_handled_without_crashing() {
         raw.len() > 400_000,
         "the receipt and user/message echo the content"
     );
+    // A deep response (result, or error data) is ignored, and dropped without recursion.
+    let nest = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let result = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{nest}}}");
+    let error =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{{\"code\":1,\"data\":{nest}}}}}");
+    assert!(h.lines(&[&result, &error]).is_empty());
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":\"big\",\"method\":\"{}\"}}",
         "m".repeat(1 << 20)

@@ -321,6 +321,8 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<String>, String) {
         verify: false,
         progress: false,
         strict_upstream: false,
+        jobs: 1,
+        processes: blackbox::ProcessMode::Fresh,
     };
     let s = blackbox::run(&opts);
     assert!(s.broken.is_none(), "{}", s.human());

@@ -41,9 +41,31 @@ pub(crate) struct FuzzArgs {
     /// upstream's message, as `check` does.
     #[arg(long)]
     strict_upstream: bool,
+    /// Sequences run at once, each lane on its own runtime processes (1–64). Results do not
+    /// depend on timing across lanes: lane w of J runs cases w, w+J, …, so a seed and a lane
+    /// count give the same sequences on the same processes.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// Whether sequences share runtime processes: `fresh` starts one per sequence; `shared` runs
+    /// the sequences the contract isolates (standard initialize, no lifecycle operation, sessions
+    /// of their own) one after another on one process per lane; `auto` is `shared` with
+    /// --against-reference (a slow-booting runtime) and `fresh` otherwise.
+    #[arg(long, value_enum, default_value_t = Processes::Auto)]
+    processes: Processes,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<String>,
+}
+
+/// `--processes`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Processes {
+    /// `shared` with --against-reference, else `fresh`.
+    Auto,
+    /// A fresh process per sequence.
+    Fresh,
+    /// Isolated sequences share a process.
+    Shared,
 }
 
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
@@ -130,6 +152,13 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         verify: !a.no_verify,
         progress: true,
         strict_upstream: a.strict_upstream,
+        jobs: usize::from(a.jobs),
+        processes: match a.processes {
+            Processes::Fresh => blackbox::ProcessMode::Fresh,
+            Processes::Shared => blackbox::ProcessMode::Shared,
+            Processes::Auto if a.against_reference => blackbox::ProcessMode::Shared,
+            Processes::Auto => blackbox::ProcessMode::Fresh,
+        },
     };
     let summary = blackbox::run(&opts);
     print!("{}", summary.human());

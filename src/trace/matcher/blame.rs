@@ -6,30 +6,27 @@ use crate::trace::explain;
 use crate::trace::failure::{Failure, FailureKind};
 use crate::trace::pattern::Pat;
 use crate::trace::syntax::Mult;
+use crate::wire::json::Deep;
 use serde_json::Value;
 
 impl Matcher {
     /// Fills the closest recent frame to `pat` and its first difference into `f`. Recent frames
     /// are kept as text; the whole ones are parsed again here, on the way to a failure.
     pub(super) fn explain_closest(&self, pat: &Pat, f: &mut Failure) {
-        let mut best: Option<(f64, &Seen, Value)> = None;
+        let mut best: Option<(f64, &Seen, Deep)> = None;
         for s in self.recent.iter().filter(|s| s.whole) {
             let Ok(p) = crate::wire::json::parse(&s.text) else {
                 continue;
             };
-            let score = explain::score(pat, &p.value, &self.bindings, &self.env);
+            let v = Deep::new(p.value);
+            let score = explain::score(pat, &v, &self.bindings, &self.env);
             if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
-                if let Some((_, _, old)) = best.replace((score, s, p.value)) {
-                    crate::wire::json::dispose(old);
-                }
-            } else {
-                crate::wire::json::dispose(p.value);
+                best = Some((score, s, v));
             }
         }
         if let Some((_, s, v)) = best {
             f.closest = Some(explain::clip(&s.text, 600));
             f.diff = explain::first_difference(pat, &v, &self.bindings, &self.env);
-            crate::wire::json::dispose(v);
         }
     }
 

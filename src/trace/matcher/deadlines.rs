@@ -4,6 +4,7 @@
 use super::{Action, EKind, Matcher};
 use crate::trace::failure::{ExitInfo, Failure, FailureKind};
 use crate::trace::syntax::{Mult, Send};
+use crate::wire::json::Deep;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -279,17 +280,15 @@ impl Matcher {
         let Ok(p) = crate::wire::json::parse(text) else {
             return false;
         };
-        let session = p
-            .value
+        let v = Deep::new(p.value);
+        let session = v
             .get("params")
             .and_then(|x| x.get("sessionId").or_else(|| x.get("parentSessionId")))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        if self.try_exp(j, &p.value, session.as_deref()).is_none() {
-            crate::wire::json::dispose(p.value);
+        if self.try_exp(j, &*v, session.as_deref()).is_none() {
             return false;
         }
-        crate::wire::json::dispose(p.value);
         let at = self.stats.lines + self.late_lines;
         let overtaken = overtaken.unwrap_or(0);
         let exp = self.exp_text(&self.exps[j]);

@@ -6,7 +6,7 @@ use crate::trace::explain;
 use crate::trace::failure::{Failure, FailureKind};
 use crate::trace::pattern::Attempt;
 use crate::trace::syntax::Mult;
-use crate::wire::json::{JsonKind, JsonView, TapeRef};
+use crate::wire::json::{Deep, JsonKind, JsonView, TapeRef};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -141,15 +141,12 @@ impl Matcher {
         }
         // Unexpected: the case fails here, and the explanations work on the frame's `Value`
         // (the tape accepted the text, so `parse` does: same grammar).
-        let value = crate::wire::json::parse(text).map_or(Value::Null, |p| p.value);
+        let value = Deep::new(crate::wire::json::parse(text).map_or(Value::Null, |p| p.value));
         // If an open expectation accepts it, it came too early: name what it overtook.
-        if let Some(f) = self.out_of_order(text, &value, session) {
-            crate::wire::json::dispose(value);
-            self.fail(f);
-            return;
-        }
-        let f = self.unexpected(text, &value, is_response);
-        crate::wire::json::dispose(value);
+        let f = match self.out_of_order(text, &value, session) {
+            Some(f) => f,
+            None => self.unexpected(text, &value, is_response),
+        };
         self.fail(f);
     }
 

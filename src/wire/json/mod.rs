@@ -12,57 +12,27 @@
 //! (`1e21` → `1e+21`, `-0` → `0`), only `"`, `\` and control characters escaped, iterative.
 //!
 //! Layout: `parse` (the parser, [`parse`]), `number` (doubles as JavaScript holds and prints
-//! them), `write` (the writer, [`write_value`]); [`dispose`] tears values down without recursion.
+//! them), `write` (the writer, [`write_value`]); a parsed value is held as a [`Deep`], which is
+//! dropped without recursion (`deep`).
 //! `tape` parses into a [`Tape`] instead (same grammar, no `Value` built, for readers on a hot
 //! path) and `view` reads either through [`JsonView`].
 
+mod deep;
 mod number;
 mod parse;
 mod tape;
 mod view;
 mod write;
 
+pub use deep::Deep;
 pub use number::{js_number, number_value};
 pub use parse::{parse, JsonError, Parsed};
 pub use tape::{Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
 pub use write::{to_string, write_number, write_str, write_value};
 
-use serde_json::Value;
+use deep::dispose;
 
-/// Nesting depth above which values are torn down iteratively instead of by `Drop` recursion.
-pub const DEEP: usize = 512;
-
-/// Drops a value without recursion, so a 100 000-deep value cannot overflow the stack.
-pub fn dispose(v: Value) {
-    match v {
-        Value::Array(a) if a.iter().any(is_container) => {
-            let mut stack: Vec<Value> = a;
-            while let Some(v) = stack.pop() {
-                match v {
-                    Value::Array(a) => stack.extend(a),
-                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
-                    _ => {}
-                }
-            }
-        }
-        Value::Object(m) if m.values().any(is_container) => {
-            let mut stack: Vec<Value> = m.into_iter().map(|(_, v)| v).collect();
-            while let Some(v) = stack.pop() {
-                match v {
-                    Value::Array(a) => stack.extend(a),
-                    Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn is_container(v: &Value) -> bool {
-    matches!(v, Value::Array(_) | Value::Object(_))
-}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,7 +51,7 @@ mod tests {
         let mut out = Vec::new();
         write_value(&p.value, &mut out);
         assert_eq!(out.len(), 2 * n);
-        dispose(p.value);
+        drop(Deep::new(p.value));
         // A deep but malformed text is torn down too.
         assert!(parse(&"[{\"a\":".repeat(n)).is_err());
     }

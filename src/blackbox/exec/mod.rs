@@ -13,12 +13,16 @@ use super::gen::{End, Sequence};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
 use super::Finding;
-use crate::fuzzing::ops::{Op, Renderer};
+mod live;
+mod state;
+use crate::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, RuleId, Sent};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
+pub use live::{continues, run_on, Live, Plan};
 use serde_json::Value;
+use state::{list, Phase, State};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -79,30 +83,11 @@ pub struct RunResult {
     /// waiting for, with the runtime's stderr tail): its observations are incomplete, and no
     /// wait it cut short is a finding.
     pub cut: Option<String>,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum Phase {
-    Ops,
-    Ending,
-}
-
-struct State<'a> {
-    ck: Checker,
-    dirs: &'a CaseDirs,
-    obs: Observed,
-    findings: Vec<Finding>,
-    fatal: bool,
-    phase: Phase,
-    closed: bool,
-    barrier_answered: bool,
-    shutdown_answered: bool,
-    running: HashMap<String, bool>,
-    uuids: HashMap<String, String>,
-    /// The caller's hard deadline: every wait ends there.
-    stop: Option<Instant>,
-    /// A wait was cut short by `stop`.
-    cut: bool,
+    /// The run started a runtime process (rather than continuing a shared one).
+    pub fresh: bool,
+    /// On a shared process, a notification about an earlier sequence's session arrived: the run
+    /// is void (nothing else in it is set) and must be repeated on a fresh process.
+    pub straggler: bool,
 }
 
 /// Runs `seq` against `target` in fresh directories under the rules of the runtime's edition.
@@ -119,50 +104,21 @@ pub fn run_sequence_until(
     dl: Deadlines,
     stop: Option<Instant>,
 ) -> RunResult {
-    let dirs = match CaseDirs::new(false) {
-        Ok(d) => d,
-        Err(e) => {
-            return RunResult {
-                broken: Some(format!("cannot create the case directories: {e}")),
-                ..RunResult::default()
-            }
-        }
+    let mut live = None;
+    let plan = Plan {
+        prefix: String::new(),
+        last: true,
     };
-    let mut child = match Child::spawn(
-        &target.cmd,
-        &dirs,
-        &target.env,
-        MAX_LINE,
-        &StdoutLimit::default(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            return RunResult {
-                broken: Some(format!("cannot start `{}`: {e}", target.cmd)),
-                ..RunResult::default()
-            }
-        }
-    };
-    let mut st = State {
-        ck: Checker::new(rules.clone()),
-        dirs: &dirs,
-        obs: Observed::default(),
-        findings: Vec::new(),
-        fatal: false,
-        phase: Phase::Ops,
-        closed: false,
-        barrier_answered: false,
-        shutdown_answered: false,
-        running: HashMap::new(),
-        uuids: HashMap::new(),
-        stop,
-        cut: false,
-    };
-    let started = Instant::now();
-    drive(seq, &mut child, &mut st, dl);
-    child.kill();
+    run_on(&mut live, seq, target, rules, dl, stop, &plan)
+}
+
+/// The result of a run from its state, once the process is done with it (`ended`: the process
+/// was ended or killed, so its exit status belongs to this run).
+fn finish(st: State<'_>, child: &mut Child, started: Instant, ended: bool) -> RunResult {
     let mut obs = st.obs;
-    obs.exit = obs.exit.or_else(|| child.try_exit());
+    if ended {
+        obs.exit = obs.exit.or_else(|| child.try_exit());
+    }
     obs.unanswered = st
         .ck
         .pending()
@@ -204,14 +160,26 @@ pub fn run_sequence_until(
         observed: obs,
         broken: None,
         cut,
+        fresh: false,
+        straggler: false,
     }
 }
 
-fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
+/// Writes the ops (all but the first when `skip_first`: an `initialize` the shared process has
+/// answered already), then the barrier, and waits until everything settled. Returns `None` when
+/// the run cannot go on to its ending (a fatal finding, or cut short), else whether its process
+/// may serve the next sequence (every request answered, every session idle, stdout open).
+fn drive_ops(
+    seq: &Sequence,
+    child: &mut Child,
+    st: &mut State<'_>,
+    dl: Deadlines,
+    r: &mut Renderer,
+    skip_first: bool,
+) -> Option<bool> {
     let mut dec = LineDecoder::new(MAX_LINE);
-    let mut r = Renderer::default();
     let mut bytes = Vec::new();
-    for (i, op) in seq.ops.iter().enumerate() {
+    for (i, op) in seq.ops.iter().enumerate().skip(usize::from(skip_first)) {
         if let Some(init) = seq
             .awaited_init()
             .filter(|(at, _)| i == at + 1)
@@ -235,7 +203,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             pump(child, st, Instant::now(), |_| false);
         }
         if st.fatal || st.cut {
-            return;
+            return None;
         }
     }
     // A partial line from a raw op must not swallow the barrier.
@@ -260,7 +228,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                 ),
             );
         }
-        return;
+        return None;
     }
     let may_hang = seq.may_hang();
     let settle = dl.settle + Duration::from_secs_f64(seq.slow_secs());
@@ -268,7 +236,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
     if st.cut {
-        return;
+        return None;
     }
     if !settled && !may_hang && !st.fatal {
         let pending = st.ck.pending();
@@ -305,11 +273,18 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         }
     }
     if st.fatal {
-        return;
+        return None;
     }
+    Some(settled && !st.closed)
+}
+
+/// Ends the process the sequence's way (`shutdown`, or EOF) and judges the ending: an answer to
+/// `shutdown`, stdout closing, exit status 0.
+fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
+    let mut dec = LineDecoder::new(MAX_LINE);
     st.phase = Phase::Ending;
     let until = st.clip(Instant::now() + dl.exit);
-    match seq.end {
+    match end {
         End::Shutdown => {
             let line = format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":\"{SHUTDOWN_ID}\",\"method\":\"shutdown\"}}\n"
@@ -347,7 +322,7 @@ fn drive(seq: &Sequence, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     if st.fatal || st.cut {
         return;
     }
-    let (how, rule) = match seq.end {
+    let (how, rule) = match end {
         End::Shutdown => ("shutdown", RuleId::LifecycleShutdownExits0),
         End::Eof => ("EOF", RuleId::LifecycleEofExits0),
     };
@@ -449,204 +424,4 @@ fn pump(
         child.consumed(&ev);
         st.on_event(ev, child);
     }
-}
-
-impl State<'_> {
-    /// `until`, or the caller's hard deadline when that comes first.
-    fn clip(&self, until: Instant) -> Instant {
-        self.stop.map_or(until, |s| until.min(s))
-    }
-
-    /// Records a finding (the first of its class in this run); a fatal one ends the run. After
-    /// the hard deadline cut a wait short, nothing more is: a cut wait is no hang.
-    fn fail(&mut self, class: FindingClass, detail: String) {
-        if self.fatal || self.cut {
-            return;
-        }
-        self.fatal = class.is_fatal();
-        if !self.findings.iter().any(|f| f.class == class) {
-            self.findings.push(Finding { class, detail });
-        }
-    }
-
-    fn on_event(&mut self, ev: Event, child: &mut Child) {
-        match ev {
-            Event::Text(line) => self.on_line(&line),
-            Event::NotUtf8 { at, len } => self.fail(
-                FindingClass::Output(OutputFault::NotUtf8),
-                format!("a stdout line of {len} bytes is not UTF-8 at byte {at}"),
-            ),
-            Event::TooLong(n) => self.fail(
-                FindingClass::Output(OutputFault::TooLong),
-                format!("a stdout line of {n} bytes exceeds the bound"),
-            ),
-            Event::Flooded(f) => {
-                self.closed = true;
-                self.fail(FindingClass::Output(OutputFault::Flooded), f.to_string());
-            }
-            Event::Closed(tail) => {
-                self.closed = true;
-                if let Some(n) = tail {
-                    self.fail(
-                        FindingClass::Output(OutputFault::Unterminated),
-                        format!("stdout ended inside a line of {n} bytes"),
-                    );
-                }
-                if self.phase == Phase::Ops {
-                    let deadline = Instant::now() + Duration::from_secs(2);
-                    let mut exit = child.try_exit();
-                    while exit.is_none() && Instant::now() < deadline {
-                        std::thread::sleep(Duration::from_millis(5));
-                        exit = child.try_exit();
-                    }
-                    self.obs.exit = exit;
-                    let how = exit.map_or("(still running)".to_owned(), |e| e.to_string());
-                    self.fail(
-                        FindingClass::ExitEarly,
-                        format!("stdout closed before shutdown or EOF was sent; {how}"),
-                    );
-                }
-            }
-        }
-    }
-
-    fn on_line(&mut self, raw: &str) {
-        self.obs.frames_out += 1;
-        let judged = self.ck.received(raw);
-        let broke = judged
-            .violations
-            .iter()
-            .any(|v| shows_in_comparison(v.rule));
-        for v in judged.violations {
-            let detail = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
-            self.fail(FindingClass::Rule(v.rule), detail);
-        }
-        // What the stream rules already judged (line ending, whitespace) is not compared.
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
-        match judged.frame {
-            Some(Received::Response { key, method, .. }) => {
-                // An error may answer any same-id request: it names no method.
-                let method = method.unwrap_or_default();
-                if key == json::to_string(&Value::from(BARRIER_ID)) {
-                    self.barrier_answered = true;
-                } else if key == json::to_string(&Value::from(SHUTDOWN_ID)) && method == "shutdown"
-                {
-                    self.shutdown_answered = true;
-                }
-                if broke {
-                    self.obs.flagged.ids.insert(key.clone());
-                }
-                let outcome = self.outcome(line, &method);
-                self.obs.responses.entry(key).or_default().push(outcome);
-            }
-            Some(Received::Notification(_)) => {
-                if let Some(sid) = self.note(line) {
-                    if broke {
-                        self.obs.flagged.sessions.insert(sid);
-                    }
-                }
-            }
-            None => {}
-        }
-    }
-
-    fn outcome(&self, line: &str, method: &str) -> Outcome {
-        let v = json::parse(line).map(|p| p.value).unwrap_or(Value::Null);
-        match v.get("error") {
-            None => {
-                let mut r = v.get("result").cloned().unwrap_or(Value::Null);
-                if let Some(ver) = r.pointer_mut("/serverInfo/version") {
-                    *ver = "{{string}}".into();
-                }
-                normalise_value(&mut r, self.dirs);
-                Outcome::Result(json::to_string(&r))
-            }
-            Some(e) => Outcome::Error {
-                code: match e.get("code").and_then(Value::as_i64).unwrap_or(0) {
-                    // Accepted for unknown methods (upstream's message is judged by the rules).
-                    -32601 if self.ck.profile().allow_method_not_found && !self.known(method) => {
-                        -32603
-                    }
-                    c => c,
-                },
-                message: normalise(
-                    e.get("message").and_then(Value::as_str).unwrap_or(""),
-                    self.dirs,
-                    method,
-                ),
-            },
-        }
-    }
-
-    fn known(&self, method: &str) -> bool {
-        !method.is_empty() && self.ck.profile().methods.iter().any(|m| m == method)
-    }
-
-    /// Records a notification for the comparison; returns its session label.
-    fn note(&mut self, line: &str) -> Option<String> {
-        let Ok(p) = json::parse(line) else {
-            return None;
-        };
-        let v = p.value;
-        let params = &v["params"];
-        let (sid, what) = match v["method"].as_str() {
-            Some("session.event") => (
-                params["sessionId"].as_str().unwrap_or(""),
-                params["event"]["type"].as_str().unwrap_or("").to_owned(),
-            ),
-            Some("session.status") => {
-                let sid = params["sessionId"].as_str().unwrap_or("");
-                let running = params["status"] == "running";
-                self.running.insert(sid.to_owned(), running);
-                (
-                    sid,
-                    format!("status:{}", params["status"].as_str().unwrap_or("")),
-                )
-            }
-            Some(m @ ("subagent.started" | "subagent.finished")) => (
-                params["parentSessionId"].as_str().unwrap_or(""),
-                m.to_owned(),
-            ),
-            Some(m) => ("", m.to_owned()),
-            None => return None,
-        };
-        let sid = self.session_label(sid);
-        let list = self.obs.events.entry(sid.clone()).or_default();
-        if list.last() != Some(&what) {
-            list.push(what);
-        }
-        Some(sid)
-    }
-
-    fn session_label(&mut self, sid: &str) -> String {
-        if !crate::trace::pattern::is_uuid(sid) {
-            return sid.to_owned();
-        }
-        let n = self.uuids.len();
-        self.uuids
-            .entry(sid.to_owned())
-            .or_insert_with(|| format!("{{{{uuid#{}}}}}", n + 1))
-            .clone()
-    }
-}
-
-/// Whether a broken rule also shows in the differential comparison (which would then repeat it).
-/// How a frame is written (whitespace, line ending, member order) and the numbering the
-/// comparison does not look at (seq, time, turn numbers) do not: frames that broke only those are
-/// still compared, so a runtime that has such a class everywhere is compared all the same.
-fn shows_in_comparison(rule: RuleId) -> bool {
-    !matches!(
-        rule,
-        RuleId::StdoutCompact
-            | RuleId::StdoutLfOnly
-            | RuleId::SessionSeqContiguous
-            | RuleId::EventTime
-            | RuleId::TurnCountsPerSession
-            | RuleId::TurnEndReason
-    )
-}
-
-fn list(items: impl Iterator<Item = String>) -> String {
-    let v: Vec<String> = items.take(8).collect();
-    v.join(", ")
 }

@@ -1,398 +1,29 @@
-//! Structure-aware client operations (`arbitrary` derive) and their rendering as wire bytes.
-//!
-//! An [`Op`] is what a client (or a hostile peer) might write: well-formed requests of every
-//! method with fuzzed params and ids, prompts carrying model directives to a few sessions, raw
-//! text, notifications, responses to ids nobody asked about, time passing, EOF. The same ops drive
-//! the in-memory reference runtime (`runtime_session`) and, later, any runtime over stdio.
+//! Ops as wire bytes: requests, notifications, responses and raw text, exactly as a client (or a
+//! hostile peer) would write them.
 
+use super::*;
 use crate::wire::json::{self, write_str};
-use arbitrary::Arbitrary;
 use serde_json::{Map, Value};
-
-/// Longest string taken from the fuzzer for names, texts and paths.
-const SMALL: usize = 40;
-/// Deepest nesting of generated values and directives.
-const MAX_NEST: usize = 6;
-
-/// A string kept short.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Small(pub String);
-
-impl<'a> Arbitrary<'a> for Small {
-    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
-        // Lossy, so that invalid UTF-8 from the fuzzer still yields a string (and U+FFFD).
-        let len = u.int_in_range(0..=SMALL)?.min(u.len());
-        Ok(Small(String::from_utf8_lossy(u.bytes(len)?).into_owned()))
-    }
-}
-
-/// One thing written to the runtime.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum Op {
-    /// `session/prompt` with content blocks carrying model directives.
-    Prompt {
-        /// Request id.
-        id: IdGen,
-        /// `sessionId`.
-        session: SessionGen,
-        /// `contentBlocks`.
-        blocks: BlocksGen,
-    },
-    /// `initialize`.
-    Initialize {
-        /// Request id.
-        id: IdGen,
-        /// `cwd`.
-        cwd: PathGen,
-        /// `provider`.
-        provider: ProviderGen,
-        /// `maxTokens` (absent when `None`).
-        max_tokens: Option<NumGen>,
-        /// `reasoningEffort` (absent when `None`).
-        effort: Option<ValGen>,
-    },
-    /// `session/wait`.
-    Wait {
-        /// Request id.
-        id: IdGen,
-        /// `sessionId`.
-        session: SessionGen,
-    },
-    /// `session/resume`.
-    Resume {
-        /// Request id.
-        id: IdGen,
-        /// `sessionId`.
-        session: SessionGen,
-    },
-    /// `session/working-directory/get`.
-    WdGet {
-        /// Request id.
-        id: IdGen,
-        /// `sessionId`.
-        session: SessionGen,
-    },
-    /// `session/working-directory/set`.
-    WdSet {
-        /// Request id.
-        id: IdGen,
-        /// `sessionId`.
-        session: SessionGen,
-        /// `path`.
-        path: PathGen,
-    },
-    /// `shutdown`.
-    Shutdown {
-        /// Request id.
-        id: IdGen,
-    },
-    /// A request of any method with any params (`params` may be any JSON, or absent).
-    Request {
-        /// Request id.
-        id: IdGen,
-        /// `method`.
-        method: MethodGen,
-        /// `params`.
-        params: Option<ValGen>,
-    },
-    /// A notification (no id): must produce no output.
-    Notification {
-        /// `method`.
-        method: MethodGen,
-        /// `params`.
-        params: Option<ValGen>,
-    },
-    /// A response to an id the runtime never used: must produce no output.
-    Response {
-        /// `id`.
-        id: IdGen,
-        /// `error` member instead of `result`.
-        error: bool,
-        /// The result or error value.
-        value: ValGen,
-    },
-    /// Raw text, written as is (it may lack a newline and merge with the next op's line).
-    Raw(RawGen),
-    /// Virtual time passes (milliseconds); scheduled work runs.
-    Advance(u16),
-    /// Stdin closes.
-    Eof,
-    /// The runtime process is replaced by a new one on the same `DSH_HOME` (persisted sessions
-    /// can then be resumed).
-    Restart,
-}
-
-/// A request id, spelled as JSON text.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum IdGen {
-    /// A small integer.
-    Num(u16),
-    /// A short string.
-    Str(Small),
-    /// The previous op's id again (duplicate ids are legal; each still gets its answer).
-    Again,
-    /// `0`.
-    Zero,
-    /// `""`.
-    Empty,
-    /// `1.5`.
-    Float,
-    /// `-0`.
-    NegZero,
-    /// `1e400` (Infinity: echoed as `null`).
-    Inf,
-    /// `12345678901234567890` (echoed as `12345678901234567000`).
-    Big,
-    /// `null`: makes the frame a notification.
-    Null,
-    /// `true`: makes the frame a notification.
-    Bool,
-}
-
-/// A `sessionId` member.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum SessionGen {
-    /// One of a few ids, so that ops meet on the same sessions.
-    Pick(u8),
-    /// `""` (accepted by prompt; the real runtime's turn then fails).
-    Empty,
-    /// Absent.
-    Missing,
-    /// Path-like ids.
-    Odd(OddSession),
-    /// Any short string.
-    Any(Small),
-    /// A number instead of a string.
-    Number(i8),
-}
-
-/// Session ids that look like paths.
-#[derive(Arbitrary, Debug, Clone, Copy)]
-pub enum OddSession {
-    /// `.`
-    Dot,
-    /// `..`
-    DotDot,
-    /// `a/b`
-    Slash,
-    /// `../x`
-    Escape,
-    /// `s1 ` (trailing space)
-    Space,
-}
-
-/// The `contentBlocks` member.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum BlocksGen {
-    /// An array of blocks.
-    List(Vec<BlockGen>),
-    /// Absent (the real runtime fails after creating the session).
-    Missing,
-    /// Not an array.
-    Other(ValGen),
-}
-
-/// One content block.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum BlockGen {
-    /// `{"type":"text","text":<directive>}`.
-    Text(Directive),
-    /// An image block, with or without `data`.
-    Image {
-        /// Carries `data` (needs an attachment store).
-        data: bool,
-    },
-    /// A text block whose `text` is not a string.
-    BadText(ValGen),
-    /// Any other block value.
-    Other(ValGen),
-}
-
-/// A scripted-model directive (traces/README.md), rendered as the start of a text block.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum Directive {
-    /// `reply: X`.
-    Reply(Small),
-    /// No directive: echoed.
-    Plain(Small),
-    /// `maxtokens`.
-    MaxTokens,
-    /// `thinking`.
-    Thinking,
-    /// `empty`.
-    Empty,
-    /// `tool` / `tool: CMD`.
-    Tool(Option<Small>),
-    /// `error500`.
-    Error500,
-    /// `error400`.
-    Error400,
-    /// `sseerror`.
-    SseError,
-    /// `truncate`.
-    Truncate,
-    /// `hang`: the turn never ends.
-    Hang,
-    /// `slow:N <inner>` (N in tenths of a second, so time advances matter).
-    Slow(u8, Box<Directive>),
-    /// `subagent: <inner>`: a child session runs the inner directive.
-    Subagent(Box<Directive>),
-}
-
-/// A path for `cwd` / `path`.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum PathGen {
-    /// `/`.
-    Root,
-    /// `/tmp`.
-    Tmp,
-    /// `.`.
-    Dot,
-    /// `..`.
-    DotDot,
-    /// `""`.
-    Empty,
-    /// A directory that does not exist.
-    Missing,
-    /// Any short string.
-    Any(Small),
-    /// Not a string.
-    NotString(ValGen),
-    /// Absent.
-    Absent,
-}
-
-/// `provider` of `initialize`.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum ProviderGen {
-    /// `deepseek-official`.
-    Official,
-    /// Another provider (no adapter).
-    Other(Small),
-    /// Absent.
-    Absent,
-}
-
-/// A number for `maxTokens`.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum NumGen {
-    /// A small positive integer.
-    Small(u16),
-    /// `0`.
-    Zero,
-    /// `-1`.
-    Neg,
-    /// `1.5`.
-    Frac,
-    /// `9007199254740991`.
-    MaxSafe,
-    /// `9007199254740992`.
-    Unsafe,
-    /// `"5"`.
-    Str,
-    /// `null`.
-    Null,
-}
-
-/// A method name.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum MethodGen {
-    /// One of the protocol's methods, or a near miss.
-    Known(KnownMethod),
-    /// Any short string.
-    Any(Small),
-}
-
-/// Method names worth hitting on purpose.
-#[derive(Arbitrary, Debug, Clone, Copy)]
-pub enum KnownMethod {
-    /// `initialize`
-    Initialize,
-    /// `session/prompt`
-    Prompt,
-    /// `session/resume`
-    Resume,
-    /// `session/wait`
-    Wait,
-    /// `session/working-directory/get`
-    WdGet,
-    /// `session/working-directory/set`
-    WdSet,
-    /// `shutdown`
-    Shutdown,
-    /// `session/cancel` (never existed)
-    Cancel,
-    /// `Initialize` (case matters)
-    CaseMiss,
-    /// `""`
-    Empty,
-    /// `session/prompt ` (trailing space)
-    Trailing,
-}
-
-/// A JSON value (depth-limited when rendered).
-#[derive(Arbitrary, Debug, Clone)]
-pub enum ValGen {
-    /// `null`.
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// An integer.
-    Int(i32),
-    /// A double (non-finite ones render as `null`).
-    Float(f64),
-    /// A short string.
-    Str(Small),
-    /// An array.
-    Arr(Vec<ValGen>),
-    /// An object.
-    Obj(Vec<(KeyGen, ValGen)>),
-}
-
-/// An object key: protocol member names collide on purpose.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum KeyGen {
-    /// `sessionId`.
-    SessionId,
-    /// `contentBlocks`.
-    ContentBlocks,
-    /// `cwd`.
-    Cwd,
-    /// `path`.
-    Path,
-    /// `type`.
-    Type,
-    /// `text`.
-    Text,
-    /// `maxTokens`.
-    MaxTokens,
-    /// Any short string.
-    Any(Small),
-}
-
-/// Raw bytes for a line.
-#[derive(Arbitrary, Debug, Clone)]
-pub enum RawGen {
-    /// Text followed by `\n`.
-    Line(Small),
-    /// Bytes as they are (may hold invalid UTF-8, CRs, or no newline at all).
-    Bytes(Vec<u8>),
-    /// A blank line.
-    Blank,
-    /// A request line with a CRLF ending and a BOM in front.
-    BomCrlf,
-    /// A batch holding one request.
-    Batch,
-}
 
 /// Renders ops to bytes; remembers the last id for [`IdGen::Again`].
 #[derive(Debug, Default)]
 pub struct Renderer {
     last_id: Option<String>,
     counter: u64,
+    session_prefix: String,
 }
 
 impl Renderer {
+    /// A renderer that writes [`SessionGen::Pick`] and [`SessionGen::Any`] session ids under
+    /// `prefix` (`<prefix>s<N>`, `<prefix><text>`): sequences sharing one runtime process then
+    /// meet on sessions of their own. The special ids (empty, path-like) stay as they are.
+    pub fn with_session_prefix(prefix: &str) -> Renderer {
+        Renderer {
+            session_prefix: prefix.to_owned(),
+            ..Renderer::default()
+        }
+    }
+
     /// Appends the bytes of one op (nothing for [`Op::Advance`], [`Op::Eof`] and [`Op::Restart`]).
     pub fn render(&mut self, op: &Op, out: &mut Vec<u8>) {
         match op {
@@ -402,7 +33,7 @@ impl Renderer {
                 blocks,
             } => {
                 let mut p = Map::new();
-                session.put(&mut p);
+                session.put(&self.session_prefix, &mut p);
                 match blocks {
                     BlocksGen::List(b) => {
                         let list = b.iter().map(BlockGen::value).collect();
@@ -449,7 +80,7 @@ impl Renderer {
             }
             Op::WdSet { id, session, path } => {
                 let mut p = Map::new();
-                session.put(&mut p);
+                session.put(&self.session_prefix, &mut p);
                 path.put("path", &mut p);
                 self.request(
                     id,
@@ -513,7 +144,7 @@ impl Renderer {
 
     fn session_request(&mut self, id: &IdGen, method: &str, s: &SessionGen, out: &mut Vec<u8>) {
         let mut p = Map::new();
-        s.put(&mut p);
+        s.put(&self.session_prefix, &mut p);
         self.request(id, method, Some(&Value::Object(p)), out);
     }
 
@@ -559,9 +190,9 @@ impl Renderer {
 }
 
 impl SessionGen {
-    fn put(&self, p: &mut Map<String, Value>) {
+    fn put(&self, prefix: &str, p: &mut Map<String, Value>) {
         let v: Value = match self {
-            SessionGen::Pick(n) => format!("s{}", n % 3).into(),
+            SessionGen::Pick(n) => format!("{prefix}s{}", n % 3).into(),
             SessionGen::Empty => "".into(),
             SessionGen::Missing => return,
             SessionGen::Odd(o) => match o {
@@ -572,7 +203,7 @@ impl SessionGen {
                 OddSession::Space => "s1 ",
             }
             .into(),
-            SessionGen::Any(s) => s.0.clone().into(),
+            SessionGen::Any(s) => format!("{prefix}{}", s.0).into(),
             SessionGen::Number(n) => (*n).into(),
         };
         p.insert("sessionId".into(), v);
@@ -585,9 +216,7 @@ impl BlockGen {
         match self {
             BlockGen::Text(d) => {
                 m.insert("type".into(), "text".into());
-                let mut text = String::new();
-                d.render(0, &mut text);
-                m.insert("text".into(), text.into());
+                m.insert("text".into(), d.to_string().into());
             }
             BlockGen::Image { data } => {
                 m.insert("type".into(), "image".into());
@@ -603,44 +232,6 @@ impl BlockGen {
             BlockGen::Other(v) => return v.value(0),
         }
         Value::Object(m)
-    }
-}
-
-impl Directive {
-    /// Appends the directive's text.
-    pub fn render(&self, depth: usize, out: &mut String) {
-        if depth > MAX_NEST {
-            out.push_str("reply: deep");
-            return;
-        }
-        match self {
-            Directive::Reply(s) => {
-                out.push_str("reply: ");
-                out.push_str(&s.0);
-            }
-            Directive::Plain(s) => out.push_str(&s.0),
-            Directive::MaxTokens => out.push_str("maxtokens"),
-            Directive::Thinking => out.push_str("thinking"),
-            Directive::Empty => out.push_str("empty"),
-            Directive::Tool(None) => out.push_str("tool"),
-            Directive::Tool(Some(c)) => {
-                out.push_str("tool: ");
-                out.push_str(&c.0);
-            }
-            Directive::Error500 => out.push_str("error500"),
-            Directive::Error400 => out.push_str("error400"),
-            Directive::SseError => out.push_str("sseerror"),
-            Directive::Truncate => out.push_str("truncate"),
-            Directive::Hang => out.push_str("hang"),
-            Directive::Slow(n, inner) => {
-                out.push_str(&format!("slow:{}.{} ", n / 10, n % 10));
-                inner.render(depth + 1, out);
-            }
-            Directive::Subagent(inner) => {
-                out.push_str("subagent: ");
-                inner.render(depth + 1, out);
-            }
-        }
     }
 }
 

@@ -1,0 +1,280 @@
+//! What one run saw, judged as it arrives: every line the runtime writes goes through the stream
+//! rules and is noted for the differential comparison; every finding is kept once per class.
+
+use super::*;
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub(super) enum Phase {
+    Ops,
+    Ending,
+}
+
+pub(super) struct State<'a> {
+    pub(super) ck: Checker,
+    pub(super) dirs: &'a CaseDirs,
+    pub(super) obs: Observed,
+    pub(super) findings: Vec<Finding>,
+    pub(super) fatal: bool,
+    pub(super) phase: Phase,
+    pub(super) closed: bool,
+    pub(super) barrier_answered: bool,
+    pub(super) shutdown_answered: bool,
+    pub(super) running: HashMap<String, bool>,
+    pub(super) uuids: HashMap<String, String>,
+    /// The caller's hard deadline: every wait ends there.
+    pub(super) stop: Option<Instant>,
+    /// A wait was cut short by `stop`.
+    pub(super) cut: bool,
+    /// The id echo whose answering line to keep (a process's first `initialize`).
+    pub(super) watch: Option<String>,
+    /// That line, once seen.
+    pub(super) watched: Option<String>,
+    /// Sessions of earlier sequences on a shared process: a notification naming one is theirs.
+    pub(super) foreign: std::collections::BTreeSet<String>,
+    /// Such a notification arrived: the shared process did not keep the sequences apart.
+    pub(super) straggler: bool,
+}
+
+impl<'a> State<'a> {
+    /// The state of a run starting now, under `rules`, in `dirs`, with the hard deadline `stop`.
+    pub(super) fn new(rules: &Profile, dirs: &'a CaseDirs, stop: Option<Instant>) -> State<'a> {
+        State {
+            ck: Checker::new(rules.clone()),
+            dirs,
+            obs: Observed::default(),
+            findings: Vec::new(),
+            fatal: false,
+            phase: Phase::Ops,
+            closed: false,
+            barrier_answered: false,
+            shutdown_answered: false,
+            running: HashMap::new(),
+            uuids: HashMap::new(),
+            stop,
+            cut: false,
+            watch: None,
+            watched: None,
+            foreign: Default::default(),
+            straggler: false,
+        }
+    }
+
+    /// `until`, or the caller's hard deadline when that comes first.
+    pub(super) fn clip(&self, until: Instant) -> Instant {
+        self.stop.map_or(until, |s| until.min(s))
+    }
+
+    /// Records a finding (the first of its class in this run); a fatal one ends the run. After
+    /// the hard deadline cut a wait short, nothing more is: a cut wait is no hang.
+    pub(super) fn fail(&mut self, class: FindingClass, detail: String) {
+        if self.fatal || self.cut {
+            return;
+        }
+        self.fatal = class.is_fatal();
+        if !self.findings.iter().any(|f| f.class == class) {
+            self.findings.push(Finding { class, detail });
+        }
+    }
+
+    pub(super) fn on_event(&mut self, ev: Event, child: &mut Child) {
+        match ev {
+            Event::Text(line) => self.on_line(&line),
+            Event::NotUtf8 { at, len } => self.fail(
+                FindingClass::Output(OutputFault::NotUtf8),
+                format!("a stdout line of {len} bytes is not UTF-8 at byte {at}"),
+            ),
+            Event::TooLong(n) => self.fail(
+                FindingClass::Output(OutputFault::TooLong),
+                format!("a stdout line of {n} bytes exceeds the bound"),
+            ),
+            Event::Flooded(f) => {
+                self.closed = true;
+                self.fail(FindingClass::Output(OutputFault::Flooded), f.to_string());
+            }
+            Event::Closed(tail) => {
+                self.closed = true;
+                if let Some(n) = tail {
+                    self.fail(
+                        FindingClass::Output(OutputFault::Unterminated),
+                        format!("stdout ended inside a line of {n} bytes"),
+                    );
+                }
+                if self.phase == Phase::Ops {
+                    let deadline = Instant::now() + Duration::from_secs(2);
+                    let mut exit = child.try_exit();
+                    while exit.is_none() && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(5));
+                        exit = child.try_exit();
+                    }
+                    self.obs.exit = exit;
+                    let how = exit.map_or("(still running)".to_owned(), |e| e.to_string());
+                    self.fail(
+                        FindingClass::ExitEarly,
+                        format!("stdout closed before shutdown or EOF was sent; {how}"),
+                    );
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_line(&mut self, raw: &str) {
+        if !self.foreign.is_empty() && self.is_foreign(raw) {
+            self.straggler = true;
+            return;
+        }
+        self.obs.frames_out += 1;
+        let judged = self.ck.received(raw);
+        let broke = judged
+            .violations
+            .iter()
+            .any(|v| shows_in_comparison(v.rule));
+        for v in judged.violations {
+            let detail = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
+            self.fail(FindingClass::Rule(v.rule), detail);
+        }
+        // What the stream rules already judged (line ending, whitespace) is not compared.
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        match judged.frame {
+            Some(Received::Response { key, method, .. }) => {
+                // An error may answer any same-id request: it names no method.
+                let method = method.unwrap_or_default();
+                if key == json::to_string(&Value::from(BARRIER_ID)) {
+                    self.barrier_answered = true;
+                } else if key == json::to_string(&Value::from(SHUTDOWN_ID)) && method == "shutdown"
+                {
+                    self.shutdown_answered = true;
+                }
+                if broke {
+                    self.obs.flagged.ids.insert(key.clone());
+                }
+                if self.watched.is_none() && self.watch.as_ref() == Some(&key) {
+                    self.watched = Some(line.to_owned());
+                }
+                let outcome = self.outcome(line, &method);
+                self.obs.responses.entry(key).or_default().push(outcome);
+            }
+            Some(Received::Notification(_)) => {
+                if let Some(sid) = self.note(line) {
+                    if broke {
+                        self.obs.flagged.sessions.insert(sid);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    pub(super) fn outcome(&self, line: &str, method: &str) -> Outcome {
+        let v = json::parse(line).map(|p| p.value).unwrap_or(Value::Null);
+        match v.get("error") {
+            None => {
+                let mut r = v.get("result").cloned().unwrap_or(Value::Null);
+                if let Some(ver) = r.pointer_mut("/serverInfo/version") {
+                    *ver = "{{string}}".into();
+                }
+                normalise_value(&mut r, self.dirs);
+                Outcome::Result(json::to_string(&r))
+            }
+            Some(e) => Outcome::Error {
+                code: match e.get("code").and_then(Value::as_i64).unwrap_or(0) {
+                    // Accepted for unknown methods (upstream's message is judged by the rules).
+                    -32601 if self.ck.profile().allow_method_not_found && !self.known(method) => {
+                        -32603
+                    }
+                    c => c,
+                },
+                message: normalise(
+                    e.get("message").and_then(Value::as_str).unwrap_or(""),
+                    self.dirs,
+                    method,
+                ),
+            },
+        }
+    }
+
+    pub(super) fn known(&self, method: &str) -> bool {
+        !method.is_empty() && self.ck.profile().methods.iter().any(|m| m == method)
+    }
+
+    /// Records a notification for the comparison; returns its session label.
+    pub(super) fn note(&mut self, line: &str) -> Option<String> {
+        let Ok(p) = json::parse(line) else {
+            return None;
+        };
+        let v = p.value;
+        let params = &v["params"];
+        let (sid, what) = match v["method"].as_str() {
+            Some("session.event") => (
+                params["sessionId"].as_str().unwrap_or(""),
+                params["event"]["type"].as_str().unwrap_or("").to_owned(),
+            ),
+            Some("session.status") => {
+                let sid = params["sessionId"].as_str().unwrap_or("");
+                let running = params["status"] == "running";
+                self.running.insert(sid.to_owned(), running);
+                (
+                    sid,
+                    format!("status:{}", params["status"].as_str().unwrap_or("")),
+                )
+            }
+            Some(m @ ("subagent.started" | "subagent.finished")) => (
+                params["parentSessionId"].as_str().unwrap_or(""),
+                m.to_owned(),
+            ),
+            Some(m) => ("", m.to_owned()),
+            None => return None,
+        };
+        let sid = self.session_label(sid);
+        let list = self.obs.events.entry(sid.clone()).or_default();
+        if list.last() != Some(&what) {
+            list.push(what);
+        }
+        Some(sid)
+    }
+
+    /// Whether a line is a notification about a session of an earlier sequence.
+    fn is_foreign(&self, raw: &str) -> bool {
+        let Ok(p) = json::parse(raw) else {
+            return false;
+        };
+        let v = &p.value;
+        v.get("id").is_none()
+            && ["sessionId", "parentSessionId"].iter().any(|k| {
+                v["params"][*k]
+                    .as_str()
+                    .is_some_and(|sid| self.foreign.contains(sid))
+            })
+    }
+
+    pub(super) fn session_label(&mut self, sid: &str) -> String {
+        if !crate::trace::pattern::is_uuid(sid) {
+            return sid.to_owned();
+        }
+        let n = self.uuids.len();
+        self.uuids
+            .entry(sid.to_owned())
+            .or_insert_with(|| format!("{{{{uuid#{}}}}}", n + 1))
+            .clone()
+    }
+}
+
+/// Whether a broken rule also shows in the differential comparison (which would then repeat it).
+/// How a frame is written (whitespace, line ending, member order) and the numbering the
+/// comparison does not look at (seq, time, turn numbers) do not: frames that broke only those are
+/// still compared, so a runtime that has such a class everywhere is compared all the same.
+fn shows_in_comparison(rule: RuleId) -> bool {
+    !matches!(
+        rule,
+        RuleId::StdoutCompact
+            | RuleId::StdoutLfOnly
+            | RuleId::SessionSeqContiguous
+            | RuleId::EventTime
+            | RuleId::TurnCountsPerSession
+            | RuleId::TurnEndReason
+    )
+}
+
+pub(super) fn list(items: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = items.take(8).collect();
+    v.join(", ")
+}

@@ -1,0 +1,243 @@
+//! Sequences in parallel lanes: lane `w` of `J` runs cases `w`, `w + J`, `w + 2J`, … in order, so
+//! that a seed and a lane count always give the same sequences on the same processes. With
+//! shared processes ([`ProcessMode::Shared`]) a lane keeps one runtime process (and, in
+//! differential mode, one reference process beside it) for as long as its sequences allow
+//! ([`super::exec::continues`]). Results go to the caller over a channel; the caller sees them
+//! in case order and may pause every lane (the gate) while it shrinks a finding.
+
+use super::exec::{self, continues, run_on, Live, Plan, RunResult};
+use super::gen::{self, Sequence};
+use super::Options;
+use crate::rules::Profile;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::RwLock;
+use std::time::Instant;
+
+/// Sequences one shared process serves at most (a long-lived process accumulates state the
+/// contract does not isolate: memory, files, timers).
+pub const MAX_RUNS_PER_PROCESS: usize = 64;
+
+/// How sequences use runtime processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessMode {
+    /// A fresh process for every sequence.
+    Fresh,
+    /// Sequences the contract isolates share a process; lifecycle sequences get their own.
+    Shared,
+}
+
+/// One sequence's runs.
+#[derive(Debug)]
+pub struct Ran {
+    /// Case number.
+    pub case: u64,
+    /// The sequence.
+    pub seq: Sequence,
+    /// Its run on the runtime under test.
+    pub subject: RunResult,
+    /// Its run on the reference runtime (differential mode).
+    pub reference: Option<RunResult>,
+}
+
+/// What the caller and the lanes share.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set by the caller: lanes start no further sequence.
+    pub stop: AtomicBool,
+    /// Held for reading by a lane while it runs a sequence, for writing by the caller while it
+    /// shrinks: shrinking then has the machine to itself.
+    pub gate: RwLock<()>,
+}
+
+/// The generated session prefix of a case in shared mode.
+fn prefix(mode: ProcessMode, case: u64) -> String {
+    match mode {
+        ProcessMode::Fresh => String::new(),
+        ProcessMode::Shared => format!("q{case}-"),
+    }
+}
+
+/// Work for a lane's reference thread.
+enum Job {
+    /// Run this sequence as planned, on the shared process (`true`) or a fresh one of its own;
+    /// answer with its result and whether the shared process lives on.
+    Run(Sequence, Plan, bool),
+    /// Kill the shared process.
+    Reset,
+}
+
+/// Runs lane `lane` of `lanes` until the case or time budget is spent or `control.stop` is set,
+/// sending each sequence's runs to `tx`.
+///
+/// Each runtime's processes are started by one thread for the lane's whole life (the subject's
+/// by the lane, the reference's by a thread of its own): a child started with a parent-death
+/// signal dies with the thread that started it, so no process may outlive its starter.
+pub fn lane(
+    lane: u64,
+    lanes: u64,
+    opts: &Options,
+    rules: &Profile,
+    end: Option<Instant>,
+    control: &Control,
+    tx: &Sender<Ran>,
+) {
+    if !opts.differential {
+        return run_lane(lane, lanes, opts, rules, end, control, tx, None);
+    }
+    std::thread::scope(|sc| {
+        let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
+        let (res_tx, res_rx) = std::sync::mpsc::channel::<(RunResult, bool)>();
+        sc.spawn(move || {
+            let mut reference: Option<Live> = None;
+            for job in job_rx {
+                match job {
+                    Job::Run(seq, plan, on_shared) => {
+                        let dl = opts.deadlines;
+                        let mut own = None;
+                        let live = if on_shared { &mut reference } else { &mut own };
+                        let r = run_on(live, &seq, &opts.reference, rules, dl, end, &plan);
+                        if res_tx.send((r, reference.is_some())).is_err() {
+                            return;
+                        }
+                    }
+                    Job::Reset => reference = None,
+                }
+            }
+        });
+        run_lane(
+            lane,
+            lanes,
+            opts,
+            rules,
+            end,
+            control,
+            tx,
+            Some((job_tx, res_rx)),
+        );
+    });
+}
+
+/// A lane's reference thread, as the lane sees it.
+type ReferenceThread = (Sender<Job>, std::sync::mpsc::Receiver<(RunResult, bool)>);
+
+#[allow(clippy::too_many_arguments)]
+fn run_lane(
+    lane: u64,
+    lanes: u64,
+    opts: &Options,
+    rules: &Profile,
+    end: Option<Instant>,
+    control: &Control,
+    tx: &Sender<Ran>,
+    reference: Option<ReferenceThread>,
+) {
+    // The lane's shared process; a sequence that cannot share runs on a fresh one of its own
+    // and leaves the shared one be.
+    let mut subject: Option<Live> = None;
+    let mut case = lane;
+    let mut seq = gen::generate(opts.seed, case);
+    loop {
+        if control.stop.load(Ordering::Relaxed)
+            || opts.cases.is_some_and(|n| case >= n)
+            || end.is_some_and(|e| Instant::now() >= e)
+        {
+            return;
+        }
+        let next_case = case + lanes;
+        let next = gen::generate(opts.seed, next_case);
+        let on_shared = opts.processes == ProcessMode::Shared && seq.reusable();
+        let plan = Plan {
+            prefix: prefix(opts.processes, case),
+            last: !on_shared
+                || !next_shared(opts, case, lanes).is_some_and(|(c, n)| {
+                    continues(
+                        subject.as_ref(),
+                        &seq,
+                        &prefix(opts.processes, case),
+                        &n,
+                        &prefix(opts.processes, c),
+                        MAX_RUNS_PER_PROCESS,
+                    )
+                }),
+        };
+        let running = control.gate.read().unwrap_or_else(|e| e.into_inner());
+        let run = |subject: &mut Option<Live>, on_shared: bool, plan: &Plan| {
+            if let Some((jobs, _)) = &reference {
+                let _ = jobs.send(Job::Run(seq.clone(), plan.clone(), on_shared));
+            }
+            let mut own = None;
+            let live = if on_shared { subject } else { &mut own };
+            let s = run_on(live, &seq, &opts.subject, rules, opts.deadlines, end, plan);
+            let r = reference
+                .as_ref()
+                .map(|(_, results)| results.recv().unwrap_or_default());
+            (s, r)
+        };
+        let (mut s, mut r) = run(&mut subject, on_shared, &plan);
+        if s.straggler || r.as_ref().is_some_and(|(r, _)| r.straggler) {
+            // Void on the shared processes: again on fresh ones, and the lane starts over.
+            subject = None;
+            if let Some((jobs, _)) = &reference {
+                let _ = jobs.send(Job::Reset);
+            }
+            let alone = Plan {
+                last: true,
+                ..plan.clone()
+            };
+            (s, r) = run(&mut subject, false, &alone);
+        }
+        drop(running);
+        // Both runtimes go on sharing their processes, or neither does.
+        if let (Some((jobs, _)), Some((_, alive))) = (&reference, &r) {
+            if subject.is_some() != *alive {
+                subject = None;
+                let _ = jobs.send(Job::Reset);
+            }
+        }
+        let ran = Ran {
+            case,
+            seq,
+            subject: s,
+            reference: r.map(|(r, _)| r),
+        };
+        if tx.send(ran).is_err() {
+            return;
+        }
+        case = next_case;
+        seq = next;
+    }
+}
+
+/// The lane's next case (within the case budget, looking [`LOOKAHEAD`] cases ahead) whose
+/// sequence can run on a shared process.
+fn next_shared(opts: &Options, case: u64, lanes: u64) -> Option<(u64, Sequence)> {
+    (1..=LOOKAHEAD)
+        .map(|k| case + k * lanes)
+        .take_while(|c| opts.cases.is_none_or(|n| *c < n))
+        .map(|c| (c, gen::generate(opts.seed, c)))
+        .find(|(_, s)| s.reusable())
+}
+
+/// How far a lane looks for the next sequence its shared process can serve.
+const LOOKAHEAD: u64 = 16;
+
+/// Runs one sequence on fresh processes of both runtimes (differential mode) or of the subject
+/// alone, each stopped at `stop` (shrinking and trace verification).
+pub fn run_fresh(
+    opts: &Options,
+    rules: &Profile,
+    seq: &Sequence,
+    stop: Option<Instant>,
+) -> (RunResult, Option<RunResult>) {
+    let dl = opts.deadlines;
+    let run = |t| exec::run_sequence_until(seq, t, rules, dl, stop);
+    if !opts.differential {
+        return (run(&opts.subject), None);
+    }
+    std::thread::scope(|s| {
+        let h = s.spawn(|| run(&opts.reference));
+        let a = run(&opts.subject);
+        (a, Some(h.join().unwrap_or_default()))
+    })
+}
