@@ -9,7 +9,10 @@
 //! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
 //! when it shows on the wire):
 //! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
-//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off;
+//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off, and the
+//!   process answers at once, unless launched with `--realistic-timing` ([`Timing`]);
+//! - `sdk-minimal`'s bash is an emulated shell ([`shell`]): builtins behave as bash's, no program
+//!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
 //!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
 //! - sessions are created synchronously, so a `session/wait` pipelined with a session's first

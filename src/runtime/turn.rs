@@ -3,7 +3,12 @@
 //!
 //! Timing decision: only `slow:N` delays are waited (virtually). The real runtime's retry back-off
 //! (≈ 15.5 s for 5 retries) is reported in `llm/retry.delayMs` but not waited, so failing
-//! directives settle at once with the same events and `turn/end` error kinds and codes.
+//! directives settle at once with the same events and `turn/end` error kinds and codes; with
+//! `Config::realistic_timing` each attempt waits its `delayMs` (virtually) as the release does.
+//!
+//! Under `sdk-minimal` the roster is the profile's ([`super::profile::roster`]): a call of a tool
+//! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
+//! `read_image` run as [`super::tools`] says (no `job/*` events).
 
 use super::events::{self, new_id, write_status, Block, Events};
 use super::script::Script;
