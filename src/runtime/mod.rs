@@ -114,6 +114,9 @@ struct Session {
     sched: u64,
     /// The `sdk-minimal` persistent shell, once a bash call started it.
     shell: Option<shell::Shell>,
+    /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
+    /// by the turn's next step.
+    next_step: Vec<Value>,
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
@@ -139,6 +142,7 @@ impl Session {
             legacy_pending: Vec::new(),
             sched: 0,
             shell: None,
+            next_step: Vec::new(),
             last_time: 0,
         }
     }

@@ -65,8 +65,9 @@ impl Runtime {
                         json!({"kind":"working-directory"}),
                         new_id(),
                     );
-                    let splice = json!({"target":"next-step","start":0,"inserted":[notice]});
+                    let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
                     ev.event(s, "agent/inbox/spliced", &splice);
+                    s.next_step.push(notice);
                     s.cwd = Rc::from(target.as_str());
                 }
                 (target, false)

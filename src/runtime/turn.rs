@@ -109,7 +109,22 @@ impl Runtime {
             return;
         };
         let mut ev = Events::new(out, sid, now);
+        // Notices a tool spliced for the next step are claimed before it starts and read in it,
+        // with the runtime context they changed.
+        let claimed = std::mem::take(&mut s.next_step);
+        if !claimed.is_empty() {
+            let claim =
+                json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
+            ev.event(s, "agent/inbox/spliced", &claim);
+        }
         ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
+        if !claimed.is_empty() {
+            for notice in &claimed {
+                ev.appended(s, "user/message", notice);
+            }
+            let ctx = profile::minimal_runtime_context(&s.cwd);
+            ev.appended(s, "user/message", &ctx);
+        }
         if t.step == 1 {
             let primed = s.primed;
             if let Some(content) = system.filter(|_| !primed) {
