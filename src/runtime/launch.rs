@@ -22,8 +22,21 @@ pub struct Launch {
     pub cfg: Config,
     /// What the release writes to stderr at startup ("" when nothing).
     pub stderr: String,
-    /// `Some(code)`: exit at once, serving nothing (the JSON-RPC server row is disabled).
-    pub exit_at_boot: Option<i32>,
+    /// Whether it serves stdio.
+    pub boot: Boot,
+}
+
+/// What the process does once booted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boot {
+    /// Serve the protocol on stdio.
+    Serve,
+    /// Nothing serves stdio (the JSON-RPC server row is disabled) and nothing else keeps the
+    /// process alive: exit at once with this code (`sdk-minimal`).
+    Exit(i32),
+    /// Nothing serves stdio, but the profile's other rows keep the process alive: read nothing,
+    /// answer nothing, and exit only on a signal (`sdk`, whose `dsh-base` rows keep running).
+    Hold,
 }
 
 /// A launch that fails before serving.
@@ -206,7 +219,11 @@ pub fn launch(
     Ok(Launch {
         cfg,
         stderr,
-        exit_at_boot: server_off.then_some(0),
+        boot: match (server_off, profile) {
+            (false, _) => Boot::Serve,
+            (true, Profile::SdkMinimal) => Boot::Exit(0),
+            (true, Profile::Sdk) => Boot::Hold,
+        },
     })
 }
 
@@ -256,6 +273,6 @@ mod tests {
         assert_eq!(l.cfg.profile, Profile::SdkMinimal);
         assert!(l.cfg.realistic_timing);
         assert_eq!(l.cfg.env.system_prompt.as_deref(), Some("x"));
-        assert_eq!((l.stderr.as_str(), l.exit_at_boot), ("", None));
+        assert_eq!((l.stderr.as_str(), l.boot), ("", Boot::Serve));
     }
 }

@@ -111,11 +111,22 @@ pub fn serve_stdio(args: &[String]) -> i32 {
     if !launch.stderr.is_empty() {
         eprint!("{}", launch.stderr);
     }
-    if let Some(code) = launch.exit_at_boot {
-        return code;
+    let (tx, rx) = channel();
+    match launch.boot {
+        super::launch::Boot::Serve => {}
+        super::launch::Boot::Exit(code) => return code,
+        super::launch::Boot::Hold => {
+            // Nothing reads stdin; only a signal ends the process.
+            install_signals(tx);
+            while let Ok(m) = rx.recv() {
+                if let Input::Signal(s) = m {
+                    return if s == libc::SIGINT { 130 } else { 0 };
+                }
+            }
+            return 0;
+        }
     }
     let cfg = launch.cfg;
-    let (tx, rx) = channel();
     install_signals(tx.clone());
     spawn_reader(std::io::stdin(), tx);
     if cfg.realistic_timing {

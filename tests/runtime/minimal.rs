@@ -7,7 +7,7 @@
 //! through [`launch_of`]; their exit codes and stderr are compared here.
 
 use super::harness::{events, turn_end, types, H};
-use dsh_conformance::runtime::launch::{self, Failure};
+use dsh_conformance::runtime::launch::{self, Boot, Failure};
 use dsh_conformance::runtime::{Config, Edition, Profile};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -68,7 +68,7 @@ pub(super) fn launch_of(path: &Path, home: &Path) -> Result<Config, ()> {
         return Ok(cfg);
     };
     match lay_out(&meta, home).0 {
-        Ok(l) if l.exit_at_boot.is_none() => Ok(l.cfg),
+        Ok(l) if l.boot == Boot::Serve => Ok(l.cfg),
         _ => Err(()),
     }
 }
@@ -109,11 +109,12 @@ fn launch_exit_codes_and_stderr_match_the_real_runtime() {
         let home = tmp.join(&name);
         let (launched, cwd) = lay_out(&meta, &home);
         let (code, stderr, serves) = match launched {
-            Ok(l) => (
-                l.exit_at_boot.unwrap_or(0),
-                l.stderr,
-                l.exit_at_boot.is_none(),
-            ),
+            Ok(l) => match l.boot {
+                Boot::Serve => (0, l.stderr, true),
+                Boot::Exit(code) => (code, l.stderr, false),
+                // Never exits by itself: the recorder killed it (SIGKILL, recorded as -9).
+                Boot::Hold => (-9, l.stderr, false),
+            },
             Err(f) => (f.code, f.stderr, false),
         };
         let ours = stderr
@@ -360,5 +361,43 @@ fn the_binary_fails_warns_and_boots_like_the_release() {
     assert_eq!(code, 0);
     assert!(out.contains("serverInfo"));
     assert!(slow >= Duration::from_millis(400), "{fast:?} {slow:?}");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn a_disabled_json_rpc_server_exits_at_boot_under_minimal_and_holds_under_sdk() {
+    let home = std::env::temp_dir().join(format!("dsh-minimal-hold-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("o.yml"),
+        "- id: sdk-jsonrpc-server\n  disabled: true\n",
+    )
+    .unwrap();
+    let init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n";
+    let (code, out, err, _) = run_bin(
+        &["--profile", "sdk-minimal", "--patch", "o.yml"],
+        &home,
+        init,
+    );
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    let mut child = Command::new(BIN)
+        .args(["--profile", "sdk", "--patch", "o.yml"])
+        .env("DSH_HOME", &home)
+        .current_dir(&home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Stdin is at its end at once; the release keeps running regardless, answering nothing.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "exited without a signal"
+    );
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
     let _ = std::fs::remove_dir_all(&home);
 }
