@@ -103,6 +103,22 @@ pub const MINIMAL_SERVICES: &Services = &[
     ("sessions", &[], &[]),
 ];
 
+/// Packages whose inserted row fails when a profile row of the same package already provides
+/// its service: (package, service, the provider's class as the release names it).
+const SINGLE_PROVIDERS: &[(&str, &str, &str)] =
+    &[("@deepseek-ai/dsh-fs-local", "fs", "LocalFileSystem")];
+
+/// Why an inserted row fails for a service a profile row already registered (the release:
+/// `Error: service "fs" has been registered at <LocalFileSystem>`).
+pub fn duplicate_service(row: &Row, rows: &[Row]) -> Option<String> {
+    let (_, service, class) = SINGLE_PROVIDERS.iter().find(|(p, _, _)| *p == row.name)?;
+    let taken = rows
+        .iter()
+        .any(|r| !r.inserted && !r.disabled && r.name == row.name);
+    (row.inserted && taken)
+        .then(|| format!("Error: service \"{service}\" has been registered at <{class}>"))
+}
+
 /// Rows whose inactivity fails startup (the release's global list, as far as these trees hold them).
 pub const REQUIRED: &[&str] = &["agent-loop", "sdk-jsonrpc-server"];
 

@@ -92,6 +92,8 @@ pub struct Config {
     pub env: Env,
     /// Profile rows the patch layers disabled (by id).
     pub disabled_rows: BTreeSet<String>,
+    /// Tools that rows inserted by patch layers offer (`sdk-minimal`; see [`super::editor`]).
+    pub extra_tools: Vec<String>,
     /// `--realistic-timing`: wait the release's boot latency and model retry back-off
     /// ([`Timing`]); off, everything settles at once.
     pub realistic_timing: bool,
@@ -122,6 +124,7 @@ impl Config {
             process_cwd: PathBuf::from("/"),
             env: Env::default(),
             disabled_rows: BTreeSet::new(),
+            extra_tools: Vec::new(),
             realistic_timing: false,
         }
     }

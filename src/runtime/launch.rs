@@ -194,7 +194,20 @@ pub fn launch(
         Profile::SdkMinimal => activation::MINIMAL_SERVICES,
         Profile::Sdk => &[],
     };
-    let inactive = activation::audit(&rows, table, |r| patch::import_failure(r, &import_base));
+    let inactive = activation::audit(&rows, table, |r| {
+        patch::import_failure(r, &import_base).or_else(|| activation::duplicate_service(r, &rows))
+    });
+    // Inserted rows of tool packages that activated offer their tools.
+    let extra_tools: Vec<String> = rows
+        .iter()
+        .filter(|r| r.inserted && !r.disabled && !inactive.iter().any(|i| i.id == r.id))
+        .filter_map(|r| {
+            super::editor::TOOL_PACKAGES
+                .iter()
+                .find(|(p, _)| *p == r.name)
+                .map(|(_, t)| t.to_string())
+        })
+        .collect();
     let stderr = activation::verdict(&inactive)
         .map_err(|stderr| Failure { stderr, code: 1 })?
         .unwrap_or_default();
@@ -214,6 +227,7 @@ pub fn launch(
             .filter(|r| r.disabled && !r.inserted)
             .map(|r| r.id.clone())
             .collect(),
+        extra_tools,
         realistic_timing: args.realistic_timing,
     };
     Ok(Launch {

@@ -22,6 +22,7 @@
 
 pub mod activation;
 mod config;
+pub mod editor;
 mod events;
 mod image;
 pub mod launch;

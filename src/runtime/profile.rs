@@ -81,25 +81,30 @@ pub fn rows(profile: Profile) -> &'static [(&'static str, &'static str)] {
 
 /// Whether `package` is one the release ships (an inserted row naming it activates).
 pub fn shipped_package(package: &str) -> bool {
-    MINIMAL_ROWS
-        .iter()
-        .chain(SDK_ROWS)
-        .any(|(_, p)| *p == package)
+    include_str!("shipped-packages.txt")
+        .lines()
+        .any(|l| !l.starts_with('#') && l == package)
 }
 
-/// The tools a request offers, in the release's order.
-pub fn roster(cfg: &Config) -> Vec<&'static str> {
+/// The tools a request offers, in the release's order (by name).
+pub fn roster(cfg: &Config) -> Vec<&str> {
     match cfg.profile {
         Profile::Sdk => vec!["bash", "subagent"],
-        Profile::SdkMinimal => [
-            ("bash", "persistent-bash"),
-            ("read_image", "tool-fs"),
-            ("working_directory", "tool-working-directory"),
-        ]
-        .into_iter()
-        .filter(|(_, row)| cfg.row_enabled(row))
-        .map(|(tool, _)| tool)
-        .collect(),
+        Profile::SdkMinimal => {
+            let mut tools: Vec<&str> = [
+                ("bash", "persistent-bash"),
+                ("read_image", "tool-fs"),
+                ("working_directory", "tool-working-directory"),
+            ]
+            .into_iter()
+            .filter(|(_, row)| cfg.row_enabled(row))
+            .map(|(tool, _)| tool)
+            .chain(cfg.extra_tools.iter().map(String::as_str))
+            .collect();
+            tools.sort_unstable();
+            tools.dedup();
+            tools
+        }
     }
 }
 
@@ -157,10 +162,11 @@ pub fn minimal_tool_schemas(roster: &[&str]) -> Value {
             json!({"name":"read_image","description":"Read a PNG/JPEG/WebP/GIF file and return the image itself. Large images are downscaled automatically; do not install image libraries or create thumbnails to inspect an image.",
             "parameters":{"type":"object","properties":{"file_path":{"type":"string","description":"Path to the image file, resolved by the filesystem backend."}},"required":["file_path"]}})
         }
-        _ => {
+        "working_directory" => {
             json!({"name":"working_directory","description":"Read the current working directory, or change it with cd. Relative paths use the current directory. Existing shells and running processes keep their own directories.",
             "parameters":{"type":"object","properties":{"cd":{"type":"string","description":"Existing directory to enter. Omit to read the current directory."}}}})
         }
+        other => super::editor::schema(other).unwrap_or_else(|| json!({"name": other})),
     };
     Value::Array(roster.iter().map(|t| schema(t)).collect())
 }

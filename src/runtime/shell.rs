@@ -281,7 +281,8 @@ fn unsupported(cmd: &str) -> Option<&'static str> {
             _ if double => {}
             b'|' => return Some("|"),
             b'<' => return Some("<"),
-            b'*' | b'?' => return Some("glob"),
+            b'*' => return Some("glob"),
+            b'?' if i == 0 || b[i - 1] != b'$' => return Some("glob"),
             b'&' if b.get(i + 1) != Some(&b'2') && (i == 0 || b[i - 1] != b'>') => {
                 return Some("&")
             }
@@ -452,5 +453,9 @@ mod tests {
             format!("out\nerr\nexit\n[shell exited: code 3]\n{RESET_NOTE}")
         );
         assert!(sh.run("ls | wc").0.contains("`|` is not emulated"));
+        assert_eq!(
+            run(&mut sh, "false || echo $?"),
+            "1\n[Command finished with exit code 0]"
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! `session/working-directory/set`), and `read_image` (refused: the scripted model declares no
 //! image input, as the release's model does not).
 
+use super::editor::{self, Outcome};
 use super::events::{js_quote, new_id, user_message, Events};
 use super::shell::Shell;
 use super::{methods, Runtime};
@@ -11,19 +12,20 @@ use serde_json::{json, Value};
 use std::rc::Rc;
 
 impl Runtime {
-    /// Runs one `sdk-minimal` tool call of session `sid`; returns the result text and whether it
-    /// is an error result.
+    /// Runs one `sdk-minimal` tool call (`call_id`, in turn `turn`) of session `sid`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn minimal_tool(
         &mut self,
         sid: &str,
         tool: &str,
         input: &Value,
+        (turn, call_id): (u32, &str),
         now: u64,
         out: &mut Vec<u8>,
-    ) -> (String, bool) {
+    ) -> Outcome {
         let model = self.route.model.clone();
         let Some(s) = self.sessions.get_mut(sid) else {
-            return (String::new(), true);
+            return plain(String::new(), true);
         };
         let arg = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         match tool {
@@ -34,15 +36,17 @@ impl Runtime {
                 if exited {
                     s.shell = None;
                 }
-                (text, false)
+                plain(text, false)
             }
-            "read_image" => (
+            "read_image" => plain(
                 super::profile::read_image_refusal(&arg("file_path").unwrap_or_default(), &model),
                 true,
             ),
+            "present" => editor::present(input, &s.cwd, turn, call_id),
+            "str_replace_editor" => editor::str_replace_editor(input),
             _ => {
                 let Some(path) = arg("cd") else {
-                    return (s.cwd.to_string(), false);
+                    return plain(s.cwd.to_string(), false);
                 };
                 let target = methods::resolve(&s.cwd, &path);
                 if path.is_empty() || !std::path::Path::new(&target).is_dir() {
@@ -50,7 +54,7 @@ impl Runtime {
                         "Error: working-directory: directory does not exist: {}",
                         js_quote(&path)
                     );
-                    return (text, true);
+                    return plain(text, true);
                 }
                 if *target != *s.cwd {
                     let mut ev = Events::new(out, sid, now);
@@ -70,8 +74,16 @@ impl Runtime {
                     s.next_step.push(notice);
                     s.cwd = Rc::from(target.as_str());
                 }
-                (target, false)
+                plain(target, false)
             }
         }
+    }
+}
+
+fn plain(text: String, is_error: bool) -> Outcome {
+    Outcome {
+        text,
+        is_error,
+        ..Outcome::default()
     }
 }

@@ -159,7 +159,7 @@ impl Runtime {
                 let title = t
                     .msg
                     .as_ref()
-                    .map(|m| title_of(&m.value["content"]))
+                    .map(|m| title_of(&m.value["content"], minimal))
                     .unwrap_or_default();
                 let st =
                     json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
@@ -354,14 +354,20 @@ impl Runtime {
                     _ => return,
                 };
                 let call_seq = tool_call(s, &mut ev, &name, &args);
-                let (text, is_error) = self.minimal_tool(sid, &name, &input, now, ev.out());
+                let o = self.minimal_tool(sid, &name, &input, (n, TOOL_CALL_ID), now, ev.out());
                 let Some(s) = self.sessions.get_mut(sid) else {
                     return;
                 };
-                let tr = tool_result(&text, is_error);
+                if let Some(p) = &o.presented {
+                    ev.event(s, "deliverables/presented", p);
+                }
+                let mut tr = tool_result(&o.text, o.is_error);
+                if let Some(e) = o.error {
+                    tr["error"] = e;
+                }
                 ev.answer(s, "tool/result", &tr, &[call_seq]);
                 step_end(s, &mut ev);
-                return self.next_step(sid, format!("tool result: {text}"), now);
+                return self.next_step(sid, format!("tool result: {}", o.text), now);
             }
             Script::Call { tool, .. } => {
                 // Only reachable with a roster that offers a tool the reference does not run.
@@ -540,8 +546,9 @@ impl Runtime {
     }
 }
 
-/// The fallback title: the first five words of the message's text.
-fn title_of(content: &Value) -> String {
+/// The fallback title: the first five words of the message's text (`sdk-minimal`'s title row
+/// also caps it at 40 bytes).
+fn title_of(content: &Value, minimal: bool) -> String {
     let mut words = Vec::new();
     if let Value::Array(blocks) = content {
         for b in blocks {
@@ -553,5 +560,13 @@ fn title_of(content: &Value) -> String {
             }
         }
     }
-    words.join(" ")
+    let mut title = words.join(" ");
+    if minimal && title.len() > 40 {
+        let mut end = 40;
+        while !title.is_char_boundary(end) {
+            end -= 1;
+        }
+        title.truncate(end);
+    }
+    title
 }

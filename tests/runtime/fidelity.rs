@@ -115,9 +115,16 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
     (recs, input_complete, end_t)
 }
 
-/// Replays the input side into a runtime configured as `cfg`; returns our output lines.
-fn replay(recs: &[Rec], end_t: f64, mut cfg: Config) -> Vec<String> {
-    cfg.process_cwd = PathBuf::from(FAKE_CWD);
+thread_local! {
+    /// The process cwd of the replay being compared (normalised to `{{cwd}}` like [`FAKE_CWD`]).
+    static REPLAY_CWD: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Replays the input side into a runtime configured as `cfg` (`{{cwd}}` is its process cwd:
+/// [`FAKE_CWD`], or a real directory for launches whose tools touch files); returns our lines.
+fn replay(recs: &[Rec], end_t: f64, cfg: Config) -> Vec<String> {
+    let cwd = cfg.process_cwd.to_string_lossy().into_owned();
+    REPLAY_CWD.with(|c| c.replace(cwd.clone()));
     let mut rt = Runtime::new(cfg);
     let mut dec = LineDecoder::default();
     let mut out = Vec::new();
@@ -138,7 +145,7 @@ fn replay(recs: &[Rec], end_t: f64, mut cfg: Config) -> Vec<String> {
                 if saw_out || t - last_t > 0.005 {
                     rt.poll(now, &mut out);
                 }
-                let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", FAKE_CWD);
+                let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", &cwd);
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
                     && !bytes.windows(7).any(|w| w == b"{{cwd}}")
                 {
@@ -183,6 +190,11 @@ fn is_hex(b: &[u8]) -> bool {
 
 fn norm_str(s: &str) -> String {
     let mut s = s.replace(FAKE_CWD, "{{cwd}}");
+    REPLAY_CWD.with(|c| {
+        if !c.borrow().is_empty() {
+            s = s.replace(c.borrow().as_str(), "{{cwd}}");
+        }
+    });
     while let Some(i) = s.find("/tmp/probe-") {
         let Some(j) = s[i..].find("/cwd") else { break };
         s.replace_range(i..i + j + 4, "{{cwd}}");
@@ -541,7 +553,7 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
             name.replace("_1_setup", "").replace("_2_other_process", "")
         };
         let home = tmp.join(group);
-        let ours = match super::minimal::launch_of(f, &home) {
+        let ours = match super::minimal::launch_of(f, &home, FAKE_CWD) {
             Ok(cfg) => replay(&recs, end_t, cfg),
             Err(()) => Vec::new(), // the launch serves nothing: no stdout
         };

@@ -59,12 +59,13 @@ fn lay_out(meta: &Value, home: &Path) -> (Result<launch::Launch, Failure>, PathB
 }
 
 /// For the fidelity test: the configuration to replay a recording into (the default launch with
-/// DSH_HOME `home`, or the one its `{"meta":…}` line describes); `Err` when that launch serves
-/// nothing (it fails or exits at boot).
-pub(super) fn launch_of(path: &Path, home: &Path) -> Result<Config, ()> {
+/// DSH_HOME `home` in `fake_cwd`, or the one its `{"meta":…}` line describes, in a real
+/// directory); `Err` when that launch serves nothing (it fails or exits at boot).
+pub(super) fn launch_of(path: &Path, home: &Path, fake_cwd: &str) -> Result<Config, ()> {
     let Some(meta) = meta_of(path) else {
         let mut cfg = Config::new(Edition::Current);
         cfg.home = Some(home.to_path_buf());
+        cfg.process_cwd = PathBuf::from(fake_cwd);
         return Ok(cfg);
     };
     match lay_out(&meta, home).0 {
