@@ -8,4 +8,5 @@ mod methods;
 mod minimal;
 mod persistence;
 mod process;
+mod real_client;
 mod turns;

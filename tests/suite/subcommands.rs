@@ -279,6 +279,11 @@ fn sub_args(sub: &str, script: &str) -> Vec<String> {
             "--seed",
             "1",
             "--no-verify",
+            // One lane: a flooding process then has the CPU to reach the per-process bound
+            // before its first deadline (lanes that share a loaded CPU each see a slower flood,
+            // reported as non-JSON output and hangs instead).
+            "--jobs",
+            "1",
         ],
         "bench" => &[
             "bench",

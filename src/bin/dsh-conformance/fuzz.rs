@@ -41,11 +41,12 @@ pub(crate) struct FuzzArgs {
     /// upstream's message, as `check` does.
     #[arg(long)]
     strict_upstream: bool,
-    /// Sequences run at once, each lane on its own runtime processes (1–64). Results do not
-    /// depend on timing across lanes: lane w of J runs cases w, w+J, …, so a seed and a lane
-    /// count give the same sequences on the same processes.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
-    jobs: u16,
+    /// Sequences run at once, each lane on its own runtime processes (1–64; default: the
+    /// number of CPUs). Results do not depend on timing across lanes: lane w of J runs cases w,
+    /// w+J, …, so a seed and a lane count give the same sequences on the same processes. Most of
+    /// a sequence is waiting, so more lanes than CPUs pay off against a fast runtime (--jobs 16).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: Option<u16>,
     /// Whether sequences share runtime processes: `fresh` starts one per sequence; `shared` runs
     /// the sequences the contract isolates (standard initialize, no lifecycle operation, sessions
     /// of their own) one after another on one process per lane; `auto` is `shared` with
@@ -152,7 +153,10 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         verify: !a.no_verify,
         progress: true,
         strict_upstream: a.strict_upstream,
-        jobs: usize::from(a.jobs),
+        jobs: a.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get().min(64)),
+            usize::from,
+        ),
         processes: match a.processes {
             Processes::Fresh => blackbox::ProcessMode::Fresh,
             Processes::Shared => blackbox::ProcessMode::Shared,

@@ -400,7 +400,7 @@ fn pump(
             return false;
         }
         // The caller's hard deadline comes first: what it cuts short is not a finding.
-        let by_stop = st.stop.is_some_and(|s| s < until);
+        let by_stop = st.stop.is_some_and(|s| s <= until);
         let wait = st.clip(until).saturating_duration_since(now);
         let ev = if wait.is_zero() {
             match child.events.try_recv() {
