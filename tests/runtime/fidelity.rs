@@ -115,10 +115,8 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
     (recs, input_complete, end_t)
 }
 
-thread_local! {
-    /// The process cwd of the replay being compared (normalised to `{{cwd}}` like [`FAKE_CWD`]).
-    static REPLAY_CWD: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
+// The process cwd of the replay being compared (normalised to `{{cwd}}` like [`FAKE_CWD`]).
+thread_local!(static REPLAY_CWD: std::cell::RefCell<String> = Default::default());
 
 /// Replays the input side into a runtime configured as `cfg` (`{{cwd}}` is its process cwd:
 /// [`FAKE_CWD`], or a real directory for launches whose tools touch files); returns our lines.
@@ -190,11 +188,10 @@ fn is_hex(b: &[u8]) -> bool {
 
 fn norm_str(s: &str) -> String {
     let mut s = s.replace(FAKE_CWD, "{{cwd}}");
-    REPLAY_CWD.with(|c| {
-        if !c.borrow().is_empty() {
-            s = s.replace(c.borrow().as_str(), "{{cwd}}");
-        }
-    });
+    let cwd = REPLAY_CWD.with(|c| c.borrow().clone());
+    if !cwd.is_empty() {
+        s = s.replace(&cwd, "{{cwd}}");
+    }
     while let Some(i) = s.find("/tmp/probe-") {
         let Some(j) = s[i..].find("/cwd") else { break };
         s.replace_range(i..i + j + 4, "{{cwd}}");
