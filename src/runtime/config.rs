@@ -1,5 +1,7 @@
-//! Runtime configuration: protocol edition, launch profile, persistence home, process cwd, env.
+//! Runtime configuration: protocol edition, launch profile, persistence home, process cwd, env,
+//! the rows patch layers turned off, and the timing mode. [`super::launch`] builds it from argv.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -43,13 +45,23 @@ impl fmt::Display for Profile {
 pub struct Env {
     /// `DSH_MAX_TOKENS_AS_SUCCESS` (JSON boolean); `None` = the profile's default.
     pub max_tokens_as_success: Option<bool>,
+    /// `DSH_SYSTEM_PROMPT`: the `sdk-minimal` system prompt (set and empty: no text at all).
+    pub system_prompt: Option<String>,
 }
 
 impl Env {
     /// Reads the process environment. Err carries the diagnostic for an invalid value.
     pub fn from_process() -> Result<Env, String> {
-        let mut env = Env::default();
-        if let Ok(v) = std::env::var("DSH_MAX_TOKENS_AS_SUCCESS") {
+        Env::from_lookup(&|k| std::env::var(k).ok())
+    }
+
+    /// Reads the variables through `lookup` (the process environment, or a test's).
+    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Env, String> {
+        let mut env = Env {
+            system_prompt: lookup("DSH_SYSTEM_PROMPT"),
+            ..Env::default()
+        };
+        if let Some(v) = lookup("DSH_MAX_TOKENS_AS_SUCCESS") {
             env.max_tokens_as_success = match v.trim() {
                 "" => None,
                 "true" => Some(true),
@@ -78,6 +90,28 @@ pub struct Config {
     pub process_cwd: PathBuf,
     /// Model-relevant environment.
     pub env: Env,
+    /// Profile rows the patch layers disabled (by id).
+    pub disabled_rows: BTreeSet<String>,
+    /// Tools that rows inserted by patch layers offer (`sdk-minimal`; see [`super::editor`]).
+    pub extra_tools: Vec<String>,
+    /// `--realistic-timing`: wait the release's boot latency and model retry back-off
+    /// ([`Timing`]); off, everything settles at once.
+    pub realistic_timing: bool,
+}
+
+/// The release's timings that `--realistic-timing` reproduces (measured with 0.2.1rc2 and the
+/// model stub on a 2-core machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing;
+
+impl Timing {
+    /// Process start to the `initialize` answer: ≈ 0.9 s for `sdk`, ≈ 0.4 s for `sdk-minimal`.
+    pub fn boot_ms(profile: Profile) -> u64 {
+        match profile {
+            Profile::Sdk => 900,
+            Profile::SdkMinimal => 400,
+        }
+    }
 }
 
 impl Config {
@@ -89,7 +123,15 @@ impl Config {
             home: None,
             process_cwd: PathBuf::from("/"),
             env: Env::default(),
+            disabled_rows: BTreeSet::new(),
+            extra_tools: Vec::new(),
+            realistic_timing: false,
         }
+    }
+
+    /// Whether the profile row `id` is on (patch layers did not disable it).
+    pub fn row_enabled(&self, id: &str) -> bool {
+        !self.disabled_rows.contains(id)
     }
 
     /// Whether `max-tokens` counts as success for `subagent.finished` / `session.finished`.

@@ -445,5 +445,5 @@ pub fn request_header(model: &str, max_tokens: Option<f64>) -> Value {
         .unwrap_or(json!(256000));
     json!({"header":{"config":{"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"},
         "adapterDefaults":{"reasoningEffort":true,"maxTokens": max_tokens.is_none()},
-        "tools":[{"name":"bash"},{"name":"subagent"}]}})
+        "tools":[{"name":"bash"},{"name":"subagent"}]},"reason":"initial"})
 }

@@ -9,7 +9,10 @@
 //! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
 //! when it shows on the wire):
 //! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
-//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off;
+//! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off, and the
+//!   process answers at once, unless launched with `--realistic-timing` ([`Timing`]);
+//! - `sdk-minimal`'s bash is an emulated shell ([`shell`]): builtins behave as bash's, no program
+//!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
 //!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
 //! - sessions are created synchronously, so a `session/wait` pipelined with a session's first
@@ -17,18 +20,26 @@
 //! - the scripted model answers `ok` to runtime notices (a settled subagent) like the recording
 //!   stub, and echoes user text that holds no directive.
 
+pub mod activation;
 mod config;
+pub mod editor;
 mod events;
 mod image;
+pub mod launch;
 pub mod memory;
 mod methods;
+pub mod patch;
 pub mod persist;
+pub mod profile;
 pub mod script;
 mod sessions;
+pub mod shell;
 mod stdio;
+mod tools;
 mod turn;
+pub mod yaml;
 
-pub use config::{Config, Edition, Env, Profile};
+pub use config::{Config, Edition, Env, Profile, Timing};
 pub use stdio::{serve, serve_stdio, USAGE};
 
 use crate::wire::json::Deep;
@@ -75,6 +86,9 @@ struct Turn {
     phase: Phase,
     /// Last seq the model request carried (`delivery-accepted.throughSeq`).
     through: u64,
+    /// A failing request waiting out its back-off (`--realistic-timing`): the retry id and the
+    /// next attempt's index.
+    retry: Option<(String, usize)>,
 }
 
 struct Session {
@@ -99,6 +113,11 @@ struct Session {
     legacy_pending: Vec<wire::Id>,
     /// Token of the scheduled phase (0 = none).
     sched: u64,
+    /// The `sdk-minimal` persistent shell, once a bash call started it.
+    shell: Option<shell::Shell>,
+    /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
+    /// by the turn's next step.
+    next_step: Vec<Value>,
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
@@ -123,6 +142,8 @@ impl Session {
             waiters: Vec::new(),
             legacy_pending: Vec::new(),
             sched: 0,
+            shell: None,
+            next_step: Vec::new(),
             last_time: 0,
         }
     }

@@ -24,6 +24,14 @@ pub enum Script {
     Tool(String),
     /// `subagent: P`: a subagent tool call running a child session on prompt P.
     Subagent(String),
+    /// `call: NAME {JSON}` of a tool other than bash and subagent (the profile's roster decides:
+    /// see [`offered`]).
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its input (a JSON object's text).
+        input: String,
+    },
     /// `error500`: HTTP 500 (retried, then `SERVER`/500).
     Error500,
     /// `error400`: HTTP 400 (not retried, `INVALID_REQUEST`) with this message.
@@ -112,8 +120,8 @@ fn from_directive(d: Directive) -> Step {
         Directive::Subagent { prompt } => Script::Subagent(prompt),
         Directive::Error500 => Script::Error500,
         Directive::Error400 => Script::Error400("fake bad request".into()),
-        // The reference's roster is bash and subagent: those calls act as their directives do;
-        // any other tool is refused as the stub refuses a tool the request does not offer.
+        // bash and subagent calls act as their directives do; any other tool is the profile's
+        // business ([`offered`]).
         Directive::Call { tool, input } => {
             let arg = |k: &str| {
                 serde_json::from_str::<Value>(&input)
@@ -121,12 +129,10 @@ fn from_directive(d: Directive) -> Step {
                     .and_then(|v| v.get(k).and_then(Value::as_str).map(str::to_owned))
             };
             match tool.as_str() {
-                "bash" => Script::Tool(arg("command").unwrap_or_default()),
+                // Kept as a call: the model sends its input as written ([`Script::tool_command`]).
+                "bash" => Script::Call { tool, input },
                 "subagent" => Script::Subagent(arg("prompt").unwrap_or_default()),
-                _ => Script::Error400(crate::directive::unoffered_tool_message(
-                    &tool,
-                    &["bash".into(), "subagent".into()],
-                )),
+                _ => Script::Call { tool, input },
             }
         }
         Directive::SseError => Script::SseError,
@@ -134,6 +140,38 @@ fn from_directive(d: Directive) -> Step {
         Directive::Hang => Script::Hang,
     };
     plain(script)
+}
+
+impl Script {
+    /// A bash call's command: `tool: CMD`, or `call: bash {"command": CMD}`.
+    pub fn tool_command(&self) -> Option<String> {
+        match self {
+            Script::Tool(c) => Some(c.clone()),
+            Script::Call { tool, input } if tool == "bash" => Some(
+                serde_json::from_str::<Value>(input)
+                    .ok()
+                    .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The step as the model answers when the request offers the tools `roster`: a call of a tool
+/// it does not offer is refused as the model stub refuses it (HTTP 400 naming it).
+pub fn offered(script: Script, roster: &[&str]) -> Script {
+    let tool = match &script {
+        Script::Tool(_) => "bash",
+        Script::Subagent(_) => "subagent",
+        Script::Call { tool, .. } => tool.as_str(),
+        _ => return script,
+    };
+    if roster.contains(&tool) {
+        return script;
+    }
+    let offered: Vec<String> = roster.iter().map(|t| t.to_string()).collect();
+    Script::Error400(crate::directive::unoffered_tool_message(tool, &offered))
 }
 
 fn plain(script: Script) -> Step {
@@ -169,6 +207,24 @@ mod tests {
             Script::Subagent("reply: x".into())
         );
         assert_eq!(step("hangover").script, Script::Reply("hangover".into()));
+    }
+
+    #[test]
+    fn calls_of_tools_the_roster_lacks_are_refused_like_the_stub() {
+        let sdk = ["bash", "subagent"];
+        let minimal = ["bash", "read_image", "working_directory"];
+        assert!(
+            matches!(offered(step("call: edit {}").script, &sdk), Script::Error400(m) if m.contains("(offered: bash, subagent)"))
+        );
+        assert!(
+            matches!(offered(step("subagent: x").script, &minimal), Script::Error400(m) if m.contains("`subagent`") && m.contains("(offered: bash, read_image, working_directory)"))
+        );
+        let wd = step("call: working_directory {\"cd\": \"/tmp\"}").script;
+        assert_eq!(offered(wd.clone(), &minimal), wd);
+        assert_eq!(
+            offered(step("tool: ls").script, &minimal),
+            Script::Tool("ls".into())
+        );
     }
 
     #[test]

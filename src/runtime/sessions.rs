@@ -30,7 +30,9 @@ impl Runtime {
             }
         }
         let mut s = Session::new(self.route.clone());
-        if self.cfg.edition == Edition::Current {
+        if self.cfg.edition == Edition::Current
+            && super::profile::announces_policies(self.cfg.profile)
+        {
             let mut ev = Events::new(out, sid, now);
             ev.event(
                 &mut s,

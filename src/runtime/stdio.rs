@@ -5,7 +5,7 @@
 //! runtime's. SIGTERM/SIGINT are caught with `sigaction` and a self-pipe read by a third thread.
 //! stdout carries only frames; diagnostics go to stderr.
 
-use super::{Config, Edition, Env, Profile, Runtime};
+use super::{Config, Runtime};
 use crate::wire::{LineDecoder, LineEvent};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -14,11 +14,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The usage text of `--help`.
 pub const USAGE: &str = "\
-usage: dsh-reference-runtime [--profile sdk|sdk-minimal] [--edition current|2026-08|legacy] [--patch FILE]...
+usage: dsh-reference-runtime [--profile sdk|sdk-minimal|NAME] [--edition current|2026-08|legacy]
+                             [--patch FILE]... [--realistic-timing]
 
 The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
 JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
-under $DSH_HOME when it is set. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 2 on a usage error.
+under $DSH_HOME when it is set. NAME is a user profile under $DSH_HOME/profiles/; patch layers
+($DSH_HOME/profiles/<profile>/cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch FILE) disable
+or insert plugin rows as the release's do (docs/CONTRACT.md#s13.6). DSH_SYSTEM_PROMPT replaces the
+sdk-minimal system prompt. --realistic-timing waits the release's boot latency and model retry
+back-off instead of settling at once. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 1 when
+a patch layer or the profile cannot be read (before serving); 2 on a usage error.
 ";
 
 enum Input {
@@ -78,52 +84,12 @@ fn epoch_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Parsed command line.
-struct Args {
-    edition: Edition,
-    profile: Profile,
-}
-
-fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
-    let mut a = Args {
-        edition: Edition::Current,
-        profile: Profile::Sdk,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |n: &str| -> Result<String, String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it.next().cloned().ok_or(format!("{n} needs a value")),
-            }
-        };
-        match name {
-            "-h" | "--help" => return Ok(None),
-            "--profile" => a.profile = value(name)?.parse()?,
-            "--edition" => {
-                a.edition = value(name)?
-                    .parse()
-                    .map_err(|e: crate::edition::UnknownEdition| e.to_string())?
-            }
-            // Accepted for launcher compatibility (the real runtime applies config patches).
-            "--patch" => {
-                value(name)?;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(a))
-}
-
 /// The whole `main` of `dsh-reference-runtime` (and of `dsh-conformance runtime`): parses
 /// `args` (without the program name), serves stdio, returns the exit code. The caller should exit
 /// the process with it at once (the stdin reader thread may still be blocked in `read`).
 pub fn serve_stdio(args: &[String]) -> i32 {
-    let args = match parse_args(args) {
+    let started = std::time::Instant::now();
+    let args = match super::launch::parse_args(args) {
         Ok(Some(a)) => a,
         Ok(None) => {
             print!("{USAGE}");
@@ -134,25 +100,40 @@ pub fn serve_stdio(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let env = match Env::from_process() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("dsh-reference-runtime: {e}");
-            return 1;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+    let launch = match super::launch::launch(&args, &|k| std::env::var(k).ok(), &cwd) {
+        Ok(l) => l,
+        Err(f) => {
+            eprint!("{}", f.stderr);
+            return f.code;
         }
     };
-    let cfg = Config {
-        edition: args.edition,
-        profile: args.profile,
-        home: std::env::var_os("DSH_HOME")
-            .filter(|h| !h.is_empty())
-            .map(Into::into),
-        process_cwd: std::env::current_dir().unwrap_or_else(|_| "/".into()),
-        env,
-    };
+    if !launch.stderr.is_empty() {
+        eprint!("{}", launch.stderr);
+    }
     let (tx, rx) = channel();
+    match launch.boot {
+        super::launch::Boot::Serve => {}
+        super::launch::Boot::Exit(code) => return code,
+        super::launch::Boot::Hold => {
+            // Nothing reads stdin; only a signal ends the process.
+            install_signals(tx);
+            while let Ok(m) = rx.recv() {
+                if let Input::Signal(s) = m {
+                    return if s == libc::SIGINT { 130 } else { 0 };
+                }
+            }
+            return 0;
+        }
+    }
+    let cfg = launch.cfg;
     install_signals(tx.clone());
     spawn_reader(std::io::stdin(), tx);
+    if cfg.realistic_timing {
+        // The release answers nothing before its plugin tree has booted.
+        let boot = Duration::from_millis(super::Timing::boot_ms(cfg.profile));
+        std::thread::sleep(boot.saturating_sub(started.elapsed()));
+    }
     run_loop(Runtime::new(cfg), rx, std::io::stdout().lock())
 }
 

@@ -3,12 +3,17 @@
 //!
 //! Timing decision: only `slow:N` delays are waited (virtually). The real runtime's retry back-off
 //! (≈ 15.5 s for 5 retries) is reported in `llm/retry.delayMs` but not waited, so failing
-//! directives settle at once with the same events and `turn/end` error kinds and codes.
+//! directives settle at once with the same events and `turn/end` error kinds and codes; with
+//! `Config::realistic_timing` each attempt waits its `delayMs` (virtually) as the release does.
+//!
+//! Under `sdk-minimal` the roster is the profile's ([`super::profile::roster`]): a call of a tool
+//! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
+//! `read_image` run as [`super::tools`] says (no `job/*` events).
 
 use super::events::{self, new_id, write_status, Block, Events};
 use super::script::Script;
 use super::sessions::ok_status;
-use super::{persist, Edition, Msg, Phase, Runtime, Turn};
+use super::{persist, profile, Edition, Msg, Phase, Profile, Runtime, Turn};
 use crate::wire::json::Deep;
 use crate::wire::write;
 use serde_json::{json, Value};
@@ -69,6 +74,7 @@ impl Runtime {
             msg: Some(msg),
             phase: Phase::Pre,
             through: 0,
+            retry: None,
         });
         self.schedule(sid, now);
     }
@@ -93,6 +99,9 @@ impl Runtime {
             let reason = json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}});
             return self.end_turn(sid, reason, now, out);
         }
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let system = profile::system_content(&self.cfg);
+        let roster = profile::roster(&self.cfg);
         let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
@@ -100,13 +109,27 @@ impl Runtime {
             return;
         };
         let mut ev = Events::new(out, sid, now);
+        // Notices a tool spliced for the next step are claimed before it starts and read in it,
+        // with the runtime context they changed.
+        let claimed = std::mem::take(&mut s.next_step);
+        if !claimed.is_empty() {
+            let claim =
+                json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
+            ev.event(s, "agent/inbox/spliced", &claim);
+        }
         ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
+        if !claimed.is_empty() {
+            for notice in &claimed {
+                ev.appended(s, "user/message", notice);
+            }
+            let ctx = profile::minimal_runtime_context(&s.cwd);
+            ev.appended(s, "user/message", &ctx);
+        }
         if t.step == 1 {
             let primed = s.primed;
-            if !primed {
+            if let Some(content) = system.filter(|_| !primed) {
                 let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
-                    "content":[{"type":"text","text": events::SYSTEM_PROMPT}],
-                    "source":{"kind":"system-prompt"},"id": new_id()}});
+                    "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
                 ev.appended(s, "system/message", &sys);
             }
             let mut prompt_seq = s.seq;
@@ -115,13 +138,19 @@ impl Runtime {
             }
             if !primed {
                 let workspace = s.route.cwd.clone();
-                let ctx =
-                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()));
+                let ctx = if minimal {
+                    profile::minimal_runtime_context(&s.cwd)
+                } else {
+                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
+                };
                 ev.appended(s, "user/message", &ctx);
             }
             if !s.header_sent {
                 s.header_sent = true;
-                let h = events::request_header(&s.route.model, s.route.max_tokens);
+                let mut h = events::request_header(&s.route.model, s.route.max_tokens);
+                if minimal {
+                    h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
+                }
                 ev.event(s, "request/header", &h);
             }
             if !primed {
@@ -130,7 +159,7 @@ impl Runtime {
                 let title = t
                     .msg
                     .as_ref()
-                    .map(|m| title_of(&m.value["content"]))
+                    .map(|m| title_of(&m.value["content"], minimal))
                     .unwrap_or_default();
                 let st =
                     json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
@@ -164,12 +193,21 @@ impl Runtime {
             return;
         };
         let (n, step, through) = (t.n, t.step, t.through);
-        let script = t.script.clone();
+        let resumed = t.retry.take();
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let script = match super::script::offered(t.script.clone(), &profile::roster(&self.cfg)) {
+            // Under `sdk`, a bash call meets the sandbox refusal whatever its input.
+            s @ Script::Call { .. } if !minimal => {
+                Script::Tool(s.tool_command().unwrap_or_default())
+            }
+            s => s,
+        };
+        let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
         let mut ev = Events::new(out, sid, now);
         // The first delivery covers the log as it was when the request was built (a prompt
         // queued meanwhile comes after it); retries cover everything before them.
-        let mut first = true;
+        let mut first = resumed.is_none();
         let mut delivery = |s: &mut super::Session, ev: &mut Events<'_>| {
             let through = if first {
                 through
@@ -251,8 +289,8 @@ impl Runtime {
                     ),
                     _ => (json!({"message":"fake overloaded","code":"SERVER"}), true),
                 };
-                let retry_id = new_id();
-                for i in 0..=events::RETRY_DELAYS.len() {
+                let (retry_id, from) = resumed.unwrap_or_else(|| (new_id(), 0));
+                for i in from..=events::RETRY_DELAYS.len() {
                     if i > 0 {
                         let d = json!({"retryId": retry_id,"turn": n,"step": step,"retry": i});
                         ev.event(s, "llm/retry-started", &d);
@@ -267,6 +305,13 @@ impl Runtime {
                             "mode":"normal","policyKey": events::RETRY_POLICY,"retry": i + 1,"maxRetries":5,
                             "delayMs": delay,"failure": failure});
                         ev.event(s, "llm/retry", &d);
+                        if realistic {
+                            // Wait the back-off before the next attempt, as the release does.
+                            if let Some(t) = s.turn.as_mut() {
+                                t.retry = Some((retry_id, i + 1));
+                            }
+                            return self.schedule(sid, now.saturating_add(*delay as u64));
+                        }
                     }
                 }
                 step_end(s, &mut ev);
@@ -292,6 +337,46 @@ impl Runtime {
                 json!({"kind":"error","error":{"message": message,"code": code}})
             }
             Script::Hang => return,
+            Script::Tool(_) | Script::Call { .. } if minimal => {
+                let (name, args, input) = match script {
+                    Script::Tool(cmd) => (
+                        "bash".to_owned(),
+                        format!(
+                            "{{\"description\": \"probe command\", \"command\": {}}}",
+                            events::js_quote(&cmd)
+                        ),
+                        json!({"command": cmd}),
+                    ),
+                    Script::Call { tool, input } => {
+                        let v = serde_json::from_str(&input).unwrap_or(json!({}));
+                        (tool, input, v)
+                    }
+                    _ => return,
+                };
+                let call_seq = tool_call(s, &mut ev, &name, &args);
+                let o = self.minimal_tool(sid, &name, &input, (n, TOOL_CALL_ID), now, ev.out());
+                let Some(s) = self.sessions.get_mut(sid) else {
+                    return;
+                };
+                if let Some(p) = &o.presented {
+                    ev.event(s, "deliverables/presented", p);
+                }
+                let mut tr = tool_result(&o.text, o.is_error);
+                if let Some(e) = o.error {
+                    tr["error"] = e;
+                }
+                ev.answer(s, "tool/result", &tr, &[call_seq]);
+                step_end(s, &mut ev);
+                return self.next_step(sid, format!("tool result: {}", o.text), now);
+            }
+            Script::Call { tool, .. } => {
+                // Only reachable with a roster that offers a tool the reference does not run.
+                let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
+                let a = events::attempt(n, step, &failure, None, now);
+                ev.event(s, "assistant/attempt", &a);
+                step_end(s, &mut ev);
+                json!({"kind":"error","error": failure})
+            }
             Script::Tool(cmd) => {
                 let args = format!(
                     "{{\"description\": \"probe command\", \"command\": {}}}",
@@ -461,8 +546,9 @@ impl Runtime {
     }
 }
 
-/// The fallback title: the first five words of the message's text.
-fn title_of(content: &Value) -> String {
+/// The fallback title: the first five words of the message's text (`sdk-minimal`'s title row
+/// also caps it at 40 bytes).
+fn title_of(content: &Value, minimal: bool) -> String {
     let mut words = Vec::new();
     if let Value::Array(blocks) = content {
         for b in blocks {
@@ -474,5 +560,13 @@ fn title_of(content: &Value) -> String {
             }
         }
     }
-    words.join(" ")
+    let mut title = words.join(" ");
+    if minimal && title.len() > 40 {
+        let mut end = 40;
+        while !title.is_char_boundary(end) {
+            end -= 1;
+        }
+        title.truncate(end);
+    }
+    title
 }

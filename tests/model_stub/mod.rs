@@ -119,13 +119,18 @@ fn texts_that_only_resemble_directives_are_echoed() {
 
 /// The reference runtime's script reader, flattened to (delay ms, answer) for comparison.
 fn reference(text: &str) -> Option<(u64, String)> {
-    use dsh_conformance::runtime::script::{for_content, Script};
+    use dsh_conformance::runtime::script::{for_content, offered, Script};
     // The reference runtime reads the prompt's content blocks; texts without a directive are echoed.
     dsh_conformance::model_stub::directive::directive_in(text)?;
     let step = for_content(&serde_json::json!([{"type": "text", "text": text}]));
-    let answer = match step.script {
+    // As the `sdk` profile answers: its roster is bash and subagent.
+    let answer = match offered(step.script, &["bash", "subagent"]) {
         Script::Reply(t) => format!("reply {t}"),
         Script::Tool(c) => format!("tool {c}"),
+        Script::Call { tool, input } if tool == "bash" => {
+            let v: Value = serde_json::from_str(&input).unwrap();
+            format!("tool {}", v["command"].as_str().unwrap_or(""))
+        }
         Script::Subagent(p) => format!("subagent {p}"),
         Script::Error400(m) if m != "fake bad request" => format!("refused {m}"),
         other => format!("{other:?}").to_lowercase(),

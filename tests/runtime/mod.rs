@@ -5,6 +5,7 @@ mod harness;
 mod hostile;
 mod interop;
 mod methods;
+mod minimal;
 mod persistence;
 mod process;
 mod real_client;
