@@ -110,6 +110,7 @@ out = {
     "stream": streamed(*chat("reply: streamed words", None, stream=True)),
     "maxtokens": answer(*chat("maxtokens", None)),
     "error400": answer(*chat("error400", None)),
+    "tool": answer(*chat("tool: echo bridged", None)),
 }
 server.should_exit = True
 manager_close = getattr(manager, "close", None)

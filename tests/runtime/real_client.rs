@@ -50,12 +50,18 @@ fn dsh_openai_sees_the_same_answers_from_our_runtime_and_the_real_one() {
     );
     // What the bridge's client sees from our runtime: the scripted model's answer, the same text
     // streamed in chunks, `maxtokens` as finish_reason `length`, a refused model request as an
-    // empty answer (the bridge logs the turn's error).
+    // empty answer (the bridge logs the turn's error), a bash call's result.
     let expected = json!({
         "reply": {"status": 200, "content": "hello from the bridge", "finish": "stop"},
         "stream": {"status": 200, "content": "streamed words", "finish": "stop", "chunks": 5},
         "maxtokens": {"status": 200, "content": "partial...", "finish": "length"},
         "error400": {"status": 200, "content": "", "finish": "stop"},
+        // sdk-minimal's bash: a persistent shell, its result as the release words it.
+        "tool": {
+            "status": 200,
+            "content": "tool result: bridged\n[Command finished with exit code 0]",
+            "finish": "stop"
+        },
     });
     assert_eq!(ours, expected, "our runtime under dsh-openai");
 
@@ -67,7 +73,7 @@ fn dsh_openai_sees_the_same_answers_from_our_runtime_and_the_real_one() {
         Some((stub.base_url(), stub.api_key().to_owned())),
     );
     println!("client-visible results under dsh-openai (ours | real runtime + model stub):");
-    for case in ["reply", "stream", "maxtokens", "error400"] {
+    for case in ["reply", "stream", "maxtokens", "error400", "tool"] {
         println!("  {case:<10} {} | {}", ours[case], theirs[case]);
     }
     assert_eq!(
