@@ -97,6 +97,10 @@ pub struct Config {
     /// `--realistic-timing`: wait the release's boot latency and model retry back-off
     /// ([`Timing`]); off, everything settles at once.
     pub realistic_timing: bool,
+    /// A turn whose session's working directory does not exist (any more) fails before its
+    /// first step, as the release's do (on by default). In-memory tests that make up directory
+    /// names turn it off.
+    pub cwd_must_exist: bool,
 }
 
 /// The release's timings that `--realistic-timing` reproduces (measured with 0.2.1rc2 and the
@@ -126,6 +130,7 @@ impl Config {
             disabled_rows: BTreeSet::new(),
             extra_tools: Vec::new(),
             realistic_timing: false,
+            cwd_must_exist: true,
         }
     }
 

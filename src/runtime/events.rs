@@ -443,7 +443,13 @@ pub fn request_header(model: &str, max_tokens: Option<f64>) -> Value {
     let max = max_tokens
         .map(crate::wire::json::number_value)
         .unwrap_or(json!(256000));
+    // `adapterDefaults` names the settings the adapter filled in: a client's maxTokens is not one.
+    let defaults = if max_tokens.is_none() {
+        json!({"reasoningEffort":true,"maxTokens":true})
+    } else {
+        json!({"reasoningEffort":true})
+    };
     json!({"header":{"config":{"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"},
-        "adapterDefaults":{"reasoningEffort":true,"maxTokens": max_tokens.is_none()},
+        "adapterDefaults": defaults,
         "tools":[{"name":"bash"},{"name":"subagent"}]},"reason":"initial"})
 }

@@ -229,6 +229,7 @@ pub fn launch(
             .collect(),
         extra_tools,
         realistic_timing: args.realistic_timing,
+        cwd_must_exist: true,
     };
     Ok(Launch {
         cfg,

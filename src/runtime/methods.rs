@@ -201,6 +201,8 @@ impl Runtime {
         s.seq = st.seq + 1;
         s.turns = st.turns;
         s.primed = true;
+        // Its log told the model about the directory it reopens in.
+        s.context_cwd = Some(s.cwd.clone());
         let stored = persist::Stored {
             seq: s.seq,
             turns: s.turns,
@@ -285,8 +287,10 @@ impl Runtime {
                 json!({"kind":"working-directory"}),
                 new_id(),
             );
-            let splice = json!({"target":"next-step","start":0,"inserted":[notice]});
+            let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
             ev.event(s, "agent/inbox/spliced", &splice);
+            // The turn's next step (or the next turn's first) claims it and tells the model.
+            s.next_step.push(notice);
             s.cwd = Rc::from(target.as_str());
         }
         Ok(Some(json!({"cwd": &*s.cwd})))

@@ -89,6 +89,8 @@ struct Turn {
     /// A failing request waiting out its back-off (`--realistic-timing`): the retry id and the
     /// next attempt's index.
     retry: Option<(String, usize)>,
+    /// Working-directory notices the turn claimed when it started, read in its first step.
+    claimed: Vec<Value>,
 }
 
 struct Session {
@@ -118,6 +120,9 @@ struct Session {
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
     /// by the turn's next step.
     next_step: Vec<Value>,
+    /// The working directory of the last runtime context sent (a step sends a new one when the
+    /// directory changed since).
+    context_cwd: Option<Rc<str>>,
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
@@ -144,6 +149,7 @@ impl Session {
             sched: 0,
             shell: None,
             next_step: Vec::new(),
+            context_cwd: None,
             last_time: 0,
         }
     }

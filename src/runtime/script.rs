@@ -44,6 +44,21 @@ pub enum Script {
     Hang,
     /// The prompt content cannot be sent to the model (message, code), as the real adapter fails.
     BadContent(String, &'static str),
+    /// A text block whose `text` is not a string: the real runtime fails the turn before any
+    /// step starts, with JavaScript's words for calling `text.matchAll` ([`text_not_string`]).
+    TextNotString(String),
+}
+
+/// The error of a turn whose prompt holds a text block with this `text` (not a string; `None`:
+/// absent), as JavaScript words calling `text.matchAll` on it.
+pub fn text_not_string(text: Option<&Value>) -> String {
+    match text {
+        None => "Cannot read properties of undefined (reading 'matchAll')".into(),
+        Some(Value::Null) => "Cannot read properties of null (reading 'matchAll')".into(),
+        Some(_) => {
+            "block.text.matchAll is not a function or its return value is not iterable".into()
+        }
+    }
 }
 
 /// A directive with its delay (`slow:N`), in milliseconds.
@@ -66,11 +81,7 @@ pub fn for_content(content: &Value) -> Step {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
                 if !b.get("text").is_some_and(Value::is_string) {
-                    return plain(Script::BadContent(
-                        "block.text.matchAll is not a function or its return value is not iterable"
-                            .into(),
-                        "UNKNOWN",
-                    ));
+                    return plain(Script::TextNotString(text_not_string(b.get("text"))));
                 }
             }
             Some("image") => {}
@@ -246,9 +257,22 @@ mod tests {
         assert!(
             matches!(for_content(&json!([{"type":"bogus"}])).script, Script::BadContent(m, _) if m.ends_with("content bogus"))
         );
-        assert!(matches!(
-            for_content(&json!([{"type":"text","text":5}])).script,
-            Script::BadContent(_, "UNKNOWN")
-        ));
+        let bad = |b: Value| for_content(&json!([b])).script;
+        assert_eq!(
+            bad(json!({"type":"text","text":5})),
+            Script::TextNotString(
+                "block.text.matchAll is not a function or its return value is not iterable".into()
+            )
+        );
+        assert_eq!(
+            bad(json!({"type":"text","text":null})),
+            Script::TextNotString("Cannot read properties of null (reading 'matchAll')".into())
+        );
+        assert_eq!(
+            bad(json!({"type":"text"})),
+            Script::TextNotString(
+                "Cannot read properties of undefined (reading 'matchAll')".into()
+            )
+        );
     }
 }

@@ -61,6 +61,14 @@ impl Runtime {
         }
         let mut ev = Events::new(out, sid, now);
         ev.event(s, "turn/start", &json!({"turn": n}));
+        // Working-directory notices spliced while idle are claimed first (the first step reads
+        // them), then the prompt.
+        let claimed = std::mem::take(&mut s.next_step);
+        if !claimed.is_empty() {
+            let claim =
+                json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
+            ev.event(s, "agent/inbox/spliced", &claim);
+        }
         let claim = json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]});
         ev.event(s, "agent/inbox/spliced", &claim);
         if let Some(f) = &msg.finished {
@@ -75,6 +83,7 @@ impl Runtime {
             phase: Phase::Pre,
             through: 0,
             retry: None,
+            claimed,
         });
         self.schedule(sid, now);
     }
@@ -99,6 +108,26 @@ impl Runtime {
             let reason = json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}});
             return self.end_turn(sid, reason, now, out);
         }
+        // Before the first step the runtime reads the prompt's texts and checks the session's
+        // working directory: a turn fails there.
+        let check_cwd = self.cfg.cwd_must_exist;
+        let early = self.sessions.get(sid).and_then(|s| {
+            let t = s.turn.as_ref().filter(|t| t.step == 1)?;
+            if let Script::TextNotString(m) = &t.script {
+                return Some(m.clone());
+            }
+            let gone = check_cwd && !std::path::Path::new(&*s.cwd).is_dir();
+            gone.then(|| {
+                format!(
+                    "working-directory: directory does not exist: {}",
+                    events::js_quote(&s.cwd)
+                )
+            })
+        });
+        if let Some(message) = early {
+            let reason = json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}});
+            return self.end_turn(sid, reason, now, out);
+        }
         let minimal = self.cfg.profile == Profile::SdkMinimal;
         let system = profile::system_content(&self.cfg);
         let roster = profile::roster(&self.cfg);
@@ -111,19 +140,36 @@ impl Runtime {
         let mut ev = Events::new(out, sid, now);
         // Notices a tool spliced for the next step are claimed before it starts and read in it,
         // with the runtime context they changed.
-        let claimed = std::mem::take(&mut s.next_step);
-        if !claimed.is_empty() {
+        // A first step reads those claimed when the turn started; a change during it waits for
+        // the next step.
+        let claimed = if t.step == 1 {
+            std::mem::take(&mut t.claimed)
+        } else {
+            std::mem::take(&mut s.next_step)
+        };
+        if !claimed.is_empty() && t.step > 1 {
             let claim =
                 json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
             ev.event(s, "agent/inbox/spliced", &claim);
         }
         ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
-        if !claimed.is_empty() {
-            for notice in &claimed {
-                ev.appended(s, "user/message", notice);
-            }
-            let ctx = profile::minimal_runtime_context(&s.cwd);
+        // The runtime context is sent again whenever the working directory differs from the
+        // one the model was last told about.
+        let context = |s: &mut super::Session, ev: &mut Events<'_>| {
+            let ctx = if minimal {
+                profile::minimal_runtime_context(&s.cwd)
+            } else {
+                let workspace = s.route.cwd.clone();
+                events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
+            };
             ev.appended(s, "user/message", &ctx);
+            s.context_cwd = Some(s.cwd.clone());
+        };
+        for notice in &claimed {
+            ev.appended(s, "user/message", notice);
+        }
+        if t.step > 1 && s.context_cwd.as_ref() != Some(&s.cwd) {
+            context(s, &mut ev);
         }
         if t.step == 1 {
             let primed = s.primed;
@@ -136,14 +182,8 @@ impl Runtime {
             if let Some(m) = &t.msg {
                 prompt_seq = ev.appended(s, "user/message", &m.value);
             }
-            if !primed {
-                let workspace = s.route.cwd.clone();
-                let ctx = if minimal {
-                    profile::minimal_runtime_context(&s.cwd)
-                } else {
-                    events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
-                };
-                ev.appended(s, "user/message", &ctx);
+            if !primed || s.context_cwd.as_ref() != Some(&s.cwd) {
+                context(s, &mut ev);
             }
             if !s.header_sent {
                 s.header_sent = true;
@@ -255,6 +295,11 @@ impl Runtime {
                 delivery(s, &mut ev);
                 reply(s, &mut ev, &[Block::Text(&text)], "stop");
                 step_end(s, &mut ev);
+                if !s.next_step.is_empty() {
+                    // A working-directory notice waits for the next step: the model reads it
+                    // there (the scripted model answers a runtime notice `ok`).
+                    return self.next_step(sid, "ok".into(), now);
+                }
                 json!({"kind":"completed"})
             }
             Script::MaxTokens => {
@@ -335,6 +380,11 @@ impl Runtime {
             Script::BadContent(message, code) => {
                 step_end(s, &mut ev);
                 json!({"kind":"error","error":{"message": message,"code": code}})
+            }
+            // Ended before the step (see `pre_step`); a later step never has this script.
+            Script::TextNotString(message) => {
+                step_end(s, &mut ev);
+                json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}})
             }
             Script::Hang => return,
             Script::Tool(_) | Script::Call { .. } if minimal => {

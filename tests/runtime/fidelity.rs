@@ -476,6 +476,8 @@ fn compare(
 
 struct Allow {
     trace: String,
+    /// The response or session stream (`session s3`), or `*`.
+    stream: String,
     frame: String,
     path: String,
     used: bool,
@@ -495,6 +497,7 @@ fn allowlist() -> Vec<Allow> {
             );
             Allow {
                 trace: e["trace"].as_str().unwrap().into(),
+                stream: e["stream"].as_str().unwrap_or("*").into(),
                 frame: e["frame"].as_str().unwrap().into(),
                 path: e["path"].as_str().unwrap().into(),
                 used: false,
@@ -583,6 +586,7 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
         let mut hit = false;
         for a in allow.iter_mut() {
             if matches(&a.trace, &d.trace)
+                && matches(&a.stream, &d.stream)
                 && matches(&a.frame, &d.frame)
                 && d.path.starts_with(&a.path)
             {

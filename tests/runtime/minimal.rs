@@ -63,9 +63,13 @@ fn lay_out(meta: &Value, home: &Path) -> (Result<launch::Launch, Failure>, PathB
 /// directory); `Err` when that launch serves nothing (it fails or exits at boot).
 pub(super) fn launch_of(path: &Path, home: &Path, fake_cwd: &str) -> Result<Config, ()> {
     let Some(meta) = meta_of(path) else {
+        // A real directory: a turn whose working directory does not exist fails.
+        let _ = fake_cwd;
+        let cwd = home.with_extension("cwd");
+        std::fs::create_dir_all(&cwd).unwrap();
         let mut cfg = Config::new(Edition::Current);
         cfg.home = Some(home.to_path_buf());
-        cfg.process_cwd = PathBuf::from(fake_cwd);
+        cfg.process_cwd = cwd;
         return Ok(cfg);
     };
     match lay_out(&meta, home).0 {

@@ -435,3 +435,100 @@ fn a_session_s_event_times_never_go_backwards_when_a_poll_runs_late() {
     }
     assert!(last >= 9_000);
 }
+
+#[test]
+fn a_turn_whose_working_directory_is_gone_fails_before_its_first_step() {
+    // As the release: initialize accepts any cwd; a turn checks it exists before any step.
+    let dir = std::env::temp_dir().join(format!("dsh-gone-cwd-{}", std::process::id()));
+    let gone = dir.join("c");
+    std::fs::create_dir_all(&gone).unwrap();
+    let mut c = cfg(Edition::Current);
+    c.cwd_must_exist = true;
+    c.process_cwd = dir.clone();
+    let mut h = H::with(c);
+    let cwd = gone.to_string_lossy().into_owned();
+    h.send(req(
+        "init",
+        "initialize",
+        json!({"cwd": cwd, "provider": "deepseek-official", "model": "deepseek-v4-flash"}),
+    ));
+    let f = h.send(prompt(1, "s1", "reply: here"));
+    let mut f = [f, h.settle()].concat();
+    assert_eq!(turn_end(&f, "s1")[0]["reason"]["kind"], "completed");
+    std::fs::remove_dir_all(&gone).unwrap();
+    f = [h.send(prompt(2, "s2", "reply: gone")), h.settle()].concat();
+    let _ = std::fs::remove_dir_all(&dir);
+    let t = types(&f, "s2");
+    assert!(!t.iter().any(|t| t == "step/start"), "{t:?}");
+    let end = &turn_end(&f, "s2")[0];
+    assert_eq!(end["reason"]["kind"], "error", "{end}");
+    assert_eq!(
+        end["reason"]["error"]["message"],
+        format!("working-directory: directory does not exist: \"{cwd}\"")
+    );
+    // The same prompt where the directory is not checked (made-up names in tests) completes.
+    let mut h = H::new(Edition::Current);
+    h.init();
+    let f = [h.send(prompt(1, "s1", "reply: fine")), h.settle()].concat();
+    assert_eq!(turn_end(&f, "s1")[0]["reason"]["kind"], "completed");
+}
+
+#[test]
+fn a_text_block_that_is_not_a_string_fails_the_turn_before_its_first_step() {
+    for (text, message) in [
+        (
+            json!(5),
+            "block.text.matchAll is not a function or its return value is not iterable",
+        ),
+        (
+            json!(null),
+            "Cannot read properties of null (reading 'matchAll')",
+        ),
+    ] {
+        let mut h = H::new(Edition::Current);
+        h.init();
+        let p = req(
+            "p",
+            "session/prompt",
+            json!({"sessionId": "s1", "contentBlocks": [{"type": "text", "text": text}]}),
+        );
+        let f = [h.send(p), h.settle()].concat();
+        let t = types(&f, "s1");
+        assert!(!t.iter().any(|t| t == "step/start"), "{t:?}");
+        assert_eq!(turn_end(&f, "s1")[0]["reason"]["error"]["message"], message);
+    }
+}
+
+#[test]
+fn a_working_directory_change_during_a_step_is_read_in_a_next_step() {
+    // The change is spliced for the next step; the turn runs one more step, whose messages are
+    // the notice and a new runtime context (the scripted model answers a notice `ok`).
+    let mut h = H::new(Edition::Current);
+    h.init();
+    let mut f = h.send(prompt(1, "s1", "slow:1 reply: done"));
+    f.extend(h.poll());
+    f.extend(h.send(req(
+        2,
+        "session/working-directory/set",
+        json!({"sessionId": "s1", "path": "/"}),
+    )));
+    f.extend(h.settle());
+    let t = types(&f, "s1");
+    let step2 = t.iter().position(|x| x == "step/end").expect("step 1 ends");
+    let rest: Vec<&str> = t[step2 + 1..].iter().map(String::as_str).collect();
+    assert_eq!(
+        rest,
+        [
+            "agent/inbox/spliced",
+            "step/start",
+            "user/message",
+            "user/message",
+            "session-log-deepseek/delivery-accepted",
+            "assistant/message",
+            "step/end",
+            "turn/end"
+        ],
+        "{t:?}"
+    );
+    assert_eq!(turn_end(&f, "s1")[0]["reason"]["kind"], "completed");
+}
