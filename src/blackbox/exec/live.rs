@@ -122,8 +122,8 @@ pub fn run_on(
 }
 
 fn start(target: &Target) -> Result<Live, String> {
-    let dirs =
-        CaseDirs::new(false).map_err(|e| format!("cannot create the case directories: {e}"))?;
+    let dirs = CaseDirs::new_in(&CaseDirs::fast_base(), false)
+        .map_err(|e| format!("cannot create the case directories: {e}"))?;
     let child = Child::spawn(
         &target.cmd,
         &dirs,
