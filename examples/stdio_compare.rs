@@ -1,7 +1,8 @@
 //! Side-by-side stdio figures for the built-in reference runtime and the real runtime, measured in
 //! one run (issue 6; run it with `bash benches/stdio.sh`, which builds and installs what it needs).
 //!
-//! `stdio_compare --ours <dsh-conformance> [--real <runtime executable>] [--quick]`
+//! `stdio_compare --ours <dsh-conformance> [--real <runtime executable>] [--quick] [--cheap-only]`
+//! (`--cheap-only`: cold start and cheap frames only, a few seconds)
 //!
 //! Workloads (see `dsh_conformance::loadgen`): cold start to the initialize reply, cheap frames/s,
 //! echo prompts/s with full event streams, RSS at 10k and 100k sessions; then the suite cost:
@@ -19,6 +20,7 @@ struct Args {
     ours: String,
     real: Option<String>,
     quick: bool,
+    cheap_only: bool,
 }
 
 fn args() -> Args {
@@ -26,6 +28,7 @@ fn args() -> Args {
         ours: String::new(),
         real: None,
         quick: false,
+        cheap_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -33,6 +36,7 @@ fn args() -> Args {
             "--ours" => a.ours = it.next().expect("--ours PATH"),
             "--real" => a.real = it.next().filter(|s| !s.is_empty()),
             "--quick" => a.quick = true,
+            "--cheap-only" => a.cheap_only = true,
             other => panic!("unknown argument {other:?}"),
         }
     }
@@ -142,18 +146,25 @@ fn main() {
         real: r,
         unit: "/s",
     });
-    let (o, r) = both(&|t, is_real| {
-        loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100)
-            .map(|(r, _)| r)
-            .map_err(|e| e.to_string())
-    });
-    rows.push(Row {
-        name: format!("echo prompts/s ({prompts}/{real_prompts} over 100 sessions)"),
-        ours: o,
-        real: r,
-        unit: "/s",
-    });
-    for n in [1_000usize, 10_000, big] {
+    if !a.cheap_only {
+        let (o, r) = both(&|t, is_real| {
+            loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100)
+                .map(|(r, _)| r)
+                .map_err(|e| e.to_string())
+        });
+        rows.push(Row {
+            name: format!("echo prompts/s ({prompts}/{real_prompts} over 100 sessions)"),
+            ours: o,
+            real: r,
+            unit: "/s",
+        });
+    }
+    let sizes: &[usize] = if a.cheap_only {
+        &[]
+    } else {
+        &[1_000, 10_000, big]
+    };
+    for &n in sizes {
         let (o, r) = both(&|t, is_real| {
             let budget = if is_real { real_budget } else { t.timeout };
             match loadgen::sessions_rss_bounded(t, n, budget) {
@@ -198,6 +209,9 @@ fn main() {
     }
 
     println!("(rates: higher is better; cold start and RSS: lower is better; 1/N = N times lower)");
+    if a.cheap_only {
+        return;
+    }
     println!("\nsuite cost: `check` (all checks, edition current) run in this process");
     println!(
         "{:<34} {:>5} {:>9} {:>9} {:>9} {:>8} {:>8}  result",

@@ -28,7 +28,7 @@ impl Id {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Id::Str(s) => json::write_str(s, out),
-            Id::Num(f) => out.extend_from_slice(json::js_number(*f).as_bytes()),
+            Id::Num(f) => json::write_js_number(*f, out),
         }
     }
 

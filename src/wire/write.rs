@@ -4,7 +4,7 @@
 
 use super::codes::ErrorCode;
 use super::frame::Id;
-use super::json::{write_str, write_value};
+use super::json::{write_int, write_str, write_value};
 use serde_json::Value;
 
 /// Appends `{"jsonrpc":"2.0","id":…,"result":…}\n`.
@@ -30,7 +30,7 @@ fn error_frame(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str, data:
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     id.write_json(out);
     out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(code.0.to_string().as_bytes());
+    write_int(code.0, out);
     out.extend_from_slice(b",\"message\":");
     write_str(message, out);
     if let Some(d) = data {
