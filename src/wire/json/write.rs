@@ -131,8 +131,15 @@ fn word_needs_escape(w: u64) -> bool {
 
 /// Appends a JSON string literal escaped as `JSON.stringify` does.
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
+    write_str_body(s, out);
+    out.push(b'"');
+}
+
+/// Appends `s` escaped as inside a JSON string literal, without the quotes (a literal can be
+/// written in parts: `"` + body(a) + body(b) + `"` is the literal of `a + b`).
+pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     // Fast path: skip whole words that need no escape (most strings have none at all).
     let mut i = 0;
@@ -172,7 +179,6 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
         run = i + 1;
     }
     out.extend_from_slice(&b[run..]);
-    out.push(b'"');
 }
 #[cfg(test)]
 mod tests {
