@@ -3,7 +3,8 @@
 //!
 //! - `cheap`: `probe/x` requests after `initialize` (each answered with one error response) — the
 //!   same workload as the stdio `cheap frames`; next to it, one `serde_json` parse plus one compact
-//!   write per line, the least any JSON-RPC peer does per request (the limit).
+//!   write per line, the least any JSON-RPC peer does per request (the limit); and the same
+//!   requests through [`Runtime::handle_line_full`], the classifying path the fast one replaced.
 //! - `echo`: `reply: ok` prompts round-robin over 100 sessions; virtual time jumps to each
 //!   [`Runtime::next_deadline`] until no work is left, so every prompt's whole event stream
 //!   (receipt, status, turn/start … assistant message … turn/end, idle) is produced.
@@ -85,6 +86,16 @@ fn bench(c: &mut Criterion) {
             out.clear();
             for l in &cheap {
                 rt.handle_line(black_box(l), T0, &mut out);
+            }
+            black_box(out.len())
+        })
+    });
+    g.bench_function("Runtime::handle_line_full probe/x (classify path)", |b| {
+        let (mut rt, mut out) = fresh();
+        b.iter(|| {
+            out.clear();
+            for l in &cheap {
+                rt.handle_line_full(black_box(l), T0, &mut out);
             }
             black_box(out.len())
         })

@@ -2,7 +2,8 @@
 # The stdio comparison of issue 6 in one command: builds release, installs the real runtime
 # (PyPI deepseek-harness-runtime-bin) into the venv the tests use (target/dsh-pyenv/real-runtime),
 # then measures the built-in reference runtime and the real one in one run and prints ratios.
-# Usage: bash benches/stdio.sh [--quick]      (BENCH_NO_REAL=1 measures ours only)
+# Usage: bash benches/stdio.sh [--quick] [--cheap-only]   (BENCH_NO_REAL=1 measures ours only;
+# --cheap-only: cold start and cheap frames only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"

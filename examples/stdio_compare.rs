@@ -1,7 +1,11 @@
 //! Side-by-side stdio figures for the built-in reference runtime and the real runtime, measured in
 //! one run (issue 6; run it with `bash benches/stdio.sh`, which builds and installs what it needs).
 //!
-//! `stdio_compare --ours <dsh-conformance> [--real <runtime executable>] [--quick]`
+//! `stdio_compare --ours <dsh-conformance> [--real <runtime executable>] [--quick] [--cheap-only]
+//! [--cheap-runs K] [--base <dsh-conformance>]`
+//! (`--cheap-only`: cold start and cheap frames only; `--cheap-runs K`: the cheap frames workload K
+//! times, ours and the real runtime (and `--base`, another build of ours) taking turns, medians
+//! reported, so a load that changes during the run hits every runtime alike)
 //!
 //! Workloads (see `dsh_conformance::loadgen`): cold start to the initialize reply, cheap frames/s,
 //! echo prompts/s with full event streams, RSS at 10k and 100k sessions; then the suite cost:
@@ -19,6 +23,9 @@ struct Args {
     ours: String,
     real: Option<String>,
     quick: bool,
+    cheap_only: bool,
+    cheap_runs: usize,
+    base: Option<String>,
 }
 
 fn args() -> Args {
@@ -26,6 +33,9 @@ fn args() -> Args {
         ours: String::new(),
         real: None,
         quick: false,
+        cheap_only: false,
+        cheap_runs: 1,
+        base: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -33,6 +43,15 @@ fn args() -> Args {
             "--ours" => a.ours = it.next().expect("--ours PATH"),
             "--real" => a.real = it.next().filter(|s| !s.is_empty()),
             "--quick" => a.quick = true,
+            "--cheap-only" => a.cheap_only = true,
+            "--cheap-runs" => {
+                a.cheap_runs = it
+                    .next()
+                    .and_then(|k| k.parse().ok())
+                    .filter(|k| *k > 0)
+                    .expect("--cheap-runs K (K ≥ 1)")
+            }
+            "--base" => a.base = Some(it.next().expect("--base PATH")),
             other => panic!("unknown argument {other:?}"),
         }
     }
@@ -42,6 +61,7 @@ fn args() -> Args {
     );
     a.ours = abs(&a.ours);
     a.real = a.real.as_deref().map(abs);
+    a.base = a.base.as_deref().map(abs);
     a
 }
 
@@ -80,6 +100,18 @@ fn abs(p: &str) -> String {
         .unwrap_or_else(|e| panic!("{p}: {e}"))
         .display()
         .to_string()
+}
+
+/// The median of K figures (the first error, if any failed).
+fn median(v: Vec<Result<f64, String>>) -> Result<f64, String> {
+    let mut ok = Vec::new();
+    for x in v {
+        ok.push(x?);
+    }
+    ok.sort_by(f64::total_cmp);
+    ok.get(ok.len() / 2)
+        .copied()
+        .ok_or_else(|| "no runs".to_string())
 }
 
 /// A suite target: label, command, environment.
@@ -135,25 +167,63 @@ fn main() {
         real: r,
         unit: "ms",
     });
-    let (o, r) = both(&|t, _| loadgen::cheap_frames(t, frames).map_err(|e| e.to_string()));
+    let base = a.base.as_ref().map(|exe| Target {
+        cmd: CommandSpec::new(exe)
+            .arg("runtime")
+            .arg("--profile")
+            .arg("sdk"),
+        env: Vec::new(),
+        timeout: Duration::from_secs(120),
+    });
+    let cheap = |t: &Target| loadgen::cheap_frames(t, frames).map_err(|e| e.to_string());
+    let (mut os, mut rs, mut bs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..a.cheap_runs {
+        os.push(cheap(&ours));
+        if let Some(t) = &real {
+            rs.push(cheap(t));
+        }
+        if let Some(t) = &base {
+            bs.push(cheap(t));
+        }
+    }
+    let runs = match a.cheap_runs {
+        1 => String::new(),
+        k => format!(", median of {k}"),
+    };
+    let real_cheap = real.as_ref().map(|_| median(rs));
     rows.push(Row {
-        name: format!("cheap frames/s ({frames} probe/x)"),
-        ours: o,
-        real: r,
+        name: format!("cheap frames/s ({frames} probe/x{runs})"),
+        ours: median(os),
+        real: real_cheap.clone(),
         unit: "/s",
     });
-    let (o, r) = both(&|t, is_real| {
-        loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100)
-            .map(|(r, _)| r)
-            .map_err(|e| e.to_string())
-    });
-    rows.push(Row {
-        name: format!("echo prompts/s ({prompts}/{real_prompts} over 100 sessions)"),
-        ours: o,
-        real: r,
-        unit: "/s",
-    });
-    for n in [1_000usize, 10_000, big] {
+    if base.is_some() {
+        rows.push(Row {
+            name: format!("  the same, --base build{runs}"),
+            ours: median(bs),
+            real: real_cheap,
+            unit: "/s",
+        });
+    }
+    if !a.cheap_only {
+        let (o, r) = both(&|t, is_real| {
+            loadgen::echo_prompts(t, if is_real { real_prompts } else { prompts }, 100)
+                .map(|(r, _)| r)
+                .map_err(|e| e.to_string())
+        });
+        rows.push(Row {
+            name: format!("echo prompts/s ({prompts}/{real_prompts} over 100 sessions)"),
+            ours: o,
+            real: r,
+            unit: "/s",
+        });
+    }
+    let sizes: &[usize] = if a.cheap_only {
+        &[]
+    } else {
+        &[1_000, 10_000, big]
+    };
+    for &n in sizes {
         let (o, r) = both(&|t, is_real| {
             let budget = if is_real { real_budget } else { t.timeout };
             match loadgen::sessions_rss_bounded(t, n, budget) {
@@ -198,6 +268,9 @@ fn main() {
     }
 
     println!("(rates: higher is better; cold start and RSS: lower is better; 1/N = N times lower)");
+    if a.cheap_only {
+        return;
+    }
     println!("\nsuite cost: `check` (all checks, edition current) run in this process");
     println!(
         "{:<34} {:>5} {:>9} {:>9} {:>9} {:>8} {:>8}  result",

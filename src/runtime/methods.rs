@@ -37,7 +37,12 @@ impl Runtime {
             "session/working-directory/set" if current => {
                 self.working_directory(req.params.object(), true, now, out)
             }
-            m => Err(format!("unknown DeepSeek Harness SDK runtime method: {m}")),
+            m => {
+                // Written in parts: no `format!` per unknown method (cheap frames, issue 13).
+                let parts = ["unknown DeepSeek Harness SDK runtime method: ", m];
+                write::error_parts(out, &req.id, ErrorCode::INTERNAL_ERROR, &parts);
+                return;
+            }
         };
         match answer {
             Ok(Some(v)) => write::result(out, &req.id, &v),

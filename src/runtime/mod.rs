@@ -24,6 +24,7 @@ pub mod activation;
 mod config;
 pub mod editor;
 mod events;
+mod fast;
 mod image;
 pub mod launch;
 pub mod memory;
@@ -42,8 +43,8 @@ pub mod yaml;
 pub use config::{Config, Edition, Env, Profile, Timing};
 pub use stdio::{serve, serve_stdio, USAGE};
 
+use crate::wire;
 use crate::wire::json::Deep;
-use crate::wire::{self, Classified};
 use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -170,6 +171,8 @@ pub struct Runtime {
     heap: BinaryHeap<Reverse<(u64, u64, Box<str>)>>,
     next_token: u64,
     store: Option<persist::Store>,
+    /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
+    tape: wire::json::Tape,
 }
 
 impl Runtime {
@@ -195,6 +198,7 @@ impl Runtime {
             heap: BinaryHeap::new(),
             next_token: 1,
             store,
+            tape: Default::default(),
         }
     }
 
@@ -204,12 +208,11 @@ impl Runtime {
     }
 
     /// Handles one decoded, trimmed line (see [`wire::LineDecoder`]); appends output frames.
+    /// Only requests produce output; responses, notifications and ignored lines produce nothing
+    /// (docs/CONTRACT.md#s2.2, #s2.3). The envelope is read without building the frame: see
+    /// [`Runtime::handle_line_full`] for the classifying path it equals.
     pub fn handle_line(&mut self, line: &str, now_ms: u64, out: &mut Vec<u8>) {
-        if let Classified::Request(req) = wire::classify(line) {
-            self.request(req, now_ms, out);
-        }
-        // Responses, notifications and everything ignored produce nothing
-        // (docs/CONTRACT.md#s2.2, #s2.3).
+        self.handle_line_fast(line, now_ms, out);
     }
 
     /// Runs all scheduled work due at or before `now_ms`.

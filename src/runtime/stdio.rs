@@ -28,13 +28,20 @@ a patch layer or the profile cannot be read (before serving); 2 on a usage error
 ";
 
 enum Input {
-    Chunk(Vec<u8>),
+    /// A read's bytes: the first `.1` of the buffer (handed back through [`Recycle`] once used).
+    Chunk(Vec<u8>, usize),
     Eof,
     Signal(i32),
 }
 
 /// Output is written out once this much is buffered (bounded memory, big writes).
 const FLUSH_AT: usize = 1 << 20;
+
+/// The size of a read (a pipe gives at most its capacity, 64 KiB by default, per read).
+const CHUNK: usize = 256 * 1024;
+
+/// Read buffers going back to the reader: each is allocated and zeroed once, not once per read.
+type Recycle = mpsc::Sender<Vec<u8>>;
 
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
@@ -128,13 +135,13 @@ pub fn serve_stdio(args: &[String]) -> i32 {
     }
     let cfg = launch.cfg;
     install_signals(tx.clone());
-    spawn_reader(std::io::stdin(), tx);
+    let recycle = spawn_reader(std::io::stdin(), tx);
     if cfg.realistic_timing {
         // The release answers nothing before its plugin tree has booted.
         let boot = Duration::from_millis(super::Timing::boot_ms(cfg.profile));
         std::thread::sleep(boot.saturating_sub(started.elapsed()));
     }
-    run_loop(Runtime::new(cfg), rx, std::io::stdout().lock())
+    run_loop(Runtime::new(cfg), rx, recycle, std::io::stdout().lock())
 }
 
 /// Serves the runtime over any byte streams, until EOF on `input`, `shutdown`, or a failed write:
@@ -147,8 +154,8 @@ where
     W: Write,
 {
     let (tx, rx) = channel();
-    spawn_reader(input, tx);
-    run_loop(Runtime::new(cfg), rx, output)
+    let recycle = spawn_reader(input, tx);
+    run_loop(Runtime::new(cfg), rx, recycle, output)
 }
 
 /// Bounded: a client that writes faster than we answer is held back by the pipe, not by our
@@ -157,15 +164,15 @@ fn channel() -> (mpsc::SyncSender<Input>, mpsc::Receiver<Input>) {
     mpsc::sync_channel::<Input>(16)
 }
 
-fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Input>) {
+fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Input>) -> Recycle {
+    let (recycle, returned) = mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         loop {
-            let mut buf = vec![0u8; 256 * 1024];
+            let mut buf = returned.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
             match input.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    buf.truncate(n);
-                    if tx.send(Input::Chunk(buf)).is_err() {
+                    if tx.send(Input::Chunk(buf, n)).is_err() {
                         return;
                     }
                 }
@@ -175,9 +182,15 @@ fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Inp
         }
         let _ = tx.send(Input::Eof);
     });
+    recycle
 }
 
-fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>, mut stdout: impl Write) -> i32 {
+fn run_loop(
+    mut rt: Runtime,
+    rx: mpsc::Receiver<Input>,
+    recycle: Recycle,
+    mut stdout: impl Write,
+) -> i32 {
     let mut decoder = LineDecoder::default();
     let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut write_out = |out: &mut Vec<u8>| -> bool {
@@ -208,13 +221,14 @@ fn run_loop(mut rt: Runtime, rx: mpsc::Receiver<Input>, mut stdout: impl Write) 
         // Drain everything already available before running model work.
         while let Some(m) = next.take() {
             match m {
-                Input::Chunk(c) => {
+                Input::Chunk(c, n) => {
                     let now = epoch_ms();
-                    decoder.push(&c, &mut |ev| {
+                    decoder.push(&c[..n], &mut |ev| {
                         if let LineEvent::Line(l) = ev {
                             rt.handle_line(l, now, &mut out);
                         }
                     });
+                    let _ = recycle.send(c);
                     if rt.exit_code().is_some() {
                         break;
                     }

@@ -28,7 +28,7 @@ impl Id {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Id::Str(s) => json::write_str(s, out),
-            Id::Num(f) => out.extend_from_slice(json::js_number(*f).as_bytes()),
+            Id::Num(f) => json::write_js_number(*f, out),
         }
     }
 
@@ -151,6 +151,11 @@ pub struct Params {
 }
 
 impl Params {
+    /// Params normalised from the `params` member (`None` when absent), as [`classify`] does.
+    pub fn from_value(v: Option<Value>) -> Self {
+        Self::from_member(v)
+    }
+
     fn from_member(v: Option<Value>) -> Self {
         let shape = Kind::of(v.as_ref());
         let object = v.map(Deep::new).and_then(Deep::into_object);

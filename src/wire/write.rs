@@ -4,7 +4,7 @@
 
 use super::codes::ErrorCode;
 use super::frame::Id;
-use super::json::{write_str, write_value};
+use super::json::{write_int, write_str, write_str_body, write_value};
 use serde_json::Value;
 
 /// Appends `{"jsonrpc":"2.0","id":…,"result":…}\n`.
@@ -21,6 +21,20 @@ pub fn error(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str) {
     error_frame(out, id, code, message, None);
 }
 
+/// Appends an error response whose message is `parts` joined: the same bytes as [`error`] with
+/// `parts.concat()`, without building that `String` (the runtime's per-request errors).
+pub fn error_parts(out: &mut Vec<u8>, id: &Id, code: ErrorCode, parts: &[&str]) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    id.write_json(out);
+    out.extend_from_slice(b",\"error\":{\"code\":");
+    write_int(code.0, out);
+    out.extend_from_slice(b",\"message\":\"");
+    for p in parts {
+        write_str_body(p, out);
+    }
+    out.extend_from_slice(b"\"}}\n");
+}
+
 /// Appends an error response that carries `data` (clients and tests; the runtime never sends it).
 pub fn error_with_data(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str, data: &Value) {
     error_frame(out, id, code, message, Some(data));
@@ -30,7 +44,7 @@ fn error_frame(out: &mut Vec<u8>, id: &Id, code: ErrorCode, message: &str, data:
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     id.write_json(out);
     out.extend_from_slice(b",\"error\":{\"code\":");
-    out.extend_from_slice(code.0.to_string().as_bytes());
+    write_int(code.0, out);
     out.extend_from_slice(b",\"message\":");
     write_str(message, out);
     if let Some(d) = data {
@@ -94,6 +108,21 @@ mod tests {
             s(|o| notification(o, "session.status", Some(&json!({"sessionId":"s","status":"idle"})))),
             "{\"jsonrpc\":\"2.0\",\"method\":\"session.status\",\"params\":{\"sessionId\":\"s\",\"status\":\"idle\"}}\n"
         );
+    }
+
+    #[test]
+    fn an_error_message_in_parts_is_the_error_of_the_joined_message() {
+        for parts in [
+            &["unknown method: ", "probe/x"][..],
+            &["a\"b", "\\", "\n\u{1}é", ""],
+            &[],
+        ] {
+            let id = Id::Num(-0.0);
+            assert_eq!(
+                s(|o| error_parts(o, &id, ErrorCode::INTERNAL_ERROR, parts)),
+                s(|o| error(o, &id, ErrorCode::INTERNAL_ERROR, &parts.concat()))
+            );
+        }
     }
 
     #[test]

@@ -70,11 +70,10 @@ pub fn to_string(v: &Value) -> String {
 
 /// Appends a number as JavaScript prints it.
 pub fn write_number(n: &Number, out: &mut Vec<u8>) {
-    use std::io::Write;
     if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
+        write_int(i, out);
     } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
+        write_uint(u, out);
     } else {
         let mut s = String::new();
         push_js_number(n.as_f64().unwrap_or(f64::NAN), &mut s);
@@ -82,13 +81,77 @@ pub fn write_number(n: &Number, out: &mut Vec<u8>) {
     }
 }
 
+/// Appends `Number.prototype.toString()` of a double, as `JSON.stringify` writes it (`null`
+/// when not finite): [`js_number`](super::js_number) without the `String`.
+pub fn write_js_number(f: f64, out: &mut Vec<u8>) {
+    // Integers up to 2^53 print as their digits (`-0` as `0`; NaN and ±Infinity fail `i == f`).
+    let i = f as i64;
+    if i as f64 == f && i.unsigned_abs() <= 1 << 53 {
+        write_int(i, out);
+    } else {
+        let mut s = String::new();
+        push_js_number(f, &mut s);
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// Appends an integer's decimal digits (no `core::fmt`: ids and codes are written per frame).
+pub(crate) fn write_int(i: i64, out: &mut Vec<u8>) {
+    if i < 0 {
+        out.push(b'-');
+    }
+    write_uint(i.unsigned_abs(), out);
+}
+
+/// Appends an unsigned integer's decimal digits.
+fn write_uint(mut n: u64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[at..]);
+}
+
+/// Whether any of the 8 bytes of `w` must be escaped: `"`, `\\` or a control character.
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    // A byte below 0x20 (bytes ≥ 0x80 are excluded by `!w`), a quote or a backslash.
+    let below = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    below | zero_in(w ^ (ONES * b'"' as u64)) | zero_in(w ^ (ONES * b'\\' as u64)) != 0
+}
+
 /// Appends a JSON string literal escaped as `JSON.stringify` does.
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
+    write_str_body(s, out);
+    out.push(b'"');
+}
+
+/// Appends `s` escaped as inside a JSON string literal, without the quotes (a literal can be
+/// written in parts: `"` + body(a) + body(b) + `"` is the literal of `a + b`).
+pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
+    // Fast path: skip whole words that need no escape (most strings have none at all).
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if word_needs_escape(w) {
+            break;
+        }
+        i += 8;
+    }
     let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
+    for (i, &c) in b.iter().enumerate().skip(i) {
         let esc: &[u8] = match c {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -116,11 +179,83 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
         run = i + 1;
     }
     out.extend_from_slice(&b[run..]);
-    out.push(b'"');
 }
 #[cfg(test)]
 mod tests {
     use super::super::tests::rt;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The byte-at-a-time escaping `write_str` did before its word-at-a-time scan.
+    fn escaped(s: &str) -> String {
+        let mut r = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => r.push_str("\\\""),
+                '\\' => r.push_str("\\\\"),
+                '\n' => r.push_str("\\n"),
+                '\r' => r.push_str("\\r"),
+                '\t' => r.push_str("\\t"),
+                '\u{8}' => r.push_str("\\b"),
+                '\u{c}' => r.push_str("\\f"),
+                c if (c as u32) < 0x20 => r.push_str(&format!("\\u{:04x}", c as u32)),
+                c => r.push(c),
+            }
+        }
+        r.push('"');
+        r
+    }
+
+    fn js(f: f64) -> String {
+        let mut out = Vec::new();
+        write_js_number(f, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn numbers_written_without_fmt_match_js_number() {
+        for f in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            7.5,
+            9_007_199_254_740_992.0,
+            -9_007_199_254_740_992.0,
+            9_007_199_254_740_994.0,
+            1e21,
+            1e-7,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            i64::MAX as f64,
+        ] {
+            assert_eq!(js(f), crate::wire::json::js_number(f), "{f}");
+        }
+        let mut out = Vec::new();
+        write_int(i64::MIN, &mut out);
+        write_uint(u64::MAX, &mut out);
+        assert_eq!(out, b"-922337203685477580818446744073709551615");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn write_str_escapes_as_the_byte_loop_did(s in any::<String>(), t in "[ -~\\x00-\\x1f\\x7f-\\u{7ff}]{0,40}") {
+            for s in [s, t] {
+                let mut out = Vec::new();
+                write_str(&s, &mut out);
+                prop_assert_eq!(String::from_utf8(out).unwrap(), escaped(&s));
+            }
+        }
+
+        #[test]
+        fn write_js_number_is_js_number(f in any::<f64>(), i in any::<i64>()) {
+            prop_assert_eq!(js(f), crate::wire::json::js_number(f));
+            prop_assert_eq!(js(i as f64), crate::wire::json::js_number(i as f64));
+        }
+    }
 
     #[test]
     fn strings_escape_like_json_stringify() {
