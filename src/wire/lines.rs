@@ -151,7 +151,15 @@ pub fn is_js_whitespace(c: char) -> bool {
 /// `String.prototype.trim()`.
 #[inline]
 pub fn trim_js(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
+    // Nearly every line starts and ends with an ASCII byte that is no whitespace (`{`, `}`): then
+    // there is nothing to trim, and no need to decode characters from either end to see that.
+    // (An ASCII byte is a whole character; every other JS whitespace is non-ASCII.)
+    let solid = |b: u8| b.is_ascii() && !matches!(b, b'\t'..=b'\r' | b' ');
+    match s.as_bytes() {
+        [first, .., last] if solid(*first) && solid(*last) => s,
+        [only] if solid(*only) => s,
+        _ => s.trim_matches(is_js_whitespace),
+    }
 }
 
 /// Splits a whole byte stream; convenience for tests and tools. Returns the lines and the dropped tail.
@@ -183,6 +191,21 @@ mod tests {
             });
         }
         (out, d.finish())
+    }
+
+    #[test]
+    fn trim_js_fast_path_trims_as_the_character_scan_does() {
+        let parts = [
+            "", "a", "{", " ", "\t", "\r", "\u{b}", "\u{a0}", "\u{feff}", "é", "\u{85}", "x y",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let s = format!("{a}{b}{c}");
+                    assert_eq!(trim_js(&s), s.trim_matches(is_js_whitespace), "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]
