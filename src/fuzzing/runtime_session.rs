@@ -1,4 +1,4 @@
-//! Fuzz target `runtime_session`: structure-aware op sequences ([`super::ops`]) against the
+//! Fuzz target `runtime_session`: structure-aware op sequences ([`crate::ops`]) against the
 //! in-memory reference runtime, every output frame checked by [`crate::rules`].
 //!
 //! On top of the frame invariants, the driver knows the runtime is synchronous and in-memory:
