@@ -214,6 +214,10 @@ pub fn normalise(j: &J) -> J {
 }
 
 fn lossy16(s: &[u16]) -> Vec<u16> {
+    // Without a surrogate (paired or not) the round trip through a `String` is the identity.
+    if !s.iter().any(|u| (0xd800..0xe000).contains(u)) {
+        return s.to_vec();
+    }
     String::from_utf16_lossy(s).encode_utf16().collect()
 }
 

@@ -130,6 +130,7 @@ impl Recorded {
 /// bytes of the incomplete line so far.
 fn feed(max_line: usize, chunks: &[&[u8]], got: &mut Recorded) -> Result<(), String> {
     got.clear();
+    got.text.reserve(chunks.iter().map(|c| c.len()).sum());
     let mut d = LineDecoder::new(max_line);
     let mut since_nl = 0usize;
     for c in chunks {

@@ -117,7 +117,13 @@ impl P<'_> {
                 .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
                 .unwrap_or(rest.len());
             if plain > 0 {
-                out.extend(self.t[self.i..self.i + plain].encode_utf16());
+                let run = &self.t[self.i..self.i + plain];
+                if run.is_ascii() {
+                    // One code unit per byte (and one reservation, not one per unit).
+                    out.extend(run.bytes().map(u16::from));
+                } else {
+                    out.extend(run.encode_utf16());
+                }
                 self.i += plain;
             }
             // `i` only ever advances by whole characters, so it is a char boundary here.
