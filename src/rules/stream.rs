@@ -244,7 +244,7 @@ impl Checker {
             sink.add(RuleId::StdoutFramesOnly, "output is not a JSON object");
             return None;
         };
-        if frame.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             sink.add(RuleId::StdoutFramesOnly, "output lacks \"jsonrpc\":\"2.0\"");
         }
         let keys: Vec<&str> = frame.keys().map(String::as_str).collect();
