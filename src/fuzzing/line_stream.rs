@@ -8,7 +8,7 @@
 //! the default bound; `n % 8` chunk lengths follow, one byte each; the rest of the stream is one
 //! last chunk.
 
-use super::oracle::{self, LineModel};
+use super::oracle::{self, LineModel, LineRef};
 use crate::wire::lines::DEFAULT_MAX_LINE;
 use crate::wire::{LineDecoder, LineEvent};
 
@@ -67,19 +67,74 @@ pub fn encode(max_line: Option<u8>, chunk_lens: &[u8], stream: &[u8]) -> Vec<u8>
     out
 }
 
-type Events = (Vec<LineModel>, Option<(usize, bool)>);
+/// The events of one run, recorded without an allocation per line: the lines' text in one buffer.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    text: String,
+    /// Per event: the end of a line in `text`, or an over-long line's length.
+    events: Vec<Result<usize, usize>>,
+    /// The dropped tail, `(bytes, blank)`.
+    pub tail: Option<(usize, bool)>,
+}
 
-/// Feeds `chunks` to a fresh decoder; checks `pending()` after every chunk against the bytes of
-/// the incomplete line so far.
-fn feed(max_line: usize, chunks: &[&[u8]]) -> Result<Events, String> {
+impl Recorded {
+    /// Empties the record, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.events.clear();
+        self.tail = None;
+    }
+
+    /// Records one event of the splitter.
+    pub fn push(&mut self, e: LineEvent<'_>) {
+        self.events.push(match e {
+            LineEvent::Line(l) => {
+                self.text.push_str(l);
+                Ok(self.text.len())
+            }
+            LineEvent::TooLong(n) => Err(n),
+        });
+    }
+
+    /// The events, in order.
+    pub fn iter(&self) -> impl Iterator<Item = LineRef<'_>> + '_ {
+        let mut start = 0;
+        self.events.iter().map(move |e| match *e {
+            Ok(end) => {
+                let l = &self.text[start..end];
+                start = end;
+                LineRef::Line(l)
+            }
+            Err(n) => LineRef::TooLong(n),
+        })
+    }
+
+    /// The events as owned model events (for messages).
+    pub fn to_models(&self) -> Vec<LineModel> {
+        self.iter().map(LineRef::to_model).collect()
+    }
+
+    /// Whether the model splits `stream` into exactly these events and tail; compared as the
+    /// model finds them, with no owned copy of its lines.
+    pub fn agrees_with_model(&self, stream: &[u8], max_line: usize) -> bool {
+        let mut mine = self.iter();
+        let mut same = true;
+        let tail = oracle::each_line(stream, max_line, &mut |l| {
+            same &= mine.next() == Some(l);
+        });
+        same && mine.next().is_none() && tail == self.tail
+    }
+}
+
+/// Feeds `chunks` to a fresh decoder into `got`; checks `pending()` after every chunk against the
+/// bytes of the incomplete line so far.
+fn feed(max_line: usize, chunks: &[&[u8]], got: &mut Recorded) -> Result<(), String> {
+    got.clear();
+    got.text.reserve(chunks.iter().map(|c| c.len()).sum());
     let mut d = LineDecoder::new(max_line);
-    let mut got = Vec::new();
     let mut since_nl = 0usize;
     for c in chunks {
-        d.push(c, &mut |e| match e {
-            LineEvent::Line(l) => got.push(LineModel::Line(l.to_owned())),
-            LineEvent::TooLong(n) => got.push(LineModel::TooLong(n)),
-        });
+        d.push(c, &mut |e| got.push(e));
         since_nl = match memchr::memrchr(b'\n', c) {
             Some(i) => c.len() - i - 1,
             None => since_nl + c.len(),
@@ -91,33 +146,41 @@ fn feed(max_line: usize, chunks: &[&[u8]]) -> Result<Events, String> {
             ));
         }
     }
-    let tail = d.finish().map(|t| (t.len, t.blank));
+    got.tail = d.finish().map(|t| (t.len, t.blank));
     if d.pending() != 0 {
         return Err(format!("pending() is {} after finish()", d.pending()));
     }
-    Ok((got, tail))
+    Ok(())
 }
 
 /// Runs the check on one input.
 pub fn check(data: &[u8]) -> Result<(), String> {
     let input = decode(data);
-    let whole = feed(input.max_line, &[input.stream])?;
-    let model = oracle::split_lines(input.stream, input.max_line);
+    let mut whole = Recorded::default();
+    feed(input.max_line, &[input.stream], &mut whole)?;
     // One chunk is the whole stream again: feeding it twice would compare a run with itself.
     if input.chunks.len() > 1 {
-        let chunked = feed(input.max_line, &input.chunks)?;
+        let mut chunked = Recorded::default();
+        feed(input.max_line, &input.chunks, &mut chunked)?;
         if chunked != whole {
             return Err(format!(
-                "chunking changed the lines (bound {}, chunks {:?}):\n  whole   {whole:?}\n  chunked {chunked:?}",
+                "chunking changed the lines (bound {}, chunks {:?}):\n  whole   {:?} tail {:?}\n  chunked {:?} tail {:?}",
                 input.max_line,
-                input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+                input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>(),
+                whole.to_models(),
+                whole.tail,
+                chunked.to_models(),
+                chunked.tail,
             ));
         }
     }
-    if whole != model {
+    if !whole.agrees_with_model(input.stream, input.max_line) {
+        let model = oracle::split_lines(input.stream, input.max_line);
         return Err(format!(
-            "lines differ from the model (bound {}):\n  wire  {whole:?}\n  model {model:?}",
-            input.max_line
+            "lines differ from the model (bound {}):\n  wire  {:?} tail {:?}\n  model {model:?}",
+            input.max_line,
+            whole.to_models(),
+            whole.tail,
         ));
     }
     Ok(())

@@ -13,6 +13,8 @@
 //! Input layout: one byte selects the edition (and, with its two top bits set, persistence under a
 //! scratch `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
 
+use super::line_stream::Recorded;
+use super::oracle::LineRef;
 use crate::ops::{Op, Renderer};
 use crate::rules::{Checker, Profile, Received, Sent};
 use crate::runtime::{Config, Edition, Runtime};
@@ -237,7 +239,8 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
     let mut now = START_MS;
     let mut may_hang = false;
     let mut bytes = Vec::new();
-    let mut lines: Vec<String> = Vec::new();
+    // The rendered lines, in one buffer (no `String` per line).
+    let mut lines = Recorded::default();
     for op in ops {
         if d.rt.exit_code().is_some() {
             d.gone = true;
@@ -270,11 +273,12 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
         may_hang |= bytes.windows(4).any(|w| w.eq_ignore_ascii_case(b"hang"));
         lines.clear();
         dec.push(&bytes, &mut |e| {
-            if let LineEvent::Line(l) = e {
-                lines.push(l.to_owned());
+            if let LineEvent::Line(_) = e {
+                lines.push(e);
             }
         });
-        for l in &lines {
+        for l in lines.iter() {
+            let LineRef::Line(l) = l else { continue };
             d.line(l, now)?;
             if d.rt.exit_code().is_some() {
                 // `shutdown` was answered: the process stops reading.

@@ -70,7 +70,12 @@ pub struct Checker {
     requested: HashSet<String>,
     /// Every response line written so far.
     responses_seen: HashSet<String>,
+    /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
+    written: Vec<u8>,
 }
+
+/// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
+const WRITTEN_KEPT: usize = 1 << 20;
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
 fn silence_rule(c: &Classified, line: &str) -> Option<RuleId> {
@@ -109,6 +114,7 @@ impl Checker {
             last_answered: 0,
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
+            written: Vec::new(),
             lines: 0,
         }
     }
@@ -218,21 +224,27 @@ impl Checker {
                 return None;
             }
         };
-        let text = json::to_string(&parsed);
-        if text != line {
+        // Written into a buffer kept between lines: frames are checked by the thousand.
+        let mut text = std::mem::take(&mut self.written);
+        text.clear();
+        json::write_value(&parsed, &mut text);
+        if text != line.as_bytes() {
             sink.add(
                 RuleId::StdoutCompact,
                 format!(
                     "output is not written as JSON.stringify writes it (expected {})",
-                    clip(&text)
+                    clip(&String::from_utf8_lossy(&text))
                 ),
             );
+        }
+        if text.capacity() <= WRITTEN_KEPT {
+            self.written = text;
         }
         let Value::Object(frame) = parsed else {
             sink.add(RuleId::StdoutFramesOnly, "output is not a JSON object");
             return None;
         };
-        if frame.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             sink.add(RuleId::StdoutFramesOnly, "output lacks \"jsonrpc\":\"2.0\"");
         }
         let keys: Vec<&str> = frame.keys().map(String::as_str).collect();

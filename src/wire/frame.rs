@@ -328,10 +328,16 @@ pub fn classify(line: &str) -> Classified {
     if line.is_empty() {
         return Classified::Ignored(Ignored::Blank);
     }
-    let parsed = match json::parse(line) {
-        Ok(p) => p,
-        Err(e) => return Classified::Ignored(Ignored::Malformed(e)),
-    };
+    match json::parse(line) {
+        Ok(p) => classify_parsed(p),
+        Err(e) => Classified::Ignored(Ignored::Malformed(e)),
+    }
+}
+
+/// [`classify`] on a line already parsed with [`json::parse`] (for a caller that needs the parse
+/// too and should not parse the line twice): `classify(line)` is `classify_parsed(parse(line)?)`
+/// for a non-empty line.
+pub fn classify_parsed(parsed: json::Parsed) -> Classified {
     // Whatever is left of the frame is dropped without recursion when this returns.
     let mut value = Deep::new(parsed.value);
     let map = match &mut *value {

@@ -151,7 +151,21 @@ pub fn is_js_whitespace(c: char) -> bool {
 /// `String.prototype.trim()`.
 #[inline]
 pub fn trim_js(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
+    // ASCII whitespace (`\t`..`\r`, space) is stripped byte by byte: each is a whole character,
+    // and every other JS whitespace is non-ASCII. Only when what is left starts or ends with a
+    // non-ASCII byte do characters have to be decoded (the full scan then finishes the job).
+    let ws = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let b = s.as_bytes();
+    let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !ws(c)).map_or(start, |i| i + 1);
+    // Both are char boundaries: only ASCII bytes were stripped.
+    let mid = &s[start..end];
+    match mid.as_bytes() {
+        [] => mid,
+        [first, .., last] if first.is_ascii() && last.is_ascii() => mid,
+        [only] if only.is_ascii() => mid,
+        _ => mid.trim_matches(is_js_whitespace),
+    }
 }
 
 /// Splits a whole byte stream; convenience for tests and tools. Returns the lines and the dropped tail.
@@ -183,6 +197,35 @@ mod tests {
             });
         }
         (out, d.finish())
+    }
+
+    #[test]
+    fn trim_js_fast_path_trims_as_the_character_scan_does() {
+        let parts = [
+            "",
+            "a",
+            "{",
+            " ",
+            "\t",
+            "\r",
+            "\u{b}",
+            "\u{a0}",
+            "\u{feff}",
+            "é",
+            "\u{85}",
+            "x y",
+            "\u{2028}",
+            " \u{3000}\t",
+            "é ",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let s = format!("{a}{b}{c}");
+                    assert_eq!(trim_js(&s), s.trim_matches(is_js_whitespace), "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]

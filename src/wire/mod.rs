@@ -14,7 +14,7 @@ pub mod write;
 
 pub use codes::ErrorCode;
 pub use frame::{
-    classify, Classified, ErrorObject, Id, Ignored, Kind, Notification, Outcome, Params, Request,
-    Response,
+    classify, classify_parsed, Classified, ErrorObject, Id, Ignored, Kind, Notification, Outcome,
+    Params, Request, Response,
 };
 pub use lines::{trim_js, DroppedTail, LineDecoder, LineEvent};

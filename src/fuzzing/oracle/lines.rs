@@ -15,24 +15,54 @@ pub enum LineModel {
 /// called blank (its bytes were not kept to look at).
 pub type TailModel = Option<(usize, bool)>;
 
+/// One event of the line model, borrowed: what [`each_line`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRef<'a> {
+    /// A complete, non-blank line after decoding and trimming.
+    Line(&'a str),
+    /// A complete line of this many bytes, over the bound.
+    TooLong(usize),
+}
+
+impl LineRef<'_> {
+    /// The owned event.
+    pub fn to_model(self) -> LineModel {
+        match self {
+            LineRef::Line(l) => LineModel::Line(l.to_owned()),
+            LineRef::TooLong(n) => LineModel::TooLong(n),
+        }
+    }
+}
+
 /// `drainLines` over a whole stream, plus the kit's line bound: only `\n` ends a line, each line is
 /// decoded (invalid UTF-8 → U+FFFD) and trimmed, blank lines vanish, the tail is not a line.
 pub fn split_lines(bytes: &[u8], max_line: usize) -> (Vec<LineModel>, TailModel) {
-    let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let tail = parts.pop().unwrap_or(&[]);
     let mut lines = Vec::new();
-    for p in parts {
+    let tail = each_line(bytes, max_line, &mut |l| lines.push(l.to_model()));
+    (lines, tail)
+}
+
+/// [`split_lines`] reporting each event to `f` as it is found instead of collecting owned lines
+/// (a line is borrowed from `bytes` when it is valid UTF-8); returns the tail.
+pub fn each_line(bytes: &[u8], max_line: usize, f: &mut dyn FnMut(LineRef<'_>)) -> TailModel {
+    // Split at every `\n` (found with `memchr`: a per-byte closure costs the fuzzer a comparison
+    // hook per byte); what follows the last one is the unterminated tail.
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        let p = &bytes[start..nl];
+        start = nl + 1;
         if p.len() > max_line {
-            lines.push(LineModel::TooLong(p.len()));
+            f(LineRef::TooLong(p.len()));
         } else {
             let text = String::from_utf8_lossy(p);
             let t = text.trim_matches(is_js_space);
             if !t.is_empty() {
-                lines.push(LineModel::Line(t.to_owned()));
+                f(LineRef::Line(t));
             }
         }
     }
-    let tail = match tail.len() {
+    let tail = &bytes[start..];
+    match tail.len() {
         0 => None,
         n if n > max_line => Some((n, false)),
         n => Some((
@@ -41,8 +71,7 @@ pub fn split_lines(bytes: &[u8], max_line: usize) -> (Vec<LineModel>, TailModel)
                 .trim_matches(is_js_space)
                 .is_empty(),
         )),
-    };
-    (lines, tail)
+    }
 }
 
 /// A request/response id as `handleLine` accepts it.

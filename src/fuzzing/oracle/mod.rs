@@ -68,8 +68,10 @@ impl J {
     /// Property lookup on an object (`undefined` → `None`); arrays and scalars have no such members.
     pub fn get(&self, key: &str) -> Option<&J> {
         let J::Obj(members) = self else { return None };
-        let key: Vec<u16> = key.encode_utf16().collect();
-        members.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+        members
+            .iter()
+            .find(|(k, _)| k.iter().copied().eq(key.encode_utf16()))
+            .map(|(_, v)| v)
     }
 
     /// Whether a [`J::Deep`] is anywhere inside (then the exact text cannot be modelled).

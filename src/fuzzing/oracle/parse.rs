@@ -109,6 +109,23 @@ impl P<'_> {
         self.eat(b'"')?;
         let mut out = Vec::new();
         loop {
+            // A run of plain characters (anything but `"`, `\\` and controls, all of which are
+            // single ASCII bytes that never occur inside a multi-byte character) is copied whole.
+            let rest = self.s.get(self.i..)?;
+            let plain = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(rest.len());
+            if plain > 0 {
+                let run = &self.t[self.i..self.i + plain];
+                if run.is_ascii() {
+                    // One code unit per byte (and one reservation, not one per unit).
+                    out.extend(run.bytes().map(u16::from));
+                } else {
+                    out.extend(run.encode_utf16());
+                }
+                self.i += plain;
+            }
             // `i` only ever advances by whole characters, so it is a char boundary here.
             let c = self.t.get(self.i..)?.chars().next()?;
             self.i += c.len_utf8();
