@@ -238,8 +238,14 @@ pub fn run(opts: &Options) -> Summary {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for w in 0..jobs as u64 {
-            let (tx, rules, control) = (tx.clone(), &rules, &control);
-            scope.spawn(move || pool::lane(w, jobs as u64, opts, rules, budget_end, control, &tx));
+            let tx = tx.clone();
+            let run = pool::Run {
+                opts,
+                rules: &rules,
+                end: budget_end,
+                control: &control,
+            };
+            scope.spawn(move || pool::lane(run, w, jobs as u64, &tx));
         }
         drop(tx);
         // Results are judged in case order, whatever order the lanes finish them in.

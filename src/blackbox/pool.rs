@@ -67,23 +67,31 @@ enum Job {
     Reset,
 }
 
+/// What every lane of one fuzzing run shares.
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    /// The fuzzer's settings.
+    pub opts: &'a Options,
+    /// The stream rules runs are judged by.
+    pub rules: &'a Profile,
+    /// The time budget's end: no sequence starts after it, and every wait ends there.
+    pub end: Option<Instant>,
+    /// Stop flag and gate, shared with the caller.
+    pub control: &'a Control,
+}
+
 /// Runs lane `lane` of `lanes` until the case or time budget is spent or `control.stop` is set,
 /// sending each sequence's runs to `tx`.
 ///
 /// Each runtime's processes are started by one thread for the lane's whole life (the subject's
 /// by the lane, the reference's by a thread of its own): a child started with a parent-death
 /// signal dies with the thread that started it, so no process may outlive its starter.
-pub fn lane(
-    lane: u64,
-    lanes: u64,
-    opts: &Options,
-    rules: &Profile,
-    end: Option<Instant>,
-    control: &Control,
-    tx: &Sender<Ran>,
-) {
+pub fn lane(run: Run<'_>, lane: u64, lanes: u64, tx: &Sender<Ran>) {
+    let Run {
+        opts, rules, end, ..
+    } = run;
     if !opts.differential {
-        return run_lane(lane, lanes, opts, rules, end, control, tx, None);
+        return run_lane(run, lane, lanes, tx, None);
     }
     std::thread::scope(|sc| {
         let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
@@ -105,33 +113,26 @@ pub fn lane(
                 }
             }
         });
-        run_lane(
-            lane,
-            lanes,
-            opts,
-            rules,
-            end,
-            control,
-            tx,
-            Some((job_tx, res_rx)),
-        );
+        run_lane(run, lane, lanes, tx, Some((job_tx, res_rx)));
     });
 }
 
 /// A lane's reference thread, as the lane sees it.
 type ReferenceThread = (Sender<Job>, std::sync::mpsc::Receiver<(RunResult, bool)>);
 
-#[allow(clippy::too_many_arguments)]
 fn run_lane(
+    run: Run<'_>,
     lane: u64,
     lanes: u64,
-    opts: &Options,
-    rules: &Profile,
-    end: Option<Instant>,
-    control: &Control,
     tx: &Sender<Ran>,
     reference: Option<ReferenceThread>,
 ) {
+    let Run {
+        opts,
+        rules,
+        end,
+        control,
+    } = run;
     // The lane's shared process; a sequence that cannot share runs on a fresh one of its own
     // and leaves the shared one be.
     let mut subject: Option<Live> = None;

@@ -281,22 +281,7 @@ impl Runtime {
         }
         if *target != *s.cwd {
             let mut ev = Events::new(out, &sid, now);
-            ev.event(s, "working-directory/change", &json!({"cwd": &target}));
-            let text = format!(
-                "The working directory changed from {} to {}.",
-                events::js_quote(&s.cwd),
-                events::js_quote(&target)
-            );
-            let notice = user_message(
-                json!([{"type":"text","text": text}]),
-                json!({"kind":"working-directory"}),
-                new_id(),
-            );
-            let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
-            ev.event(s, "agent/inbox/spliced", &splice);
-            // The turn's next step (or the next turn's first) claims it and tells the model.
-            s.next_step.push(notice);
-            s.cwd = Rc::from(target.as_str());
+            super::sessions::change_directory(s, &mut ev, &target);
         }
         Ok(Some(json!({"cwd": &*s.cwd})))
     }

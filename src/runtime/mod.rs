@@ -36,6 +36,7 @@ pub mod script;
 mod sessions;
 pub mod shell;
 mod stdio;
+mod step;
 mod tools;
 mod turn;
 pub mod yaml;

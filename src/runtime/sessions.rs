@@ -99,6 +99,27 @@ impl Runtime {
 }
 
 /// `status` of `subagent.finished` / `session.finished` for a `turn/end` reason.
+/// Moves session `s` to the directory `target` (absolute, existing, not its current one):
+/// `working-directory/change`, then the note to the model spliced for its next step (which
+/// claims and reads it; see the turn's steps).
+pub(super) fn change_directory(s: &mut Session, ev: &mut Events<'_>, target: &str) {
+    ev.event(s, "working-directory/change", &json!({"cwd": target}));
+    let text = format!(
+        "The working directory changed from {} to {}.",
+        super::events::js_quote(&s.cwd),
+        super::events::js_quote(target)
+    );
+    let notice = super::events::user_message(
+        json!([{"type":"text","text": text}]),
+        json!({"kind":"working-directory"}),
+        super::events::new_id(),
+    );
+    let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
+    ev.event(s, "agent/inbox/spliced", &splice);
+    s.next_step.push(notice);
+    s.cwd = std::rc::Rc::from(target);
+}
+
 pub(super) fn ok_status(reason: Option<&Value>, max_tokens_as_success: bool) -> bool {
     match reason.and_then(|r| r.get("kind")).and_then(Value::as_str) {
         Some("completed") => true,

@@ -5,11 +5,10 @@
 //! image input, as the release's model does not).
 
 use super::editor::{self, Outcome};
-use super::events::{js_quote, new_id, user_message, Events};
+use super::events::{js_quote, Events};
 use super::shell::Shell;
 use super::{methods, Runtime};
-use serde_json::{json, Value};
-use std::rc::Rc;
+use serde_json::Value;
 
 impl Runtime {
     /// Runs one `sdk-minimal` tool call (`call_id`, in turn `turn`) of session `sid`.
@@ -58,21 +57,7 @@ impl Runtime {
                 }
                 if *target != *s.cwd {
                     let mut ev = Events::new(out, sid, now);
-                    ev.event(s, "working-directory/change", &json!({"cwd": &target}));
-                    let text = format!(
-                        "The working directory changed from {} to {}.",
-                        js_quote(&s.cwd),
-                        js_quote(&target)
-                    );
-                    let notice = user_message(
-                        json!([{"type":"text","text": text}]),
-                        json!({"kind":"working-directory"}),
-                        new_id(),
-                    );
-                    let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
-                    ev.event(s, "agent/inbox/spliced", &splice);
-                    s.next_step.push(notice);
-                    s.cwd = Rc::from(target.as_str());
+                    super::sessions::change_directory(s, &mut ev, &target);
                 }
                 plain(target, false)
             }

@@ -1,0 +1,159 @@
+//! A step's opening: the checks that fail a turn before its first step, `step/start`, and the
+//! events the real runtime emits while it builds the model request (claimed working-directory
+//! notes, system prompt, prompt, runtime context, request header and context, title). The
+//! model's answer is [`super::turn`]'s.
+
+use super::events::{self, new_id, Events};
+use super::script::Script;
+use super::{profile, Phase, Profile, Runtime};
+use serde_json::{json, Value};
+
+impl Runtime {
+    /// `step/start` and the events the real runtime emits while building the model request.
+    /// Returns the reason when the turn fails before its step starts (the caller ends it).
+    pub(super) fn pre_step(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) -> Option<Value> {
+        if sid.is_empty() {
+            // The real runtime cannot encode "" as a path segment: the turn fails at once. We
+            // copy that, but (unlike it) shutdown still works afterwards.
+            return Some(
+                json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}}),
+            );
+        }
+        // Before the first step the runtime reads the prompt's texts and checks the session's
+        // working directory: a turn fails there.
+        let check_cwd = self.cfg.cwd_must_exist;
+        let early = self.sessions.get(sid).and_then(|s| {
+            let t = s.turn.as_ref().filter(|t| t.step == 1)?;
+            if let Script::TextNotString(m) = &t.script {
+                return Some(m.clone());
+            }
+            let gone = check_cwd && !std::path::Path::new(&*s.cwd).is_dir();
+            gone.then(|| {
+                format!(
+                    "working-directory: directory does not exist: {}",
+                    events::js_quote(&s.cwd)
+                )
+            })
+        });
+        if let Some(message) = early {
+            return Some(json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}}));
+        }
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let system = profile::system_content(&self.cfg);
+        let roster = profile::roster(&self.cfg);
+        // No session or no turn: nothing to open (and no failure to report).
+        let s = self.sessions.get_mut(sid)?;
+        let mut t = s.turn.take()?;
+        let mut ev = Events::new(out, sid, now);
+        // Notices a tool spliced for the next step are claimed before it starts and read in it,
+        // with the runtime context they changed.
+        // A first step reads those claimed when the turn started; a change during it waits for
+        // the next step.
+        let claimed = if t.step == 1 {
+            std::mem::take(&mut t.claimed)
+        } else {
+            std::mem::take(&mut s.next_step)
+        };
+        if !claimed.is_empty() && t.step > 1 {
+            let claim =
+                json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
+            ev.event(s, "agent/inbox/spliced", &claim);
+        }
+        ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
+        // The runtime context is sent again whenever the working directory differs from the
+        // one the model was last told about.
+        let context = |s: &mut super::Session, ev: &mut Events<'_>| {
+            let ctx = if minimal {
+                profile::minimal_runtime_context(&s.cwd)
+            } else {
+                let workspace = s.route.cwd.clone();
+                events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
+            };
+            ev.appended(s, "user/message", &ctx);
+            s.context_cwd = Some(s.cwd.clone());
+        };
+        for notice in &claimed {
+            ev.appended(s, "user/message", notice);
+        }
+        if t.step > 1 && s.context_cwd.as_ref() != Some(&s.cwd) {
+            context(s, &mut ev);
+        }
+        if t.step == 1 {
+            let primed = s.primed;
+            if let Some(content) = system.filter(|_| !primed) {
+                let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
+                    "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
+                ev.appended(s, "system/message", &sys);
+            }
+            let mut prompt_seq = s.seq;
+            if let Some(m) = &t.msg {
+                prompt_seq = ev.appended(s, "user/message", &m.value);
+            }
+            if !primed || s.context_cwd.as_ref() != Some(&s.cwd) {
+                context(s, &mut ev);
+            }
+            if !s.header_sent {
+                s.header_sent = true;
+                let mut h = events::request_header(&s.route.model, s.route.max_tokens);
+                if minimal {
+                    h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
+                }
+                ev.event(s, "request/header", &h);
+            }
+            if !primed {
+                let rc = json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
+                ev.event(s, "request/context", &rc);
+                let title = t
+                    .msg
+                    .as_ref()
+                    .map(|m| title_of(&m.value["content"], minimal))
+                    .unwrap_or_default();
+                let st =
+                    json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
+                ev.event(s, "session/title", &st);
+                s.primed = true;
+            }
+        }
+        let delay = if t.step == 1 { t.delay_ms } else { 0 };
+        t.through = s.seq.saturating_sub(1);
+        t.phase = if t.script == Script::Hang {
+            // The hanging stub accepted the request, then never answered.
+            let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": t.through});
+            ev.event(s, "session-log-deepseek/delivery-accepted", &d);
+            Phase::Hung
+        } else {
+            Phase::Model
+        };
+        let hung = t.phase == Phase::Hung;
+        s.turn = Some(t);
+        if !hung {
+            self.schedule(sid, now.saturating_add(delay));
+        }
+        None
+    }
+}
+
+/// The fallback title: the first five words of the message's text (`sdk-minimal`'s title row
+/// also caps it at 40 bytes).
+fn title_of(content: &Value, minimal: bool) -> String {
+    let mut words = Vec::new();
+    if let Value::Array(blocks) = content {
+        for b in blocks {
+            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                words.extend(t.split_whitespace().take(5 - words.len().min(5)));
+            }
+            if words.len() >= 5 {
+                break;
+            }
+        }
+    }
+    let mut title = words.join(" ");
+    if minimal && title.len() > 40 {
+        let mut end = 40;
+        while !title.is_char_boundary(end) {
+            end -= 1;
+        }
+        title.truncate(end);
+    }
+    title
+}
