@@ -195,6 +195,13 @@ fn shared_processes_and_parallel_lanes_still_report_a_mutant() {
         s.human()
     );
     assert!(s.processes < s.sequences, "{}", s.human());
+    // The good runtime under the same flags: nothing.
+    let mut good = options(reference(), 4, 24);
+    good.differential = true;
+    good.jobs = 4;
+    good.processes = blackbox::ProcessMode::Shared;
+    let g = blackbox::run(&good);
+    assert!(g.findings.is_empty(), "{}", g.human());
 }
 
 #[test]
