@@ -14,6 +14,7 @@ pub mod cancel;
 pub mod child;
 pub mod cleanup;
 pub mod cli;
+mod dirs;
 pub mod flood;
 pub mod record;
 pub mod tap;
