@@ -13,8 +13,9 @@
 //! ```text
 //! <class-pattern> [| <detail substring>]  # <reason, required>
 //! ```
-//! `*` in the pattern matches any text (`diff:error-message:*`); with a detail substring the entry
-//! only suppresses differences whose detail contains it.
+//! `*` in the pattern matches any text (`diff:error-message:*`); with a detail the entry only
+//! suppresses findings whose detail contains it, or, written `/<regex>/`, matches that regular
+//! expression (`regex` crate syntax; it cannot hold `#`, which starts the reason).
 
 use super::class::{DiffKind, FindingClass};
 use super::exec::{Observed, Outcome};
@@ -208,13 +209,32 @@ fn clip_list(v: &[String]) -> String {
     s
 }
 
+/// What an allowlist entry asks of a finding's detail.
+#[derive(Debug, Clone)]
+pub enum DetailMatch {
+    /// The detail contains this text.
+    Contains(String),
+    /// The detail matches this regular expression (written `/<regex>/`).
+    Regex(regex::Regex),
+}
+
+impl DetailMatch {
+    /// Whether `detail` satisfies it.
+    pub fn matches(&self, detail: &str) -> bool {
+        match self {
+            DetailMatch::Contains(s) => detail.contains(s.as_str()),
+            DetailMatch::Regex(r) => r.is_match(detail),
+        }
+    }
+}
+
 /// One allowlist entry.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// Class pattern (`*` wildcards).
     pub pattern: String,
-    /// Detail substring, if any.
-    pub detail: Option<String>,
+    /// What the detail must hold, if anything.
+    pub detail: Option<DetailMatch>,
     /// Why the difference is justified.
     pub reason: String,
 }
@@ -252,9 +272,17 @@ impl Allowlist {
                     n + 1
                 ));
             }
+            let detail = match detail.filter(|d| !d.is_empty()) {
+                Some(d) if d.len() >= 2 && d.starts_with('/') && d.ends_with('/') => {
+                    let re = regex::Regex::new(&d[1..d.len() - 1])
+                        .map_err(|e| format!("{file}:{}: bad detail regex: {e}", n + 1))?;
+                    Some(DetailMatch::Regex(re))
+                }
+                d => d.map(DetailMatch::Contains),
+            };
             entries.push(Entry {
                 pattern: pattern.to_owned(),
-                detail: detail.filter(|d| !d.is_empty()),
+                detail,
                 reason: reason.to_owned(),
             });
         }
@@ -265,7 +293,7 @@ impl Allowlist {
     pub fn allows(&self, f: &Finding) -> Option<&Entry> {
         self.entries.iter().find(|e| {
             glob(&e.pattern, &f.class.to_string())
-                && e.detail.as_ref().is_none_or(|d| f.detail.contains(d))
+                && e.detail.as_ref().is_none_or(|d| d.matches(&f.detail))
         })
     }
 }
@@ -316,6 +344,14 @@ mod tests {
         assert!(a
             .allows(&f(DiffKind::Events, "a->b", "session \"s2\""))
             .is_none());
+        // A detail written /…/ is a regular expression; a bad one is an error with its line.
+        let r = Allowlist::parse("diff:exit | /code [0-9]+$/  # any code\n", "f").unwrap();
+        assert!(r.allows(&f(DiffKind::Exit, "", "exit code 17")).is_some());
+        assert!(r
+            .allows(&f(DiffKind::Exit, "", "exit code 17 or so"))
+            .is_none());
+        let e = Allowlist::parse("\ndiff:exit | /(/  # broken\n", "f").unwrap_err();
+        assert!(e.starts_with("f:2: bad detail regex"), "{e}");
     }
 
     #[test]

@@ -355,6 +355,24 @@ fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
     let a = Allowlist::parse(&text, "blackbox-allowlist.real-0.2.1rc2").unwrap();
     assert!(!a.entries.is_empty());
     assert!(a.entries.iter().all(|e| e.reason.len() > 20));
+    // The header bug's entry covers session ids with controls or non-Latin-1 characters, as the
+    // fuzzer words the finding, and nothing else.
+    let idle = |sid: &str| blackbox::Finding {
+        class: blackbox::FindingClass::Rule(dsh_conformance::rules::RuleId::StatusIdleAfterTurn),
+        detail: format!("sessions never went idle within 10s: {sid:?}"),
+    };
+    for sid in [
+        "a\u{3}b",
+        "q3-\u{fffd}-Vv}2\u{ae}",
+        "中-wide",
+        "tab\there",
+        "nul\0",
+    ] {
+        assert!(a.allows(&idle(sid)).is_some(), "{sid:?} not allowed");
+    }
+    for sid in ["s1", "q7-s2", "é-latin1", "x y"] {
+        assert!(a.allows(&idle(sid)).is_none(), "{sid:?} allowed");
+    }
 }
 
 #[test]
