@@ -438,8 +438,9 @@ pub fn attempt(turn: u32, step: u32, failure: &Value, partial: Option<&str>, now
     json!({"turn": turn, "step": step, "stream": stream})
 }
 
-/// `request/header` data (tool schemas abbreviated to names).
-pub fn request_header(model: &str, max_tokens: Option<f64>) -> Value {
+/// `request/header` data (tool schemas abbreviated to names). `resumed`: the first header of a
+/// session this process reopened from the store (`"reason":"resume"`, else `"initial"`).
+pub fn request_header(model: &str, max_tokens: Option<f64>, resumed: bool) -> Value {
     let max = max_tokens
         .map(crate::wire::json::number_value)
         .unwrap_or(json!(256000));
@@ -451,5 +452,6 @@ pub fn request_header(model: &str, max_tokens: Option<f64>) -> Value {
     };
     json!({"header":{"config":{"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"},
         "adapterDefaults": defaults,
-        "tools":[{"name":"bash"},{"name":"subagent"}]},"reason":"initial"})
+        "tools":[{"name":"bash"},{"name":"subagent"}]},
+        "reason": if resumed { "resume" } else { "initial" }})
 }

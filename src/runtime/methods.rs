@@ -27,6 +27,7 @@ impl Runtime {
                 // Memoized: every shutdown is answered `{}` and the process exits once.
                 self.shutting_down = true;
                 self.exit = Some(0);
+                self.release_sessions();
                 Ok(Some(json!({})))
             }
             "session/resume" if current => self.resume(req.params.object()),
@@ -201,6 +202,11 @@ impl Runtime {
         let Some(st) = store.load(&sid) else {
             return Err(format!("session \"{sid}\" not found"));
         };
+        if store.claim(&sid) == Err(persist::Claim::Owned) {
+            return Err(format!(
+                "session \"{sid}\" is already owned by an active write handle"
+            ));
+        }
         let mut s = Session::new(self.route.clone());
         // The real runtime appends one unstreamed event when it reopens a log.
         s.seq = st.seq + 1;

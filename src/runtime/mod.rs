@@ -261,7 +261,16 @@ impl Runtime {
     /// `turn/end`, no idle), as the real runtime does. Returns the exit code (0).
     pub fn on_eof(&mut self, _now_ms: u64, _out: &mut Vec<u8>) -> i32 {
         self.exit = Some(0);
+        self.release_sessions();
         0
+    }
+
+    /// The process is exiting: the sessions it owns may be resumed elsewhere (a process that
+    /// exits releases them anyway; an in-memory runtime that is kept must do it here).
+    fn release_sessions(&mut self) {
+        if let Some(store) = self.store.as_mut() {
+            store.release_all();
+        }
     }
 
     /// Number of sessions open in this process.

@@ -7,11 +7,29 @@
 //! Appending one line is one `write(2)` (a per-session file written with rename cost ~2 ms a turn
 //! on a busy machine; this costs microseconds). Lines that do not parse (a torn last line after a
 //! crash) are skipped. Other processes' appends are picked up incrementally on lookup.
+//!
+//! A session open in a process is owned by it, as the real runtime's write handle is: the store
+//! holds an exclusive `flock(2)` on the session's lock file under `dsh-reference/locks/` (named
+//! by the id's hex, or a 128-bit hash of a long id) from creation or resume until the process
+//! exits, or [`Store::release_all`]. Another process resuming it meanwhile is refused
+//! ([`Claim::Owned`]); a crashed owner's locks go with it. Two in-memory runtimes of one process
+//! open the file separately, so they exclude each other too.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
+
+/// Why [`Store::claim`] refused a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// Another process (or another runtime of this one) has it open.
+    Owned,
+}
+
+/// Ids up to this many bytes name their lock file by their hex; longer ones by a hash.
+const HEX_NAME_MAX: usize = 96;
 
 /// What is stored for one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +50,8 @@ pub struct Store {
     /// Incomplete last line seen while reading (a writer may be mid-append).
     partial: Vec<u8>,
     writer: Option<File>,
+    /// The lock files of the sessions this store owns (dropping one releases its lock).
+    held: HashMap<Box<str>, File>,
 }
 
 impl Store {
@@ -43,7 +63,47 @@ impl Store {
             read_to: 0,
             partial: Vec::new(),
             writer: None,
+            held: HashMap::new(),
         }
+    }
+
+    /// Takes ownership of `id` for this store until [`Store::release_all`] or drop. Claiming an
+    /// id it owns already succeeds; `Err(Claim::Owned)` when someone else holds it. When the lock
+    /// file cannot be made at all (an unwritable home), the claim succeeds: saving reports it.
+    pub fn claim(&mut self, id: &str) -> Result<(), Claim> {
+        if self.held.contains_key(id) {
+            return Ok(());
+        }
+        let Some(dir) = self.path.parent().map(|d| d.join("locks")) else {
+            return Ok(());
+        };
+        let file = fs::create_dir_all(&dir).and_then(|()| {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(dir.join(lock_name(id)))
+        });
+        let Ok(file) = file else {
+            return Ok(());
+        };
+        // SAFETY: flock on a descriptor this function owns; no memory is passed.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(Claim::Owned);
+            }
+            // Locks unsupported here (some network filesystems): nobody can be excluded.
+            return Ok(());
+        }
+        self.held.insert(id.into(), file);
+        Ok(())
+    }
+
+    /// Gives up every session this store owns (the process is exiting).
+    pub fn release_all(&mut self) {
+        self.held.clear();
     }
 
     /// Path of the log file.
@@ -78,11 +138,10 @@ impl Store {
         self.partial = data[complete..].to_vec();
     }
 
-    /// The stored state of `id`, if any.
+    /// The stored state of `id`, if any, with what other processes appended since the last look
+    /// (one that owned the session may have run turns since).
     pub fn load(&mut self, id: &str) -> Option<Stored> {
-        if !self.index.contains_key(id) {
-            self.refresh();
-        }
+        self.refresh();
         self.index.get(id).copied()
     }
 
@@ -122,6 +181,33 @@ impl Store {
     }
 }
 
+/// The lock file of `id`: `x<hex of its UTF-8>.lock`, or `h<128-bit FNV-1a pair>.lock` for an
+/// id longer than [`HEX_NAME_MAX`] bytes (file names stop at 255 bytes).
+fn lock_name(id: &str) -> String {
+    use std::fmt::Write as _;
+    let mut name = String::with_capacity(2 * HEX_NAME_MAX + 6);
+    if id.len() <= HEX_NAME_MAX {
+        name.push('x');
+        for b in id.bytes() {
+            let _ = write!(name, "{b:02x}");
+        }
+    } else {
+        let fnv = |basis: u64| {
+            id.bytes().fold(basis, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+        };
+        let _ = write!(
+            name,
+            "h{:016x}{:016x}",
+            fnv(0xcbf2_9ce4_8422_2325),
+            fnv(0x8422_2325_cbf2_9ce4)
+        );
+    }
+    name.push_str(".lock");
+    name
+}
+
 fn parse_line(line: &[u8]) -> Option<(String, Stored)> {
     let v: serde_json::Value = serde_json::from_slice(line).ok()?;
     let id = v.get("id")?.as_str()?.to_string();
@@ -151,7 +237,34 @@ mod tests {
         let mut c = Store::new(home.clone());
         c.save("late", Stored { seq: 6, turns: 2 }).unwrap();
         assert_eq!(b.load("late"), Some(Stored { seq: 6, turns: 2 }));
+        // A record another store appends later replaces one already looked up.
+        c.save("../x", Stored { seq: 30, turns: 2 }).unwrap();
+        assert_eq!(b.load("../x"), Some(Stored { seq: 30, turns: 2 }));
         assert_eq!(b.load("torn"), None);
+        let _ = fs::remove_dir_all(&home);
+    }
+
+    #[test]
+    fn a_session_is_owned_by_one_store_until_it_releases_or_drops() {
+        let home = std::env::temp_dir().join(format!("dsh-persist-lock-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&home);
+        let (mut a, mut b) = (Store::new(home.clone()), Store::new(home.clone()));
+        let long = "x".repeat(5000);
+        for id in ["s1", "../x", long.as_str()] {
+            assert_eq!(a.claim(id), Ok(()));
+            assert_eq!(a.claim(id), Ok(()), "claiming again is fine");
+            assert_eq!(b.claim(id), Err(Claim::Owned), "{id:.20}");
+        }
+        assert_eq!(b.claim("s2"), Ok(()));
+        assert_eq!(a.claim("s2"), Err(Claim::Owned));
+        a.release_all();
+        assert_eq!(b.claim("s1"), Ok(()));
+        drop(b);
+        assert_eq!(a.claim("s2"), Ok(()));
+        // Distinct ids get distinct names, long ones too; names fit a file name.
+        assert_ne!(lock_name(&"a".repeat(200)), lock_name(&"b".repeat(200)));
+        assert_ne!(lock_name("ab"), lock_name("ba"));
+        assert!(lock_name(&long).len() < 64 && lock_name(&"é".repeat(48)).len() < 255);
         let _ = fs::remove_dir_all(&home);
     }
 }

@@ -25,7 +25,8 @@ impl Runtime {
             return Err(SHUTTING_DOWN.into());
         }
         if let Some(store) = self.store.as_mut() {
-            if store.load(sid).is_some() {
+            // A session another process is creating right now is as good as stored.
+            if store.load(sid).is_some() || (!sid.is_empty() && store.claim(sid).is_err()) {
                 return Err(format!("session \"{sid}\" already exists"));
             }
         }

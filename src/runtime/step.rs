@@ -94,7 +94,8 @@ impl Runtime {
             }
             if !s.header_sent {
                 s.header_sent = true;
-                let mut h = events::request_header(&s.route.model, s.route.max_tokens);
+                // A session primed before its first header here was reopened from the store.
+                let mut h = events::request_header(&s.route.model, s.route.max_tokens, primed);
                 if minimal {
                     h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
                 }

@@ -4,6 +4,10 @@
 //! real runtime answered, per response id and per session stream (responses and sessions may
 //! interleave differently). Every difference must be listed in `fixtures/fidelity-allowlist.json`
 //! with its reason, and every allowlist entry must still be needed.
+//!
+//! A recording may hold several processes on one `DSH_HOME` (records tagged `"proc"`, named in
+//! the meta line's `procs`; untagged records are the first process's): each gets its own runtime,
+//! fed in the recorded order, and its streams are compared under its name.
 
 use dsh_conformance::runtime::{Config, Runtime};
 use dsh_conformance::wire::{LineDecoder, LineEvent};
@@ -20,6 +24,9 @@ enum Rec {
     Eof { t: f64 },
     Out { line: String, truncated: bool },
 }
+
+/// A record and the index of the process it belongs to (0 unless tagged `"proc"`).
+type Tagged = (usize, Rec);
 
 fn b64(s: &str) -> Vec<u8> {
     let val = |c: u8| -> Option<u32> {
@@ -46,9 +53,12 @@ fn b64(s: &str) -> Vec<u8> {
     out
 }
 
-fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
+/// The records of a recording, the names of its processes (the first is `""`), whether its input
+/// is complete, and when it ends.
+fn load(path: &Path) -> (Vec<Tagged>, Vec<String>, bool, f64) {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut recs = Vec::new();
+    let mut recs: Vec<Tagged> = Vec::new();
+    let mut procs = vec![String::new()];
     let mut input_complete = true;
     let mut end_t = 0.0f64;
     for l in text.lines() {
@@ -56,6 +66,14 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
             serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l:.80}", path.display()));
         let dir = o.get("dir").and_then(Value::as_str);
         let t = o.get("t").and_then(Value::as_f64).unwrap_or(0.0);
+        let proc_name = o.get("proc").and_then(Value::as_str).unwrap_or("");
+        let proc = match procs.iter().position(|p| p == proc_name) {
+            Some(i) => i,
+            None => {
+                procs.push(proc_name.to_owned());
+                procs.len() - 1
+            }
+        };
         // Long lines are stored cut: flagged (real-0.2.1rc2) or marked in the text (contract).
         let text_of = o
             .get("line")
@@ -71,7 +89,7 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
                     .and_then(Value::as_str)
                     .is_some_and(|n| n.starts_with("EOF"))
                 {
-                    recs.push(Rec::Eof { t });
+                    recs.push((proc, Rec::Eof { t }));
                     continue;
                 }
                 if truncated {
@@ -94,7 +112,7 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
                     }
                     b
                 };
-                recs.push(Rec::In { t, bytes });
+                recs.push((proc, Rec::In { t, bytes }));
             }
             Some("out") => {
                 let line = o
@@ -103,45 +121,79 @@ fn load(path: &Path) -> (Vec<Rec>, bool, f64) {
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 for part in line.split('\n').filter(|p| !p.trim().is_empty()) {
-                    recs.push(Rec::Out {
-                        line: part.to_string(),
-                        truncated,
-                    });
+                    recs.push((
+                        proc,
+                        Rec::Out {
+                            line: part.to_string(),
+                            truncated,
+                        },
+                    ));
                 }
             }
             _ => {}
         }
     }
-    (recs, input_complete, end_t)
+    (recs, procs, input_complete, end_t)
 }
 
 // The process cwd of the replay being compared (normalised to `{{cwd}}` like [`FAKE_CWD`]).
 thread_local!(static REPLAY_CWD: std::cell::RefCell<String> = Default::default());
 
-/// Replays the input side into a runtime configured as `cfg` (`{{cwd}}` is its process cwd:
-/// [`FAKE_CWD`], or a real directory for launches whose tools touch files); returns our lines.
-fn replay(recs: &[Rec], end_t: f64, cfg: Config) -> Vec<String> {
+/// One replayed process.
+struct Proc {
+    rt: Runtime,
+    dec: LineDecoder,
+    out: Vec<u8>,
+    last_t: f64,
+    saw_out: bool,
+    exited_at: Option<f64>,
+}
+
+/// Replays the input side into one runtime per process, each configured as `cfg` (`{{cwd}}` is
+/// its process cwd: [`FAKE_CWD`], or a real directory for launches whose tools touch files; they
+/// share its `DSH_HOME`), in the recorded order; returns each process's lines.
+fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<String>> {
     let cwd = cfg.process_cwd.to_string_lossy().into_owned();
     REPLAY_CWD.with(|c| c.replace(cwd.clone()));
-    let mut rt = Runtime::new(cfg);
-    let mut dec = LineDecoder::default();
-    let mut out = Vec::new();
-    let mut last_t = 0.0;
-    let mut saw_out = true;
-    let mut exited_at: Option<f64> = None;
-    for r in recs {
-        if let (Some(x), Rec::In { t, .. }) = (exited_at, r) {
+    let mut ps: Vec<Proc> = (0..procs)
+        .map(|_| Proc {
+            rt: Runtime::new(cfg.clone()),
+            dec: LineDecoder::default(),
+            out: Vec::new(),
+            last_t: 0.0,
+            saw_out: true,
+            exited_at: None,
+        })
+        .collect();
+    let mut ended = vec![false; procs];
+    for (i, r) in recs {
+        let p = &mut ps[*i];
+        if ended[*i] {
+            continue;
+        }
+        if let (Some(x), Rec::In { t, .. }) = (p.exited_at, r) {
             // After shutdown only the rest of the same burst is still read.
-            if t - x > 0.005 || saw_out {
-                break;
+            if t - x > 0.005 || p.saw_out {
+                ended[*i] = true;
+                continue;
             }
         }
+        if let Rec::In { t, .. } = r {
+            // The other processes ran meanwhile: their work due by now is done.
+            let now = EPOCH + (t * 1000.0) as u64;
+            for (j, q) in ps.iter_mut().enumerate() {
+                if j != *i && !ended[j] && q.exited_at.is_none() {
+                    q.rt.poll(now, &mut q.out);
+                }
+            }
+        }
+        let p = &mut ps[*i];
         match r {
             Rec::In { t, bytes } => {
                 let now = EPOCH + (t * 1000.0) as u64;
                 // Writes that the real runtime saw as one burst are handled before model work runs.
-                if saw_out || t - last_t > 0.005 {
-                    rt.poll(now, &mut out);
+                if p.saw_out || t - p.last_t > 0.005 {
+                    p.rt.poll(now, &mut p.out);
                 }
                 let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", &cwd);
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
@@ -151,33 +203,38 @@ fn replay(recs: &[Rec], end_t: f64, cfg: Config) -> Vec<String> {
                 } else {
                     text.into_bytes()
                 };
+                let Proc { rt, dec, out, .. } = p;
                 dec.push(&bytes, &mut |e| {
                     if let LineEvent::Line(l) = e {
-                        rt.handle_line(l, now, &mut out);
+                        rt.handle_line(l, now, out);
                     }
                 });
-                last_t = *t;
-                saw_out = false;
+                p.last_t = *t;
+                p.saw_out = false;
             }
             Rec::Eof { t } => {
-                rt.poll(EPOCH + (t * 1000.0) as u64, &mut out);
-                dec.finish();
-                rt.on_eof(EPOCH + (last_t * 1000.0) as u64, &mut out);
+                p.rt.poll(EPOCH + (t * 1000.0) as u64, &mut p.out);
+                p.dec.finish();
+                p.rt.on_eof(EPOCH + (p.last_t * 1000.0) as u64, &mut p.out);
             }
-            Rec::Out { .. } => saw_out = true,
+            Rec::Out { .. } => p.saw_out = true,
         }
-        if rt.exit_code().is_some() && exited_at.is_none() {
-            exited_at = Some(last_t);
+        if p.rt.exit_code().is_some() && p.exited_at.is_none() {
+            p.exited_at = Some(p.last_t);
         }
     }
-    if rt.exit_code().is_none() {
-        // Whatever the real runtime could still emit before the recording ended.
-        rt.poll(EPOCH + (end_t * 1000.0) as u64, &mut out);
-    }
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
+    ps.into_iter()
+        .map(|mut p| {
+            if p.rt.exit_code().is_none() {
+                // Whatever the real runtime could still emit before the recording ended.
+                p.rt.poll(EPOCH + (end_t * 1000.0) as u64, &mut p.out);
+            }
+            String::from_utf8(p.out)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
         .collect()
 }
 
@@ -530,7 +587,7 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
             None => ("real-0.2.1rc2".to_string(), stem.clone()),
         };
         let trace = format!("{dir}/{name}");
-        let (recs, complete, end_t) = load(f);
+        let (recs, procs, complete, end_t) = load(f);
         if !complete {
             diffs.push(Diff {
                 trace,
@@ -554,20 +611,31 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
         };
         let home = tmp.join(group);
         let ours = match super::minimal::launch_of(f, &home, FAKE_CWD) {
-            Ok(cfg) => replay(&recs, end_t, cfg),
-            Err(()) => Vec::new(), // the launch serves nothing: no stdout
+            Ok(cfg) => replay(&recs, procs.len(), end_t, cfg),
+            Err(()) => vec![Vec::new(); procs.len()], // the launch serves nothing: no stdout
         };
-        let recorded: Vec<(String, bool)> = recs
-            .iter()
-            .filter_map(|r| match r {
-                Rec::Out { line, truncated } => Some((line.clone(), *truncated)),
-                _ => None,
-            })
-            .collect();
-        let ours: Vec<(String, bool)> = ours.into_iter().map(|l| (l, false)).collect();
+        // Each process's streams, under its name.
+        let mut rec_streams = BTreeMap::new();
+        let mut our_streams = BTreeMap::new();
+        for (i, name) in procs.iter().enumerate() {
+            let recorded: Vec<(String, bool)> = recs
+                .iter()
+                .filter_map(|(p, r)| match r {
+                    Rec::Out { line, truncated } if *p == i => Some((line.clone(), *truncated)),
+                    _ => None,
+                })
+                .collect();
+            let ours: Vec<(String, bool)> = ours[i].iter().map(|l| (l.clone(), false)).collect();
+            let named = |m: BTreeMap<String, Vec<Frame>>| {
+                m.into_iter().map(move |(k, v)| match name.as_str() {
+                    "" => (k, v),
+                    n => (format!("proc {n} {k}"), v),
+                })
+            };
+            rec_streams.extend(named(streams(&recorded)));
+            our_streams.extend(named(streams(&ours)));
+        }
         // Our side of a truncated recorded frame is compared on its label only.
-        let rec_streams = streams(&recorded);
-        let mut our_streams = streams(&ours);
         for (k, frames) in &rec_streams {
             if let Some(o) = our_streams.get_mut(k) {
                 for fr in frames.iter().filter(|f| f.value.is_none()) {

@@ -95,7 +95,8 @@ fn hostile_session_ids_are_stored_as_data_inside_the_home() {
         let f = a.send(prompt(i as u64, id, "reply: ok"));
         assert_eq!(turn_end(&f, id)[0]["reason"]["kind"], "completed", "{id:?}");
     }
-    // Ids are data: the only thing written is the store's one log file.
+    // Ids are data: all that is written is the store's one log file, and a lock file per session
+    // named by the id's hex (or a hash of a long id), never by the id.
     let mut files = Vec::new();
     let mut stack = vec![dir.clone()];
     while let Some(d) = stack.pop() {
@@ -108,10 +109,24 @@ fn hostile_session_ids_are_stored_as_data_inside_the_home() {
             }
         }
     }
-    assert_eq!(
-        files,
-        vec![dir.join("dsh-reference").join("sessions.jsonl")]
-    );
+    let log = dir.join("dsh-reference").join("sessions.jsonl");
+    let locks = dir.join("dsh-reference").join("locks");
+    assert!(files.contains(&log), "{files:?}");
+    for f in files.iter().filter(|f| **f != log) {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let stem = name.strip_suffix(".lock").unwrap_or("");
+        assert!(
+            f.parent() == Some(locks.as_path())
+                && stem.len() > 1
+                && stem.starts_with(['x', 'h'])
+                && stem[1..].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{}",
+            f.display()
+        );
+    }
+    assert_eq!(files.len(), 1 + ids.len());
+    // The first process owns its sessions until it exits.
+    drop(a);
     let mut b = with_home(&dir);
     for (i, id) in ids.iter().enumerate() {
         let f = b.send(req(i as u64, "session/resume", json!({"sessionId": id})));

@@ -300,6 +300,54 @@ fn a_session_resumes_in_a_second_process_sharing_dsh_home() {
     let _ = std::fs::remove_dir_all(&home);
 }
 
+/// A session open in a live process is owned by it (the release's write handle): a second
+/// process sharing `DSH_HOME` is refused its resume until the owner exits, cleanly or killed
+/// (docs/CONTRACT.md#s3.3; recorded: `persistence_owned_by_live_process`).
+#[test]
+fn a_session_is_owned_by_its_live_process_until_it_exits_or_is_killed() {
+    let home = std::env::temp_dir().join(format!("dsh-rt-owned-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let resume = |id: &str, sid: &str| {
+        line(json!({"jsonrpc":"2.0","id":id,"method":"session/resume","params":{"sessionId":sid}}))
+    };
+    for end in ["shutdown", "SIGKILL"] {
+        let sid = format!("owned-{end}");
+        let mut a = spawn(&["--profile", "sdk"], Some(&home));
+        a.write(&format!("{}{}", init(), prompt(2, &sid, "reply: mine")));
+        a.until(|v| v["params"]["status"] == "idle");
+        let mut b = spawn(&["--profile", "sdk"], Some(&home));
+        b.write(&init());
+        b.response(json!(1));
+        b.write(&resume("r1", &sid));
+        assert_eq!(
+            b.response(json!("r1"))["error"]["message"],
+            format!("session \"{sid}\" is already owned by an active write handle"),
+            "{end}"
+        );
+        b.write(&prompt(3, &sid, "reply: no"));
+        assert_eq!(
+            b.response(json!(3))["error"]["message"],
+            format!("session \"{sid}\" already exists")
+        );
+        if end == "shutdown" {
+            a.write(&line(json!({"jsonrpc":"2.0","id":99,"method":"shutdown"})));
+            assert_eq!(a.exit().0, 0);
+        } else {
+            a.signal(libc::SIGKILL);
+            assert_eq!(a.exit().0, -1);
+        }
+        b.write(&resume("r2", &sid));
+        assert_eq!(b.response(json!("r2"))["result"], json!({}), "{end}");
+        b.write(&prompt(4, &sid, "reply: mine now"));
+        let turn_end = b.until(|v| v["params"]["event"]["type"] == "turn/end");
+        assert_eq!(turn_end["params"]["event"]["data"]["turn"], 2, "{end}");
+        b.close_stdin();
+        assert_eq!(b.exit().0, 0);
+    }
+    let _ = std::fs::remove_dir_all(&home);
+}
+
 #[test]
 fn the_legacy_edition_and_minimal_profile_are_served_by_the_binary() {
     let mut p = spawn(&["--edition", "legacy", "--profile", "sdk-minimal"], None);
