@@ -105,6 +105,14 @@ pub(super) fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
             s = format!("{rest}{{{{method}}}}");
         }
     }
+    // The number of the session opened for a prompt without `sessionId`: prompts arriving while
+    // one is opening join it, so how many opens there were is a race of arrival times.
+    const ANONYMOUS: &str = "agent id \"undefined\" does not match session id \"session-";
+    if let Some(rest) = s.strip_prefix(ANONYMOUS) {
+        if rest.strip_suffix('"').is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())) {
+            s = format!("{ANONYMOUS}{{{{n}}}}\"");
+        }
+    }
     // uuids: 36 chars, hyphens at 8/13/18/23.
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
@@ -122,4 +130,19 @@ pub(super) fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_number_of_an_anonymous_session_is_not_compared() {
+        let dirs = CaseDirs::new_in(&std::env::temp_dir(), false).unwrap();
+        let n = |m: &str| normalise(m, &dirs, "session/prompt");
+        let m = |k: &str| format!("agent id \"undefined\" does not match session id \"{k}\"");
+        assert_eq!(n(&m("session-3")), n(&m("session-1")));
+        assert_ne!(n(&m("session-x")), n(&m("session-1")));
+        assert_eq!(n("session \"s\" not found"), "session \"s\" not found");
+    }
 }

@@ -137,9 +137,10 @@ impl Runtime {
         let sid = match sid {
             Some(Value::String(s)) => s,
             None => {
-                return Err(
-                    "agent id \"undefined\" does not match session id \"session-1\"".into(),
-                );
+                let n = self.anonymous_open(now);
+                return Err(format!(
+                    "agent id \"undefined\" does not match session id \"session-{n}\""
+                ));
             }
             Some(_) => return Err("format v4 header id must be a string".into()),
         };

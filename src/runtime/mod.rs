@@ -161,6 +161,10 @@ impl Session {
     }
 }
 
+/// How long the release takes to open (and fail) a session for a prompt without `sessionId`:
+/// prompts without one arriving meanwhile join that open.
+pub const ANONYMOUS_OPEN_MS: u64 = 5;
+
 /// The reference runtime. Feed it lines; it appends output frames.
 pub struct Runtime {
     cfg: Config,
@@ -172,6 +176,9 @@ pub struct Runtime {
     heap: BinaryHeap<Reverse<(u64, u64, Box<str>)>>,
     next_token: u64,
     store: Option<persist::Store>,
+    /// Opens of a session with no id so far, and when the latest began (see
+    /// [`Runtime::anonymous_open`]).
+    anonymous: (u32, Option<u64>),
     /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
     tape: wire::json::Tape,
 }
@@ -199,6 +206,7 @@ impl Runtime {
             heap: BinaryHeap::new(),
             next_token: 1,
             store,
+            anonymous: (0, None),
             tape: Default::default(),
         }
     }
@@ -271,6 +279,18 @@ impl Runtime {
         if let Some(store) = self.store.as_mut() {
             store.release_all();
         }
+    }
+
+    /// The number the release gives the session it opens for a prompt without `sessionId`
+    /// (`session-N` in its error): each such open takes the next number, and a prompt arriving
+    /// while one is still opening (within [`ANONYMOUS_OPEN_MS`]) joins it (docs/CONTRACT.md#s3.2).
+    fn anonymous_open(&mut self, now: u64) -> u32 {
+        let (n, began) = self.anonymous;
+        if began.is_some_and(|t| now.saturating_sub(t) <= ANONYMOUS_OPEN_MS) {
+            return n;
+        }
+        self.anonymous = (n + 1, Some(now));
+        n + 1
     }
 
     /// Number of sessions open in this process.

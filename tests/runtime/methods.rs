@@ -149,6 +149,37 @@ fn initialize_validates_in_the_released_order_with_exact_messages() {
     assert!(response(&f, &json!(1))["result"]["messageId"].is_string());
 }
 
+/// A prompt without `sessionId` makes the release open a session `session-N` (and fail): each
+/// open takes the next N, and prompts arriving while one is opening join it; other sessions and
+/// the ones refused earlier (`sessionId` not a string) take no number (probed against 0.2.1rc2).
+#[test]
+fn prompts_without_a_session_id_number_the_sessions_they_open() {
+    let mut h = H::new(Edition::Current);
+    h.init();
+    let anonymous = |h: &mut H, id: u64| {
+        let f = h.send(req(id, "session/prompt", json!({})));
+        let m = error_message(&f, id);
+        m.strip_prefix("agent id \"undefined\" does not match session id \"session-")
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{m}"))
+            .parse::<u32>()
+            .unwrap()
+    };
+    assert_eq!(anonymous(&mut h, 1), 1);
+    // Joins the open still in progress.
+    h.now += 2;
+    assert_eq!(anonymous(&mut h, 2), 1);
+    h.now += 500;
+    let f = h.send(req(3, "session/prompt", json!({"sessionId": null})));
+    assert_eq!(error_message(&f, 3), "format v4 header id must be a string");
+    h.send(prompt(4, "named", "reply: x"));
+    h.settle();
+    h.now += 500;
+    assert_eq!(anonymous(&mut h, 5), 2);
+    h.now += 500;
+    assert_eq!(anonymous(&mut h, 6), 3);
+}
+
 #[test]
 fn prompt_parameter_errors_follow_the_released_order() {
     let mut h = H::new(Edition::Current);
