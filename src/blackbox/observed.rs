@@ -109,7 +109,10 @@ pub(super) fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
     // one is opening join it, so how many opens there were is a race of arrival times.
     const ANONYMOUS: &str = "agent id \"undefined\" does not match session id \"session-";
     if let Some(rest) = s.strip_prefix(ANONYMOUS) {
-        if rest.strip_suffix('"').is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())) {
+        if rest
+            .strip_suffix('"')
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        {
             s = format!("{ANONYMOUS}{{{{n}}}}\"");
         }
     }
