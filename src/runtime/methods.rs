@@ -155,8 +155,16 @@ impl Runtime {
         };
         if edition == Edition::Current {
             // durablePromptContent: image data becomes an attachment before the message is queued.
+            // It reads each block's `type` in order: a null block throws there.
             let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
-            super::image::check_blocks(blocks, self.cfg.home.is_some())?;
+            let null = blocks.iter().position(Value::is_null);
+            super::image::check_blocks(
+                &blocks[..null.unwrap_or(blocks.len())],
+                self.cfg.home.is_some(),
+            )?;
+            if null.is_some() {
+                return Err("Cannot read properties of null (reading 'type')".into());
+            }
         }
         if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
         {

@@ -61,6 +61,42 @@ pub fn text_not_string(text: Option<&Value>) -> String {
     }
 }
 
+/// `String(v)` in JavaScript for a JSON value: arrays are joined with `,` (null elements empty),
+/// objects are `[object Object]`. Arrays nested deeper than [`JS_STRING_DEPTH`] print as empty
+/// (JavaScript itself runs out of stack somewhere past that; the wire allows any depth).
+fn js_string(v: &Value) -> String {
+    let mut out = String::new();
+    push_js_string(v, 0, &mut out);
+    out
+}
+
+/// Nesting [`js_string`] follows.
+const JS_STRING_DEPTH: usize = 256;
+
+fn push_js_string(v: &Value, depth: usize, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => out.push_str(&crate::wire::json::js_number(f)),
+            None => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => out.push_str(s),
+        Value::Array(a) if depth < JS_STRING_DEPTH => {
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if !x.is_null() {
+                    push_js_string(x, depth + 1, out);
+                }
+            }
+        }
+        Value::Array(_) => {}
+        Value::Object(_) => out.push_str("[object Object]"),
+    }
+}
+
 /// A directive with its delay (`slow:N`), in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -78,7 +114,8 @@ pub fn for_content(content: &Value) -> Step {
     };
     // The DeepSeek adapter rejects what it cannot represent before any request is made.
     for b in blocks {
-        match b.get("type").and_then(Value::as_str) {
+        let ty = b.get("type");
+        match ty.and_then(Value::as_str) {
             Some("text") => {
                 if !b.get("text").is_some_and(Value::is_string) {
                     return plain(Script::TextNotString(text_not_string(b.get("text"))));
@@ -92,10 +129,12 @@ pub fn for_content(content: &Value) -> Step {
                 ))
             }
             None => {
+                // The adapter prints the type as JavaScript's String() does.
+                let t = ty.map_or("undefined".to_owned(), js_string);
                 return plain(Script::BadContent(
-                    "DeepSeek Messages cannot represent user/tool-result content undefined".into(),
+                    format!("DeepSeek Messages cannot represent user/tool-result content {t}"),
                     "UNSUPPORTED_CONTENT",
-                ))
+                ));
             }
         }
     }
@@ -274,5 +313,25 @@ mod tests {
                 "Cannot read properties of undefined (reading 'matchAll')".into()
             )
         );
+    }
+
+    #[test]
+    fn a_block_type_prints_as_javascripts_string_does() {
+        let t = |v: Value| js_string(&v);
+        assert_eq!(t(json!(null)), "null");
+        assert_eq!(t(json!(5)), "5");
+        assert_eq!(t(json!(1e21)), "1e+21");
+        assert_eq!(t(json!(true)), "true");
+        assert_eq!(t(json!([1, null, [2, "a"]])), "1,,2,a");
+        assert_eq!(t(json!({"a": 1})), "[object Object]");
+        let mut deep = json!([]);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep, Value::from(1)]);
+        }
+        // The wire allows any depth; printing stops at JS_STRING_DEPTH (and the value is dropped
+        // without recursion).
+        let deep = crate::wire::json::Deep::new(deep);
+        let printed = js_string(&deep);
+        assert_eq!(printed, ",1".repeat(JS_STRING_DEPTH));
     }
 }

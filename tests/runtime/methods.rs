@@ -233,6 +233,60 @@ fn requests_racing_a_session_open_get_the_releases_answers() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A null content block fails the prompt once its session is open (the release reads each
+/// block's `type`); a block whose `type` is not a string ends the turn naming the type as
+/// JavaScript prints it (probed against 0.2.1rc2).
+#[test]
+fn null_blocks_and_odd_block_types_fail_as_released() {
+    let mut h = H::new(Edition::Current);
+    h.init();
+    for (i, blocks) in [
+        json!([null]),
+        json!([{"type":"text","text":"reply: x"}, null]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let sid = format!("n{i}");
+        let f = h.send(req(
+            i as u64,
+            "session/prompt",
+            json!({"sessionId": sid, "contentBlocks": blocks}),
+        ));
+        assert_eq!(
+            error_message(&f, i as u64),
+            "Cannot read properties of null (reading 'type')"
+        );
+        assert_eq!(
+            types(&f, &sid),
+            ["permission/preset", "sandbox/mode", "approval/policy"]
+        );
+    }
+    for (i, (block, printed)) in [
+        (json!({"type": null}), "null"),
+        (json!({}), "undefined"),
+        (json!([]), "undefined"),
+        (json!("hello"), "undefined"),
+        (json!({"type": 5}), "5"),
+        (json!({"type": {"a": 1}}), "[object Object]"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let sid = format!("t{i}");
+        let f = h.send(req(
+            10 + i as u64,
+            "session/prompt",
+            json!({"sessionId": sid, "contentBlocks": [block]}),
+        ));
+        let end = &turn_end(&f, &sid)[0];
+        assert_eq!(
+            end["reason"]["error"]["message"],
+            format!("DeepSeek Messages cannot represent user/tool-result content {printed}")
+        );
+    }
+}
+
 #[test]
 fn prompt_parameter_errors_follow_the_released_order() {
     let mut h = H::new(Edition::Current);
