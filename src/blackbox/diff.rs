@@ -33,8 +33,12 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
     keys.sort();
     keys.dedup();
     let none = Vec::new();
+    // An ending is compared only when both runs made one: on shared processes a run that did
+    // not settle ends its process while the other run's process goes on to the next sequence.
+    let both_ended = subject.ended && reference.ended;
+    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::exec::SHUTDOWN_ID));
     for k in keys {
-        if subject.flagged.ids.contains(k) {
+        if subject.flagged.ids.contains(k) || (!both_ended && *k == shutdown) {
             continue;
         }
         let method = reference
@@ -126,7 +130,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         });
     }
     let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
-    if subject.exit != reference.exit && !subject.flagged.exit {
+    if both_ended && subject.exit != reference.exit && !subject.flagged.exit {
         out.push(Finding {
             class: FindingClass::Diff(DiffKind::Exit, String::new()),
             detail: format!(
@@ -407,5 +411,33 @@ mod tests {
         // A response the subject's findings already report is not compared again.
         a.flagged.ids.insert("1".into());
         assert!(compare(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn an_ending_only_one_run_made_is_not_compared() {
+        let shutdown =
+            crate::wire::json::to_string(&serde_json::Value::from(super::super::exec::SHUTDOWN_ID));
+        let mut ended = Observed {
+            ended: true,
+            exit: Some(ExitInfo::Code(0)),
+            ..Observed::default()
+        };
+        ended
+            .responses
+            .insert(shutdown.clone(), vec![Outcome::Result("{}".into())]);
+        ended.methods.insert(shutdown, "shutdown".into());
+        let going_on = Observed::default();
+        assert!(compare(&ended, &going_on).is_empty());
+        assert!(compare(&going_on, &ended).is_empty());
+        // Both ended: their endings are compared.
+        let other = Observed {
+            ended: true,
+            ..Observed::default()
+        };
+        let classes: Vec<String> = compare(&ended, &other)
+            .iter()
+            .map(|f| f.class.to_string())
+            .collect();
+        assert_eq!(classes, ["diff:response-presence:shutdown", "diff:exit"]);
     }
 }

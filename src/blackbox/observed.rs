@@ -36,6 +36,9 @@ pub struct Observed {
     pub events: BTreeMap<String, Vec<String>>,
     /// How the process ended.
     pub exit: Option<ExitInfo>,
+    /// The run ended its process (`shutdown` or EOF, then the exit); a run on a shared process
+    /// that the next sequence continues has no ending to compare.
+    pub ended: bool,
     /// Lines the runtime read.
     pub frames_in: usize,
     /// Lines it wrote.

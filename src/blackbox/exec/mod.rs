@@ -127,6 +127,7 @@ pub fn run_sequence_until(
 /// was ended or killed, so its exit status belongs to this run).
 fn finish(st: State<'_>, child: &mut Child, started: Instant, ended: bool) -> RunResult {
     let mut obs = st.obs;
+    obs.ended = ended;
     if ended {
         obs.exit = obs.exit.or_else(|| child.try_exit());
     }
