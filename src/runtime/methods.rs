@@ -202,17 +202,13 @@ impl Runtime {
         if self.shutting_down {
             return Err(SHUTTING_DOWN.into());
         }
-        let failing = self.opening(self.failed_opens.get(sid.as_str()).copied());
-        if self.sessions.contains_key(sid.as_str()) || failing {
+        if self.sessions.contains_key(sid.as_str()) {
             return Err(format!("SDK session is already open or opening: {sid}"));
         }
         let Some(store) = self.store.as_mut() else {
             return Err("cannot resume: session persistence is not configured (load a dsh-session-persistence backend)".into());
         };
         let Some(st) = store.load(&sid) else {
-            let burst = self.burst;
-            self.failed_opens.retain(|_, b| *b == burst);
-            self.failed_opens.insert(sid.as_str().into(), burst);
             return Err(format!("session \"{sid}\" not found"));
         };
         if store.claim(&sid) == Err(persist::Claim::Owned) {
@@ -221,7 +217,6 @@ impl Runtime {
             ));
         }
         let mut s = Session::new(self.route.clone());
-        s.opened_in = Some(self.burst);
         // The real runtime appends one unstreamed event when it reopens a log.
         s.seq = st.seq + 1;
         s.turns = st.turns;
@@ -245,11 +240,7 @@ impl Runtime {
         if !self.initialized {
             return Err(NOT_INITIALIZED.into());
         }
-        let opening = self
-            .sessions
-            .get(sid)
-            .is_some_and(|s| self.opening(s.opened_in));
-        let Some(s) = self.sessions.get_mut(sid).filter(|_| !opening) else {
+        let Some(s) = self.sessions.get_mut(sid) else {
             return Err(format!("unknown SDK session: {sid}"));
         };
         if s.busy() {

@@ -128,9 +128,6 @@ struct Session {
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
-    /// The burst in which this process opened it (created or resumed; `None` for a subagent's):
-    /// it is still opening during that burst (see [`Runtime::opening`]).
-    opened_in: Option<u64>,
 }
 
 impl Session {
@@ -156,7 +153,6 @@ impl Session {
             next_step: Vec::new(),
             context_cwd: None,
             last_time: 0,
-            opened_in: None,
         }
     }
 
@@ -176,13 +172,8 @@ pub struct Runtime {
     heap: BinaryHeap<Reverse<(u64, u64, Box<str>)>>,
     next_token: u64,
     store: Option<persist::Store>,
-    /// Opens of a session with no id so far, and the burst of the latest (see
-    /// [`Runtime::anonymous_open`]).
-    anonymous: (u32, Option<u64>),
-    /// Resumes that failed (`not found`) in this burst: their sessions are still "opening".
-    failed_opens: HashMap<Box<str>, u64>,
-    /// Input bursts so far: lines handled between two polls (see [`Runtime::opening`]).
-    burst: u64,
+    /// Sessions opened so far for prompts without `sessionId` (see [`Runtime::anonymous_open`]).
+    anonymous: u32,
     /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
     tape: wire::json::Tape,
 }
@@ -210,9 +201,7 @@ impl Runtime {
             heap: BinaryHeap::new(),
             next_token: 1,
             store,
-            anonymous: (0, None),
-            failed_opens: HashMap::new(),
-            burst: 0,
+            anonymous: 0,
             tape: Default::default(),
         }
     }
@@ -239,7 +228,6 @@ impl Runtime {
     /// can write them out before continuing (bounded memory with thousands of busy sessions).
     /// Returns whether due work is left.
     pub fn poll_bounded(&mut self, now_ms: u64, out: &mut Vec<u8>, budget: usize) -> bool {
-        self.burst += 1;
         while let Some(Reverse((due, _, _))) = self.heap.peek() {
             if *due > now_ms {
                 break;
@@ -289,28 +277,12 @@ impl Runtime {
     }
 
     /// The number the release gives the session it opens for a prompt without `sessionId`
-    /// (`session-N` in its error): each such open takes the next number, and a prompt arriving
-    /// while one is still opening (in the same burst) joins it (docs/CONTRACT.md#s3.2).
+    /// (`session-N` in its error): each such open takes the next number (docs/CONTRACT.md#s3.2).
+    /// On the release, prompts arriving while one is still opening join it and share its number;
+    /// the reference opens at once, so each prompt takes its own (§13.4).
     fn anonymous_open(&mut self) -> u32 {
-        let (n, began) = self.anonymous;
-        if self.opening(began) {
-            return n;
-        }
-        self.anonymous = (n + 1, Some(self.burst));
-        n + 1
-    }
-
-    /// Whether an open made in burst `opened_in` is still in progress. The release opens sessions
-    /// asynchronously (a few milliseconds): requests naming a session that arrive with the one
-    /// opening it race the open (docs/CONTRACT.md#s3.2). The reference opens at once, but answers
-    /// the requests of the same *burst* — the lines handled before its next [`Runtime::poll`],
-    /// which writes their output — as the release answers pipelined ones: `session/wait` does not
-    /// know the session yet, a second `session/resume` finds it "already open or opening", a
-    /// request that would open it joins a failing resume (`not found`), and prompts without
-    /// `sessionId` share one `session-N`. A client that saw the open's output writes in a later
-    /// burst and finds it open, as on the release.
-    fn opening(&self, opened_in: Option<u64>) -> bool {
-        opened_in == Some(self.burst)
+        self.anonymous += 1;
+        self.anonymous
     }
 
     /// Number of sessions open in this process.

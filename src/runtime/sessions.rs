@@ -24,10 +24,6 @@ impl Runtime {
         if self.shutting_down {
             return Err(SHUTTING_DOWN.into());
         }
-        // Joins a resume of it that is failing right now.
-        if self.opening(self.failed_opens.get(sid).copied()) {
-            return Err(format!("session \"{sid}\" not found"));
-        }
         if let Some(store) = self.store.as_mut() {
             // A session another process is creating right now is as good as stored.
             if store.load(sid).is_some() || (!sid.is_empty() && store.claim(sid).is_err()) {
@@ -35,7 +31,6 @@ impl Runtime {
             }
         }
         let mut s = Session::new(self.route.clone());
-        s.opened_in = Some(self.burst);
         if self.cfg.edition == Edition::Current
             && super::profile::announces_policies(self.cfg.profile)
         {

@@ -150,7 +150,7 @@ fn initialize_validates_in_the_released_order_with_exact_messages() {
 }
 
 /// A prompt without `sessionId` makes the release open a session `session-N` (and fail): each
-/// open takes the next N, and prompts in the same burst join it; other sessions and
+/// open takes the next N (prompts arriving while one opens join it there); other sessions and
 /// the ones refused earlier (`sessionId` not a string) take no number (probed against 0.2.1rc2).
 #[test]
 fn prompts_without_a_session_id_number_the_sessions_they_open() {
@@ -165,72 +165,20 @@ fn prompts_without_a_session_id_number_the_sessions_they_open() {
             .parse::<u32>()
             .unwrap()
     };
-    let both = h.lines(&[
-        &req(1, "session/prompt", json!({})).to_string(),
-        &req(2, "session/prompt", json!({})).to_string(),
-    ]);
-    // The second joins the open still in progress.
-    assert_eq!(error_message(&both, 1), error_message(&both, 2));
-    assert!(error_message(&both, 1).ends_with("\"session-1\""));
-    h.poll();
+    assert_eq!(anonymous(&mut h, 1), 1);
     let f = h.send(req(3, "session/prompt", json!({"sessionId": null})));
     assert_eq!(error_message(&f, 3), "format v4 header id must be a string");
     h.send(prompt(4, "named", "reply: x"));
     h.settle();
     assert_eq!(anonymous(&mut h, 5), 2);
-    assert_eq!(anonymous(&mut h, 6), 3);
-}
-
-/// Requests naming a session while it opens race the open, as on the release (probed): a second
-/// resume finds it "already open or opening", a request that would open it joins a failing resume
-/// (`not found`), `session/wait` does not know it yet; once the open is over, each is ordinary.
-#[test]
-fn requests_racing_a_session_open_get_the_releases_answers() {
-    let dir = std::env::temp_dir().join(format!("dsh-open-race-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut c = cfg(Edition::Current);
-    c.home = Some(dir.clone());
-    let mut h = H::with(c);
-    h.init();
-    let resume = |id: &str| req(id, "session/resume", json!({"sessionId":"u1"}));
-    let burst = h.lines(&[
-        &resume("r1").to_string(),
-        &resume("r2").to_string(),
-        &prompt("p", "u1", "reply: x").to_string(),
-        &req(
-            "g",
-            "session/working-directory/get",
-            json!({"sessionId":"u1"}),
-        )
-        .to_string(),
-        &req("w", "session/wait", json!({"sessionId":"u1"})).to_string(),
+    // On the release a prompt pipelined with another joins its open (the same N); the reference
+    // opens at once, so each takes the next (docs/CONTRACT.md#s13.4).
+    let both = h.lines(&[
+        &req(6, "session/prompt", json!({})).to_string(),
+        &req(7, "session/prompt", json!({})).to_string(),
     ]);
-    assert_eq!(error_message(&burst, "r1"), "session \"u1\" not found");
-    assert_eq!(
-        error_message(&burst, "r2"),
-        "SDK session is already open or opening: u1"
-    );
-    assert_eq!(error_message(&burst, "p"), "session \"u1\" not found");
-    assert_eq!(error_message(&burst, "g"), "session \"u1\" not found");
-    assert_eq!(error_message(&burst, "w"), "unknown SDK session: u1");
-    // After the failed open (a later burst), the id is new again.
-    h.poll();
-    let f = h.send(resume("r3"));
-    assert_eq!(error_message(&f, "r3"), "session \"u1\" not found");
-    let f = h.send(prompt("p2", "u1", "reply: x"));
-    assert!(response(&f, &json!("p2"))["result"]["messageId"].is_string());
-    // A new session is opening too: a resume in its burst is refused, a wait does not know it.
-    let f = h.lines(&[
-        &prompt("p3", "u3", "reply: x").to_string(),
-        &req("r4", "session/resume", json!({"sessionId":"u3"})).to_string(),
-        &req("w2", "session/wait", json!({"sessionId":"u3"})).to_string(),
-    ]);
-    assert_eq!(
-        error_message(&f, "r4"),
-        "SDK session is already open or opening: u3"
-    );
-    assert_eq!(error_message(&f, "w2"), "unknown SDK session: u3");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(error_message(&both, 6).ends_with("\"session-3\""));
+    assert!(error_message(&both, 7).ends_with("\"session-4\""));
 }
 
 /// A null content block fails the prompt once its session is open (the release reads each
@@ -342,14 +290,6 @@ fn session_wait_answers_unknown_idle_and_running_sessions_as_released() {
     assert_eq!(error_message(&f, 1), "unknown SDK session: nope");
     let f = h.send(prompt(2, "s1", "slow:2 reply: waited"));
     assert!(turn_end(&f, "s1").is_empty());
-    // In the same burst as the prompt that creates it, the session is still opening; after the
-    // runtime polled (and wrote the burst's output), it is open.
-    let f = h.lines(&[
-        &prompt("early-p", "s0", "reply: x").to_string(),
-        &req("early", "session/wait", json!({"sessionId":"s0"})).to_string(),
-    ]);
-    assert_eq!(error_message(&f, "early"), "unknown SDK session: s0");
-    h.poll();
     let f = h.send(req(3, "session/wait", json!({"sessionId":"s1"})));
     assert!(f.is_empty(), "parked while running: {f:?}");
     let f = h.settle();
