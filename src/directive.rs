@@ -39,6 +39,27 @@ pub fn is_runtime_text(text: &str) -> bool {
     RUNTIME_TEXT_PREFIXES.iter().any(|p| text.starts_with(p))
 }
 
+/// What both scripted models answer to a request with no user text (a runtime notice).
+pub const NOTICE_REPLY: &str = "ok";
+
+/// The user text a model request's directive is read from, among the texts of its last user
+/// message in order: runtime-written texts left out, the last one holding a directive, else the
+/// last one. `None` when no user text is left (a runtime notice). The one choice both scripted
+/// models make: the stub over HTTP, and the reference runtime (which first drops empty texts, as
+/// the release does when it builds the request).
+pub fn chosen_text<'a>(texts: &[&'a str]) -> Option<&'a str> {
+    let user: Vec<&'a str> = texts
+        .iter()
+        .copied()
+        .filter(|t| !is_runtime_text(t))
+        .collect();
+    user.iter()
+        .rev()
+        .find(|t| directive_in(t).is_some())
+        .or(user.last())
+        .copied()
+}
+
 /// The HTTP 400 message of a directive that calls a tool the request does not offer.
 pub fn unoffered_tool_message(tool: &str, offered: &[String]) -> String {
     format!(
@@ -289,5 +310,18 @@ mod tests {
         for d in all {
             assert_eq!(parse_directive(&d.to_string()), d, "{d}");
         }
+    }
+
+    #[test]
+    fn the_chosen_text_is_the_last_with_a_directive_else_the_last() {
+        assert_eq!(chosen_text(&["reply: a", "plain"]), Some("reply: a"));
+        assert_eq!(chosen_text(&["one", "two"]), Some("two"));
+        assert_eq!(chosen_text(&["reply: a", "tool"]), Some("tool"));
+        let ctx =
+            "Current runtime context. This snapshot supersedes earlier runtime-context snapshots.";
+        assert!(is_runtime_text(ctx));
+        assert_eq!(chosen_text(&["hi", ctx]), Some("hi"));
+        assert_eq!(chosen_text(&[ctx]), None);
+        assert_eq!(chosen_text(&[]), None);
     }
 }

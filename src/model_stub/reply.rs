@@ -22,7 +22,7 @@ pub const THINKING_TEXT: &str = "thought done";
 /// The only text sent by `truncate` before the stream ends.
 pub const TRUNCATE_TEXT: &str = "trunc";
 /// Reply to a runtime notice (no user text in the last user message).
-pub const NOTICE_REPLY: &str = "ok";
+pub use crate::directive::NOTICE_REPLY;
 /// Prefix of the reply to a request carrying a tool result.
 pub const TOOL_RESULT_PREFIX: &str = "tool result: ";
 /// `description` argument of scripted tool calls (bash refuses calls without one).

@@ -124,14 +124,8 @@ fn text_prompt(texts: Vec<&str>) -> Prompt {
     {
         return Prompt::Notice;
     }
-    let user: Vec<&str> = texts.into_iter().filter(|t| !is_runtime_text(t)).collect();
-    let chosen = user
-        .iter()
-        .rev()
-        .find(|t| crate::directive::directive_in(t).is_some())
-        .or(user.last());
-    match chosen {
-        Some(t) => Prompt::Text((*t).to_owned()),
+    match crate::directive::chosen_text(&texts) {
+        Some(t) => Prompt::Text(t.to_owned()),
         None => Prompt::Notice,
     }
 }

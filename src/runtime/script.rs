@@ -6,7 +6,7 @@
 //! runtime did not write itself; a subagent-settled notice (or runtime text only) is answered
 //! `ok`; no directive echoes the text. So one golden trace drives the reference runtime and a real runtime alike.
 
-use crate::directive::{is_runtime_text, parse_directive, Directive, SUBAGENT_NOTICE_PREFIX};
+use crate::directive::{parse_directive, Directive, NOTICE_REPLY, SUBAGENT_NOTICE_PREFIX};
 use serde_json::Value;
 
 /// What one model request answers.
@@ -121,6 +121,14 @@ pub fn for_content(content: &Value) -> Step {
                     return plain(Script::TextNotString(text_not_string(b.get("text"))));
                 }
             }
+            // One carrying `data` became an attachment when the prompt was accepted; one without
+            // (a `url`, say) has none for the adapter to read.
+            Some("image") if b.get("data").is_none() => {
+                return plain(Script::BadContent(
+                    "Cannot read properties of undefined (reading 'attachmentId')".into(),
+                    "UNKNOWN",
+                ))
+            }
             Some("image") => {}
             Some(t) => {
                 return plain(Script::BadContent(
@@ -138,16 +146,18 @@ pub fn for_content(content: &Value) -> Step {
             }
         }
     }
+    // The release leaves empty texts out of the model request.
     let texts: Vec<&str> = blocks
         .iter()
         .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .filter(|t| !t.is_empty())
         .collect();
     let notice = texts
         .first()
         .is_some_and(|t| t.starts_with(SUBAGENT_NOTICE_PREFIX));
-    match texts.iter().rev().find(|t| !is_runtime_text(t)) {
+    match crate::directive::chosen_text(&texts) {
         Some(t) if !notice => from_directive(parse_directive(t)),
-        _ => plain(Script::Reply("ok".into())),
+        _ => plain(Script::Reply(NOTICE_REPLY.into())),
     }
 }
 
@@ -333,5 +343,16 @@ mod tests {
         let deep = crate::wire::json::Deep::new(deep);
         let printed = js_string(&deep);
         assert_eq!(printed, ",1".repeat(JS_STRING_DEPTH));
+    }
+
+    #[test]
+    fn the_directive_is_chosen_as_the_stub_chooses_it_and_empty_texts_are_left_out() {
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let c = json!([text("reply: a"), text("plain")]);
+        assert_eq!(for_content(&c).script, Script::Reply("a".into()));
+        let c = json!([text("reply: a"), text("")]);
+        assert_eq!(for_content(&c).script, Script::Reply("a".into()));
+        let c = json!([text("")]);
+        assert_eq!(for_content(&c).script, Script::Reply(NOTICE_REPLY.into()));
     }
 }

@@ -109,9 +109,11 @@ impl Runtime {
                     .as_ref()
                     .map(|m| title_of(&m.value["content"], minimal))
                     .unwrap_or_default();
-                let st =
-                    json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
-                ev.event(s, "session/title", &st);
+                // A message without words gets no title.
+                if !title.is_empty() {
+                    let st = json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
+                    ev.event(s, "session/title", &st);
+                }
                 s.primed = true;
             }
         }

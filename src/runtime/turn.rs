@@ -258,8 +258,12 @@ impl Runtime {
                 json!({"kind":"error","error": failure})
             }
             Script::BadContent(message, code) => {
+                // The adapter fails the request before sending it: an attempt with no stream.
+                let failure = json!({"message": message,"code": code});
+                let a = events::attempt(n, step, &failure, None, now);
+                ev.event(s, "assistant/attempt", &a);
                 step_end(s, &mut ev);
-                json!({"kind":"error","error":{"message": message,"code": code}})
+                json!({"kind":"error","error": failure})
             }
             // Ended before the step (see `pre_step`); a later step never has this script.
             Script::TextNotString(message) => {

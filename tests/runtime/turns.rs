@@ -368,7 +368,7 @@ fn deep_and_huge_input_is_handled_without_crashing() {
         "unknown DeepSeek Harness SDK runtime method: probe/deep"
     );
     let deep_prompt = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{{\"sessionId\":\"d\",\"contentBlocks\":[{{\"type\":\"text\",\"text\":\"reply: ok\"}},{{\"type\":\"image\",\"x\":{}1{}}}]}}}}",
+        "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{{\"sessionId\":\"d\",\"contentBlocks\":[{{\"type\":\"text\",\"text\":\"reply: ok\",\"x\":{}1{}}}]}}}}",
         "[".repeat(100_000), "]".repeat(100_000));
     // Our receipt echoes the deep content (as the real one does): check the raw frames.
     let mut raw = Vec::new();
