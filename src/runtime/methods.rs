@@ -286,6 +286,22 @@ impl Runtime {
         if path.is_empty() {
             return Err("working-directory: cd must not be empty".into());
         }
+        if path.contains('\0') {
+            // Node refuses the path before looking at the file system, quoting it joined to the
+            // session's directory but not normalised (recorded: divergence_path_null_bytes).
+            let joined = if path.starts_with('/') {
+                path.clone()
+            } else if s.cwd.ends_with('/') {
+                format!("{}{path}", s.cwd)
+            } else {
+                format!("{}/{path}", s.cwd)
+            };
+            return Err(super::inspect::invalid_arg_value(
+                "path",
+                "must be a string, Uint8Array, or URL without null bytes",
+                &joined,
+            ));
+        }
         let target = resolve(&s.cwd, &path);
         if !std::path::Path::new(&target).is_dir() {
             // Upstream quotes the path as the client sent it, not resolved.

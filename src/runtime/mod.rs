@@ -26,6 +26,7 @@ pub mod editor;
 mod events;
 mod fast;
 mod image;
+mod inspect;
 pub mod launch;
 pub mod memory;
 mod methods;
