@@ -231,39 +231,29 @@ mod tests {
     /// characters held text stands for (a lone surrogate as its escape).
     fn escaped(s: &str) -> String {
         let mut r = String::from("\"");
-        let mut chars = String::new();
         for p in held::pieces(s) {
             match p {
-                held::Piece::Text(t) => chars.push_str(t),
-                held::Piece::Pair(c) => chars.push(c),
-                held::Piece::Lone(u) => {
-                    r.push_str(&chars.chars().map(|c| esc1(c)).collect::<String>());
-                    chars.clear();
-                    r.push_str(&format!("\\u{u:04x}"));
-                }
+                held::Piece::Text(t) => t.chars().for_each(|c| escape_char(c, &mut r)),
+                held::Piece::Pair(c) => r.push(c),
+                held::Piece::Lone(u) => r.push_str(&format!("\\u{u:04x}")),
             }
         }
-        r.push_str(&chars.chars().map(|c| esc1(c)).collect::<String>());
         r.push('"');
         r
     }
 
-    fn esc1(c: char) -> String {
-        let mut r = String::new();
-        {
-            match c {
-                '"' => r.push_str("\\\""),
-                '\\' => r.push_str("\\\\"),
-                '\n' => r.push_str("\\n"),
-                '\r' => r.push_str("\\r"),
-                '\t' => r.push_str("\\t"),
-                '\u{8}' => r.push_str("\\b"),
-                '\u{c}' => r.push_str("\\f"),
-                c if (c as u32) < 0x20 => r.push_str(&format!("\\u{:04x}", c as u32)),
-                c => r.push(c),
-            }
+    fn escape_char(c: char, r: &mut String) {
+        match c {
+            '"' => r.push_str("\\\""),
+            '\\' => r.push_str("\\\\"),
+            '\n' => r.push_str("\\n"),
+            '\r' => r.push_str("\\r"),
+            '\t' => r.push_str("\\t"),
+            '\u{8}' => r.push_str("\\b"),
+            '\u{c}' => r.push_str("\\f"),
+            c if (c as u32) < 0x20 => r.push_str(&format!("\\u{:04x}", c as u32)),
+            c => r.push(c),
         }
-        r
     }
 
     fn js(f: f64) -> String {
