@@ -160,6 +160,50 @@ pub fn utf16_len(s: &str) -> usize {
         .sum()
 }
 
+/// The code points of the string held text stands for, a lone surrogate counting as one (what
+/// Python's `len` gives for the same string; a tagged character is one, not two).
+pub fn char_count(s: &str) -> usize {
+    s.chars().count() - tags(s)
+}
+
+/// The byte offset in held text of the `n`th code point ([`char_count`]'s), or `s.len()`: a
+/// cut there never separates a tag from its character.
+pub fn nth_char(s: &str, n: usize) -> usize {
+    let mut seen = 0;
+    let mut tagged = false;
+    for (i, c) in s.char_indices() {
+        if !tagged {
+            if seen == n {
+                return i;
+            }
+            seen += 1;
+        }
+        tagged = !tagged
+            && c == TAG
+            && s[i + c.len_utf8()..]
+                .chars()
+                .next()
+                .is_some_and(is_reserved);
+    }
+    s.len()
+}
+
+/// How many tags (each standing before a reserved character) held text has.
+fn tags(s: &str) -> usize {
+    if !s.bytes().any(may_be_reserved) {
+        return 0;
+    }
+    let mut n = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == TAG && chars.peek().is_some_and(|&d| is_reserved(d)) {
+            chars.next();
+            n += 1;
+        }
+    }
+    n
+}
+
 /// One piece of held text, as [`pieces`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Piece<'a> {
@@ -289,6 +333,15 @@ mod tests {
     fn a_tag_cut_from_its_character_reads_as_a_genuine_tag() {
         assert_eq!(to_utf16("\u{10F7FF}"), [0xDBFD, 0xDFFF]);
         assert_eq!(to_utf16("\u{10F7FF}x"), [0xDBFD, 0xDFFF, 0x78]);
+    }
+
+    #[test]
+    fn code_points_count_a_tagged_character_once() {
+        let held = from_utf16(&[0x61, 0xD800]) + &hold("\u{10F800}\u{10F7FF}b");
+        assert_eq!(char_count(&held), 5);
+        let cuts: Vec<usize> = (0..=5).map(|n| nth_char(&held, n)).collect();
+        assert_eq!(cuts, [0, 1, 5, 13, 21, 22]);
+        assert_eq!(nth_char(&held, 9), held.len());
     }
 
     #[test]
