@@ -317,9 +317,10 @@ fn agree(c: &Classified, m: &Model) -> Result<(), String> {
             match (&r.outcome, error) {
                 (Outcome::Error(e), Some((code, message, data))) => {
                     let code = code.filter(|c| c.is_finite());
-                    let message = message
-                        .as_ref()
-                        .map_or_else(|| "JSON-RPC error".to_owned(), |m| json::held::from_utf16(m));
+                    let message = message.as_ref().map_or_else(
+                        || "JSON-RPC error".to_owned(),
+                        |m| json::held::from_utf16(m),
+                    );
                     let data_same = match (&e.data, data) {
                         (None, None) => true,
                         (Some(v), Some(j)) => same_value(j, v),

@@ -34,6 +34,11 @@ pub enum Script {
     },
     /// `error500`: HTTP 500 (retried, then `SERVER`/500).
     Error500,
+    /// The request cannot be made at all: the session id goes in the
+    /// `x-deepseek-harness-session-id` header, and a header value must be a ByteString, so an id
+    /// with a code unit above U+00FF (a lone surrogate too) makes `fetch` throw before it
+    /// connects (retried, then `TRANSPORT`, as with no model server). See [`header_safe`].
+    Transport,
     /// `error400`: HTTP 400 (not retried, `INVALID_REQUEST`) with this message.
     Error400(String),
     /// `sseerror`: an SSE `error` event (retried, then `SERVER`).
@@ -59,6 +64,13 @@ pub fn text_not_string(text: Option<&Value>) -> String {
             "block.text.matchAll is not a function or its return value is not iterable".into()
         }
     }
+}
+
+/// Whether a session id can be sent as an HTTP header value (a ByteString: every UTF-16 code
+/// unit at most U+00FF), as the real runtime's model request needs; held text's lone surrogates
+/// and tags are above that, like any character beyond Latin-1.
+pub fn header_safe(session_id: &str) -> bool {
+    session_id.chars().all(|c| (c as u32) <= 0xFF)
 }
 
 /// A directive with its delay (`slow:N`), in milliseconds.
@@ -135,9 +147,9 @@ fn from_directive(d: Directive) -> Step {
         // business ([`offered`]).
         Directive::Call { tool, input } => {
             let arg = |k: &str| {
-                serde_json::from_str::<Value>(&input)
+                crate::wire::json::parse(&input)
                     .ok()
-                    .and_then(|v| v.get(k).and_then(Value::as_str).map(str::to_owned))
+                    .and_then(|p| p.value.get(k).and_then(Value::as_str).map(str::to_owned))
             };
             match tool.as_str() {
                 // Kept as a call: the model sends its input as written ([`Script::tool_command`]).
@@ -159,9 +171,14 @@ impl Script {
         match self {
             Script::Tool(c) => Some(c.clone()),
             Script::Call { tool, input } if tool == "bash" => Some(
-                serde_json::from_str::<Value>(input)
+                crate::wire::json::parse(input)
                     .ok()
-                    .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned))
+                    .and_then(|p| {
+                        p.value
+                            .get("command")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    })
                     .unwrap_or_default(),
             ),
             _ => None,

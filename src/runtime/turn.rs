@@ -122,6 +122,12 @@ impl Runtime {
             }
             s => s,
         };
+        // No request can carry this session id (nor, then, does it reach the model).
+        let script = if super::script::header_safe(sid) {
+            script
+        } else {
+            Script::Transport
+        };
         let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
         let mut ev = Events::new(out, sid, now);
@@ -202,8 +208,12 @@ impl Runtime {
                 step_end(s, &mut ev);
                 json!({"kind":"completed"})
             }
-            Script::Empty | Script::Error500 | Script::SseError => {
+            Script::Empty | Script::Error500 | Script::SseError | Script::Transport => {
                 let (failure, delivered) = match script {
+                    Script::Transport => (
+                        json!({"message":"DeepSeek Messages transport failed","code":"TRANSPORT"}),
+                        false,
+                    ),
                     Script::Empty => (
                         json!({"message":"DeepSeek Messages returned no content","code":"EMPTY_RESPONSE"}),
                         true,
@@ -278,7 +288,7 @@ impl Runtime {
                         json!({"command": cmd}),
                     ),
                     Script::Call { tool, input } => {
-                        let v = serde_json::from_str(&input).unwrap_or(json!({}));
+                        let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                         (tool, input, v)
                     }
                     _ => return,
