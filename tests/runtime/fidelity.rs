@@ -6,7 +6,7 @@
 //! with its reason, and every allowlist entry must still be needed.
 
 use dsh_conformance::runtime::{Config, Runtime};
-use dsh_conformance::wire::{LineDecoder, LineEvent};
+use dsh_conformance::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -301,7 +301,8 @@ fn streams(lines: &[(String, bool)]) -> BTreeMap<String, Vec<Frame>> {
                 None,
             )
         } else {
-            let mut v: Value = serde_json::from_str(line).unwrap_or(Value::String(line.clone()));
+            // `JSON.parse`, as the client reads it: lone surrogates are kept (held text).
+            let mut v: Value = json::parse(line).map_or(Value::String(line.clone()), |p| p.value);
             norm(&mut v);
             let method = v.get("method").and_then(Value::as_str).map(str::to_string);
             let p = v.get("params").cloned().unwrap_or(Value::Null);
