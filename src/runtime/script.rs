@@ -34,11 +34,6 @@ pub enum Script {
     },
     /// `error500`: HTTP 500 (retried, then `SERVER`/500).
     Error500,
-    /// The request cannot be made at all: the session id goes in the
-    /// `x-deepseek-harness-session-id` header, and a header value must be a ByteString, so an id
-    /// with a code unit above U+00FF (a lone surrogate too) makes `fetch` throw before it
-    /// connects (retried, then `TRANSPORT`, as with no model server). See [`header_safe`].
-    Transport,
     /// `error400`: HTTP 400 (not retried, `INVALID_REQUEST`) with this message.
     Error400(String),
     /// `sseerror`: an SSE `error` event (retried, then `SERVER`).
@@ -64,13 +59,6 @@ pub fn text_not_string(text: Option<&Value>) -> String {
             "block.text.matchAll is not a function or its return value is not iterable".into()
         }
     }
-}
-
-/// Whether a session id can be sent as an HTTP header value (a ByteString: every UTF-16 code
-/// unit at most U+00FF), as the real runtime's model request needs; held text's lone surrogates
-/// and tags are above that, like any character beyond Latin-1.
-pub fn header_safe(session_id: &str) -> bool {
-    session_id.chars().all(|c| (c as u32) <= 0xFF)
 }
 
 /// A directive with its delay (`slow:N`), in milliseconds.

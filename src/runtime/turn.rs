@@ -122,12 +122,6 @@ impl Runtime {
             }
             s => s,
         };
-        // No request can carry this session id (nor, then, does it reach the model).
-        let script = if super::script::header_safe(sid) {
-            script
-        } else {
-            Script::Transport
-        };
         let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
         let mut ev = Events::new(out, sid, now);
@@ -208,12 +202,8 @@ impl Runtime {
                 step_end(s, &mut ev);
                 json!({"kind":"completed"})
             }
-            Script::Empty | Script::Error500 | Script::SseError | Script::Transport => {
+            Script::Empty | Script::Error500 | Script::SseError => {
                 let (failure, delivered) = match script {
-                    Script::Transport => (
-                        json!({"message":"DeepSeek Messages transport failed","code":"TRANSPORT"}),
-                        false,
-                    ),
                     Script::Empty => (
                         json!({"message":"DeepSeek Messages returned no content","code":"EMPTY_RESPONSE"}),
                         true,
