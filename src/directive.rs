@@ -222,17 +222,19 @@ pub fn directive_in(text: &str) -> Option<Directive> {
             .find(|c: char| c.is_whitespace() || c == '{')
             .unwrap_or(rest.len());
         let (tool, input) = (&rest[..end], rest[end..].trim());
+        // `JSON.parse`/`JSON.stringify`, as a JavaScript model endpoint would read and send it
+        // (a lone surrogate escape inside stays one).
         let input: serde_json::Value = if input.is_empty() {
             serde_json::json!({})
         } else {
-            serde_json::from_str(input).ok()?
+            crate::wire::json::parse(input).ok()?.value
         };
         if tool.is_empty() || !input.is_object() {
             return None;
         }
         return Some(Directive::Call {
             tool: tool.to_owned(),
-            input: input.to_string(),
+            input: crate::wire::json::to_string(&input),
         });
     }
     if let Some(rest) = body.strip_prefix("subagent:") {

@@ -1,13 +1,13 @@
 //! Fuzz target `classify_line`: arbitrary bytes through the line splitter and the classifier, checked
 //! against the independent model in [`super::oracle`], plus the JSON writer's round trips.
 //!
-//! The wire layer's documented differences from JavaScript are applied to the model's side before
-//! comparing, and nowhere else:
-//! - a lone surrogate escape is held as U+FFFD (a Rust `String` cannot hold one), so keys that
-//!   differ only in lone surrogates merge;
-//! - a number literal too large for a double (`1e400`, JavaScript `Infinity`) is held as `null`,
-//!   so diagnostics that report a member's kind say "null" and a non-finite error `code` reads as
-//!   absent (the request id keeps its real value: `Parsed::top_id_number`).
+//! Strings must agree exactly: the wire's held text ([`json::held`]) must be the held text of the
+//! model's UTF-16 string, lone surrogates included, and the writer must write what the model's
+//! `JSON.stringify` writes. The wire layer's one documented difference from JavaScript is applied
+//! to the model's side when comparing, and nowhere else: a number literal too large for a double
+//! (`1e400`, JavaScript `Infinity`) is held as `null`, so diagnostics that report a member's kind
+//! say "null" and a non-finite error `code` reads as absent (the request id keeps its real value:
+//! `Parsed::top_id_number`).
 
 use super::line_stream::Recorded;
 use super::oracle::{self, JKind, LineRef, MId, Model, J};
@@ -79,8 +79,7 @@ fn check_line_with(line: &str, writer_checks: bool) -> Result<(), String> {
             Ok(parsed) if !writer_checks => (classify_parsed(parsed), Ok(()), false),
             Ok(parsed) => {
                 let shallow = parsed.depth <= RECURSIVE_OK;
-                let model = message.as_ref().map(normalise);
-                let writer = writer_round_trips(line, &parsed.value, model.as_ref(), shallow);
+                let writer = writer_round_trips(line, &parsed.value, message.as_ref(), shallow);
                 (classify_parsed(parsed), writer, shallow)
             }
             Err(e) => (Classified::Ignored(Ignored::Malformed(e)), Ok(()), false),
@@ -192,44 +191,9 @@ fn frame_echoes(c: &Classified) -> Result<(), String> {
     Ok(())
 }
 
-/// Applies the wire's documented differences to a model value: strings through lossy UTF-16
-/// decoding, then duplicate keys merged again (first position, last value).
-pub fn normalise(j: &J) -> J {
-    match j {
-        J::Str(s) => J::Str(lossy16(s)),
-        J::Arr(a) => J::Arr(a.iter().map(normalise).collect()),
-        J::Obj(members) => {
-            let mut out: Vec<(Vec<u16>, J)> = Vec::with_capacity(members.len());
-            for (k, v) in members {
-                let (k, v) = (lossy16(k), normalise(v));
-                match out.iter_mut().find(|(ok, _)| *ok == k) {
-                    Some(slot) => slot.1 = v,
-                    None => out.push((k, v)),
-                }
-            }
-            J::Obj(out)
-        }
-        other => other.clone(),
-    }
-}
-
-fn lossy16(s: &[u16]) -> Vec<u16> {
-    // Without a surrogate (paired or not) the round trip through a `String` is the identity.
-    if !s.iter().any(|u| (0xd800..0xe000).contains(u)) {
-        return s.to_vec();
-    }
-    String::from_utf16_lossy(s).encode_utf16().collect()
-}
-
-/// Whether `String::from_utf16_lossy(s) == t`, without building the string.
+/// Whether the wire's held text `t` is exactly the held text of the model's string `s`.
 fn eq16(s: &[u16], t: &str) -> bool {
-    char::decode_utf16(s.iter().copied())
-        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-        .eq(t.chars())
-}
-
-fn text16(s: &[u16]) -> String {
-    String::from_utf16_lossy(s)
+    json::held::from_utf16(s) == t
 }
 
 /// The kind the wire reports for a member: non-finite numbers are held as `null`.
@@ -249,7 +213,7 @@ fn held_kind(j: Option<&J>) -> Kind {
     }
 }
 
-/// Whether a (normalised) model value equals a wire value.
+/// Whether a model value equals a wire value.
 pub fn same_value(j: &J, v: &Value) -> bool {
     match (j, v) {
         (J::Null, Value::Null) => true,
@@ -283,12 +247,12 @@ fn same_id(m: &MId, id: &Id) -> bool {
 }
 
 fn same_params(model: &J, sent: Option<&J>, p: &crate::wire::Params) -> Result<(), String> {
-    let shape = held_kind(sent.map(normalise).as_ref());
+    let shape = held_kind(sent);
     if p.shape != shape {
         return Err(format!("params shape: wire {} model {shape}", p.shape));
     }
-    match normalise(model) {
-        J::Obj(m) if same_map(&m, p.object()) => Ok(()),
+    match model {
+        J::Obj(m) if same_map(m, p.object()) => Ok(()),
         J::Deep(JKind::Object) => Ok(()),
         _ => Err("params differ".into()),
     }
@@ -301,7 +265,7 @@ fn agree(c: &Classified, m: &Model) -> Result<(), String> {
             return Err("ids differ".into());
         }
         let want = match m {
-            MId::Str(s) => oracle::stringify(&J::Str(lossy16(s))).unwrap_or_default(),
+            MId::Str(s) => oracle::stringify(&J::Str(s.clone())).unwrap_or_default(),
             MId::Num(n) => oracle::number_to_string(*n),
         };
         if id.to_json() != want {
@@ -353,12 +317,13 @@ fn agree(c: &Classified, m: &Model) -> Result<(), String> {
             match (&r.outcome, error) {
                 (Outcome::Error(e), Some((code, message, data))) => {
                     let code = code.filter(|c| c.is_finite());
-                    let message = message
-                        .as_ref()
-                        .map_or_else(|| "JSON-RPC error".to_owned(), |m| text16(m));
+                    let message = message.as_ref().map_or_else(
+                        || "JSON-RPC error".to_owned(),
+                        |m| json::held::from_utf16(m),
+                    );
                     let data_same = match (&e.data, data) {
                         (None, None) => true,
-                        (Some(v), Some(j)) => same_value(&normalise(j), v),
+                        (Some(v), Some(j)) => same_value(j, v),
                         _ => false,
                     };
                     if e.code != code || e.message != message || !data_same {
@@ -368,7 +333,7 @@ fn agree(c: &Classified, m: &Model) -> Result<(), String> {
                 }
                 (Outcome::Result(v), None) => match (v, result) {
                     (None, None) => Ok(()),
-                    (Some(v), Some(j)) if same_value(&normalise(j), v) => Ok(()),
+                    (Some(v), Some(j)) if same_value(j, v) => Ok(()),
                     _ => Err("results differ".into()),
                 },
                 _ => Err("outcomes differ".into()),
@@ -415,6 +380,11 @@ mod tests {
             r#"{"id":1,"error":{"code":1e400,"message":5}}"#,
             r#"{"method":1e400}"#,
             r#"{"\ud800":1,"\udbff":2}"#,
+            r#"{"id":"\ud800","method":"probe/\ud800","params":{"\ud800":1,"\ud801":2}}"#,
+            r#"{"id":"a\udfffb","method":"probe/\udbff\ud800z"}"#,
+            "{\"id\":\"\u{10F800}\\ud800\",\"method\":\"\u{10F7FF}\"}",
+            r#"{"id":"\udbfe\udc00","result":{"\udc00":"\ud800"}}"#,
+            r#"{"id":1,"error":{"code":1,"message":"\ud800","data":"\udfff"}}"#,
             r#"{"id":"\ud83d\ude00\ud800","method":"\u0000"}"#,
             "1e400",
             "[]",

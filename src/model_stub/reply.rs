@@ -8,6 +8,7 @@
 
 use super::request::{Prompt, RequestFacts};
 use crate::directive::Directive;
+use crate::wire::json;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -167,9 +168,9 @@ pub fn spaced_object(pairs: &[(&str, &str)]) -> String {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&Value::from(*k).to_string());
+        out.push_str(&json::to_string(&Value::from(*k)));
         out.push_str(": ");
-        out.push_str(&Value::from(*v).to_string());
+        out.push_str(&json::to_string(&Value::from(*v)));
     }
     out.push('}');
     out
@@ -177,15 +178,14 @@ pub fn spaced_object(pairs: &[(&str, &str)]) -> String {
 
 /// The body of an Anthropic error response.
 pub fn error_body(kind: &str, message: &str) -> Vec<u8> {
-    json!({"type": "error", "error": {"type": kind, "message": message}})
-        .to_string()
+    json::to_string(&json!({"type": "error", "error": {"type": kind, "message": message}}))
         .into_bytes()
 }
 
-/// Splits at the middle character (`len / 2` chars), as the recorded stub did.
+/// Splits at the middle character (`len / 2` code points, a lone surrogate one), as the
+/// recorded stub (Python) did.
 fn halves(text: &str) -> [&str; 2] {
-    let n = text.chars().count() / 2;
-    let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    let at = json::held::nth_char(text, json::held::char_count(text) / 2);
     [&text[..at], &text[at..]]
 }
 
@@ -210,7 +210,9 @@ impl Sse {
         self.out.extend_from_slice(b"event: ");
         self.out.extend_from_slice(kind.as_bytes());
         self.out.extend_from_slice(b"\ndata: ");
-        self.out.extend_from_slice(data.to_string().as_bytes());
+        // The wire's writer: a lone surrogate of the prompt is echoed as its escape, as a
+        // JavaScript (or Python) endpoint would write the string it parsed.
+        json::write_value(&data, &mut self.out);
         self.out.extend_from_slice(b"\n\n");
     }
 

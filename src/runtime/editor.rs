@@ -4,6 +4,7 @@
 //! `present`. The reference edits real files, as the release does: the results below are the
 //! release's texts where recorded, the editor's usual ones elsewhere.
 
+use crate::wire::json::held;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -61,7 +62,7 @@ pub fn present(input: &Value, cwd: &str, turn: u32, call_id: &str) -> Outcome {
     for f in input["files"].as_array().into_iter().flatten() {
         let path = f["path"].as_str().unwrap_or("");
         let abs = super::methods::resolve(cwd, path);
-        if !Path::new(&abs).is_file() {
+        if !super::methods::fs_path(&abs).is_file() {
             let mut o = fail(format!(
                 "Cannot present {path}: file not found. Check the path, create the file if needed, and retry."
             ));
@@ -89,7 +90,7 @@ pub fn str_replace_editor(input: &Value) -> Outcome {
             "The path {path} is not an absolute path, it should start with `/`. Maybe you meant /{path}?"
         ));
     }
-    let p = Path::new(path);
+    let p = &super::methods::fs_path(path);
     match s("command").unwrap_or("") {
         "create" => {
             if p.exists() {
@@ -100,7 +101,7 @@ pub fn str_replace_editor(input: &Value) -> Outcome {
             let Some(text) = s("file_text") else {
                 return fail("Parameter `file_text` is required for command: create".into());
             };
-            match std::fs::write(p, text) {
+            match std::fs::write(p, held::to_utf8_lossy(text).as_bytes()) {
                 Ok(()) => ok(format!("New file created successfully at: {path}")),
                 Err(e) => fail(format!("cannot write {path}: {e}")),
             }
@@ -111,6 +112,7 @@ pub fn str_replace_editor(input: &Value) -> Outcome {
                     "The path {path} does not exist. Please provide a valid path."
                 ));
             };
+            let content = held::hold(&content);
             match command {
                 "view" => {
                     let lines: Vec<&str> = content.split('\n').collect();
@@ -151,7 +153,7 @@ pub fn str_replace_editor(input: &Value) -> Outcome {
 }
 
 fn write(p: &Path, path: &str, text: &str) -> Outcome {
-    match std::fs::write(p, text) {
+    match std::fs::write(p, held::to_utf8_lossy(text).as_bytes()) {
         Ok(()) => ok(format!("The file {path} has been edited successfully.")),
         Err(e) => fail(format!("cannot write {path}: {e}")),
     }

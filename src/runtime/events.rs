@@ -6,7 +6,7 @@
 //! numbers them in their session's log and stamps them with a time that never goes backwards.
 
 use super::Session;
-use crate::wire::json::{write_str, write_value};
+use crate::wire::json::{held, write_str, write_value};
 use serde_json::{json, Value};
 
 /// The stand-in system prompt (the real one is ~10 kB of agent instructions).
@@ -231,13 +231,14 @@ pub fn js_quote(s: &str) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// Splits a text the way the recording stub streamed it: two halves (one chunk when short).
+/// Splits a text the way the recording stub streamed it: two halves (one chunk when short),
+/// counting code points of held text (a lone surrogate is one).
 fn halves(text: &str) -> (Value, Value) {
-    let n = text.chars().count();
+    let n = held::char_count(text);
     if n < 2 {
         return (json!([text]), json!([]));
     }
-    let cut = text.char_indices().nth(n / 2).map(|(i, _)| i).unwrap_or(0);
+    let cut = held::nth_char(text, n / 2);
     (json!([&text[..cut], &text[cut..]]), json!([10]))
 }
 

@@ -115,6 +115,10 @@ fn edge_lines() -> Vec<String> {
         r#"{"\u0069d":7,"m\u0065thod":"probe/\u00e9"}"#,
         r#"{"id":1,"method":"m\u0000x"}"#,
         r#"{"id":"\ud800","method":"\ud83d\ude00"}"#,
+        r#"{"id":"a\udfffb","method":"probe/\udbff\ud800z"}"#,
+        r#"{"id":2,"method":"probe/\ud800","params":{"\ud800":1,"\ud801":2}}"#,
+        "{\"id\":\"\u{10F800}\\ud800\",\"method\":\"probe/\u{10F7FF}\"}",
+        r#"{"id":"\udbfe\udc00","method":"session/wait","params":{"sessionId":"s\ud800"}}"#,
         r#"{"id":"a\"b\\c\n","method":"probe/x"}"#,
         r#"{"id":"ué","method":"é"}"#,
         r#"{"__proto__":{"id":1},"id":2,"method":"probe/x"}"#,
@@ -224,6 +228,33 @@ fn the_envelope_is_the_request_classify_finds() {
 }
 
 #[test]
+fn lone_surrogates_are_echoed_as_the_escapes_json_stringify_writes() {
+    let mut rt = Runtime::new(Config::new(Edition::Current));
+    let mut out = Vec::new();
+    rt.handle_line(INIT, T0, &mut out);
+    out.clear();
+    rt.handle_line(
+        r#"{"jsonrpc":"2.0","id":"a\udfffb","method":"probe/\ud800"}"#,
+        T0,
+        &mut out,
+    );
+    rt.handle_line(
+        r#"{"id":"\ud83d\ude00","method":"probe/\uDBFF\ud800z"}"#,
+        T0,
+        &mut out,
+    );
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":"a\udfffb","error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: probe/\ud800"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"😀","error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: probe/\udbff\ud800z"}}"#,
+            "\n"
+        )
+    );
+}
+
+#[test]
 fn both_paths_write_the_same_bytes_in_every_edition() {
     let lines = edge_lines();
     for edition in [Edition::Current, Edition::Aug2026, Edition::Legacy] {
@@ -256,6 +287,8 @@ fn member() -> impl Strategy<Value = String> {
         "{}",
         "[]",
         "\"\\u0041\"",
+        "\"\\ud800\"",
+        "\"\u{10F800}\"",
         "12345678901234567890",
         "-1e-400",
     ]);
@@ -270,6 +303,7 @@ fn member() -> impl Strategy<Value = String> {
         "\"session/working-directory/set\"",
         "\"\"",
         "\"\\u0070robe\"",
+        "\"probe/\\udc00\"",
         "5",
         "null",
     ]);

@@ -4,7 +4,7 @@
 use super::events::{self, new_id, user_message, Events};
 use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
-use crate::wire::json::{js_number, Deep};
+use crate::wire::json::{held, js_number, Deep};
 use crate::wire::{write, ErrorCode, Request};
 use serde_json::{json, Map, Value};
 use std::rc::Rc;
@@ -275,7 +275,7 @@ impl Runtime {
         };
         let Some(path) = path else {
             // The origin itself may not exist (initialize accepts any cwd): upstream says so.
-            if !std::path::Path::new(&*s.cwd).is_dir() {
+            if !fs_path(&s.cwd).is_dir() {
                 return Err(format!(
                     "working-directory: directory does not exist: {}",
                     events::js_quote(&s.cwd)
@@ -303,7 +303,7 @@ impl Runtime {
             ));
         }
         let target = resolve(&s.cwd, &path);
-        if !std::path::Path::new(&target).is_dir() {
+        if !fs_path(&target).is_dir() {
             // Upstream quotes the path as the client sent it, not resolved.
             return Err(format!(
                 "working-directory: directory does not exist: {}",
@@ -352,6 +352,12 @@ fn resolve_cwd(base: &str, cwd: Option<&Value>) -> Result<String, String> {
         Some(Value::Array(_)) => Err(format!("{prefix}an instance of Array")),
         Some(Value::Object(_)) => Err(format!("{prefix}an instance of Object")),
     }
+}
+
+/// The file-system path a held path string names: its UTF-8 as Node.js encodes it (a lone
+/// surrogate becomes U+FFFD; see [`held::to_utf8_lossy`]).
+pub(super) fn fs_path(p: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(held::to_utf8_lossy(p).into_owned())
 }
 
 /// `path.resolve(base, p)` on POSIX: absolute, normalised, no trailing slash.

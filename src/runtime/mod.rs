@@ -15,6 +15,10 @@
 //!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
 //!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
+//! - a session id the release cannot send in its model request's header (a control character or
+//!   a code unit above U+00FF, a lone surrogate included: docs/CONTRACT.md#s11.4) works here;
+//! - strings are held text ([`wire::json::held`]): lone surrogates are echoed as the release
+//!   echoes them, and cross to the file system as Node encodes them (U+FFFD);
 //! - sessions are created synchronously, so a `session/wait` pipelined with a session's first
 //!   prompt waits for it instead of racing to `unknown SDK session`;
 //! - the scripted model answers `ok` to runtime notices (a settled subagent) like the recording

@@ -184,9 +184,9 @@ fn from_directive(d: Directive) -> Step {
         // business ([`offered`]).
         Directive::Call { tool, input } => {
             let arg = |k: &str| {
-                serde_json::from_str::<Value>(&input)
+                crate::wire::json::parse(&input)
                     .ok()
-                    .and_then(|v| v.get(k).and_then(Value::as_str).map(str::to_owned))
+                    .and_then(|p| p.value.get(k).and_then(Value::as_str).map(str::to_owned))
             };
             match tool.as_str() {
                 // Kept as a call: the model sends its input as written ([`Script::tool_command`]).
@@ -208,9 +208,14 @@ impl Script {
         match self {
             Script::Tool(c) => Some(c.clone()),
             Script::Call { tool, input } if tool == "bash" => Some(
-                serde_json::from_str::<Value>(input)
+                crate::wire::json::parse(input)
                     .ok()
-                    .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned))
+                    .and_then(|p| {
+                        p.value
+                            .get("command")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    })
                     .unwrap_or_default(),
             ),
             _ => None,

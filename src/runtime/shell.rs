@@ -11,7 +11,6 @@
 //! fresh shell in the session's working directory.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// The note after a shell exited.
 pub const RESET_NOTE: &str = "The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment.";
@@ -189,7 +188,7 @@ impl Shell {
             Some(d) => format!("{}/{d}", self.cwd.trim_end_matches('/')),
         };
         let normalized = normalize(&target);
-        if Path::new(&normalized).is_dir() {
+        if crate::runtime::methods::fs_path(&normalized).is_dir() {
             self.cwd = normalized;
             0
         } else {

@@ -48,7 +48,7 @@ impl Runtime {
                     return plain(s.cwd.to_string(), false);
                 };
                 let target = methods::resolve(&s.cwd, &path);
-                if path.is_empty() || !std::path::Path::new(&target).is_dir() {
+                if path.is_empty() || !methods::fs_path(&target).is_dir() {
                     let text = format!(
                         "Error: working-directory: directory does not exist: {}",
                         js_quote(&path)

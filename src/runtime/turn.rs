@@ -282,7 +282,7 @@ impl Runtime {
                         json!({"command": cmd}),
                     ),
                     Script::Call { tool, input } => {
-                        let v = serde_json::from_str(&input).unwrap_or(json!({}));
+                        let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                         (tool, input, v)
                     }
                     _ => return,

@@ -4,13 +4,22 @@
 use dsh_conformance::fuzzing::{classify_line, line_stream, runtime_session, trace_parse};
 use proptest::prelude::*;
 
-/// A JSON string literal mixing plain text, escapes (lone surrogates included) and raw non-ASCII.
+/// A JSON string literal mixing plain text, escapes (lone surrogates included), raw non-ASCII and
+/// the characters held text reserves for lone surrogates (raw and as escaped pairs).
 fn string_lit() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
         "[a-z/ ._-]{0,6}",
         prop::sample::select(vec![
             "\\ud800",
             "\\udc00",
+            "\\udbff",
+            "\\udfff",
+            "\\ud801",
+            "\u{10F800}",
+            "\u{10F7FF}",
+            "\u{10FFFF}",
+            "\\udbfe\\udc00",
+            "\\udbfd\\udfff",
             "\\ud83d\\ude00",
             "\\u0000",
             "\\n",

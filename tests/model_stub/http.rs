@@ -159,6 +159,22 @@ fn two_requests_share_one_keep_alive_connection() {
 }
 
 #[test]
+fn a_lone_surrogate_in_the_prompt_comes_back_as_its_escape() {
+    let stub = ModelStub::start().unwrap();
+    let mut s = connect(&stub);
+    // The body as JSON.stringify writes it: the lone surrogate as an escape.
+    let body = messages_body("reply: x@y").replace('@', "\\ud800");
+    s.write_all(post(&stub, &body, "").as_bytes()).unwrap();
+    let (status, _, sse) = read_response(&mut s);
+    assert_eq!(status, 200);
+    // Split by code points (x | \ud800y), each delta written as JSON.stringify would.
+    let deltas: Vec<&str> = sse.lines().filter(|l| l.contains("text_delta")).collect();
+    assert_eq!(deltas.len(), 2, "{sse}");
+    assert!(deltas[0].ends_with(r#""text":"x"}}"#), "{sse}");
+    assert!(deltas[1].ends_with(r#""text":"\ud800y"}}"#), "{sse}");
+}
+
+#[test]
 fn connection_close_is_honoured() {
     let stub = ModelStub::start().unwrap();
     let mut s = connect(&stub);

@@ -10,7 +10,7 @@
 //! fed in the recorded order, and its streams are compared under its name.
 
 use dsh_conformance::runtime::{Config, Runtime};
-use dsh_conformance::wire::{LineDecoder, LineEvent};
+use dsh_conformance::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -358,7 +358,8 @@ fn streams(lines: &[(String, bool)]) -> BTreeMap<String, Vec<Frame>> {
                 None,
             )
         } else {
-            let mut v: Value = serde_json::from_str(line).unwrap_or(Value::String(line.clone()));
+            // `JSON.parse`, as the client reads it: lone surrogates are kept (held text).
+            let mut v: Value = json::parse(line).map_or(Value::String(line.clone()), |p| p.value);
             norm(&mut v);
             let method = v.get("method").and_then(Value::as_str).map(str::to_string);
             let p = v.get("params").cloned().unwrap_or(Value::Null);
@@ -542,7 +543,10 @@ struct Allow {
 
 fn allowlist() -> Vec<Allow> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fidelity-allowlist.json");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    // The wire's `JSON.parse`: a stream may name a session id with a lone surrogate escape.
+    let v: Value = json::parse(&std::fs::read_to_string(p).unwrap())
+        .unwrap()
+        .value;
     v["allow"]
         .as_array()
         .unwrap()
@@ -663,9 +667,15 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
             }
         }
         if !hit {
+            // The stream as JSON would write it (a lone surrogate as its escape).
+            let stream = json::to_string(&Value::String(d.stream.clone()));
             unexplained.push(format!(
                 "{} [{}] {} {}: {}",
-                d.trace, d.stream, d.frame, d.path, d.detail
+                d.trace,
+                stream.trim_matches('"'),
+                d.frame,
+                d.path,
+                d.detail
             ));
         }
     }

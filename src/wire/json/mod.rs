@@ -4,20 +4,28 @@
 //! `serde_json` differs from it in ways a conformance kit must not: it caps nesting at 128 levels,
 //! rejects lone surrogate escapes and rejects number literals that overflow a double (JS gives
 //! `Infinity`). This parser follows `JSON.parse`: no depth limit (it is iterative), every number is a
-//! double, a lone surrogate becomes U+FFFD (a Rust `String` cannot hold one; `JSON.stringify` would
-//! echo the escape — the one documented difference), duplicate keys keep the first position and the
-//! last value. It builds `serde_json::Value`s so the rest of the kit can use the usual API.
+//! double, duplicate keys keep the first position and the last value. It builds
+//! `serde_json::Value`s so the rest of the kit can use the usual API.
+//!
+//! Every string it builds (values and keys) is *held text* ([`held`]): a Rust `String` cannot hold
+//! a lone surrogate, so each one is kept as a character of a reserved block at the end of plane 16
+//! (and a genuine character of that block is tagged), injectively: `"\ud800"` and `"\ud801"` stay
+//! distinct, as keys too.
 //!
 //! The writer is `JSON.stringify`: compact, numbers formatted as JavaScript prints doubles
-//! (`1e21` → `1e+21`, `-0` → `0`), only `"`, `\` and control characters escaped, iterative.
+//! (`1e21` → `1e+21`, `-0` → `0`), only `"`, `\` and control characters escaped, a held lone
+//! surrogate written as its lowercase `\udXXX` escape (ES2019 well-formed stringify), iterative.
+//! So `to_string(parse(s))` is `JSON.stringify(JSON.parse(s))` for every text `JSON.parse` takes.
 //!
-//! Layout: `parse` (the parser, [`parse`]), `number` (doubles as JavaScript holds and prints
-//! them), `write` (the writer, [`write_value`]); a parsed value is held as a [`Deep`], which is
-//! dropped without recursion (`deep`).
+//! Layout: `parse` (the parser, [`parse`]), `held` (the held-text encoding, the one place that
+//! knows it), `number` (doubles as JavaScript holds and prints them), `write` (the writer,
+//! [`write_value`]); a parsed value is held as a [`Deep`], which is dropped without recursion
+//! (`deep`).
 //! `tape` parses into a [`Tape`] instead (same grammar, no `Value` built, for readers on a hot
 //! path) and `view` reads either through [`JsonView`].
 
 mod deep;
+pub mod held;
 mod number;
 mod parse;
 mod tape;
@@ -41,6 +49,30 @@ mod tests {
     /// Parses and writes back: what `JSON.stringify(JSON.parse(s))` gives.
     pub(super) fn rt(s: &str) -> String {
         to_string(&parse(s).unwrap().value)
+    }
+
+    #[test]
+    fn lone_surrogates_round_trip_as_json_stringify_writes_them() {
+        for (text, written) in [
+            (r#""\ud800""#, r#""\ud800""#),
+            (r#""\uDC00x""#, r#""\udc00x""#),
+            (r#""a\udfffb""#, r#""a\udfffb""#),
+            (r#""\udbff\ud800z""#, r#""\udbff\ud800z""#),
+            (r#""\ud83d\ude00""#, "\"😀\""),
+            (r#""\ud83d\ud83d\ude00\ude00""#, "\"\\ud83d😀\\ude00\""),
+            // Genuine characters of the reserved block, raw or escaped, are written raw.
+            (
+                "\"\u{10F7FF}\u{10F800}\u{10FFFF}\"",
+                "\"\u{10F7FF}\u{10F800}\u{10FFFF}\"",
+            ),
+            (r#""\udbfd\udfff\udbff\udfff""#, "\"\u{10F7FF}\u{10FFFF}\""),
+            // Mixed: a genuine U+10F800 beside the lone surrogate it is not.
+            ("\"\u{10F800}\\ud800\"", "\"\u{10F800}\\ud800\""),
+            (r#"{"\ud800":"\ud801"}"#, r#"{"\ud800":"\ud801"}"#),
+        ] {
+            assert_eq!(rt(text), written, "{text}");
+            assert_eq!(rt(written), written, "a fixed point: {written}");
+        }
     }
 
     #[test]

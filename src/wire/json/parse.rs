@@ -1,6 +1,6 @@
 //! The parser: `JSON.parse`'s grammar, iterative, building `serde_json::Value`s.
 
-use super::{dispose, number_value};
+use super::{dispose, held, number_value};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -243,6 +243,7 @@ impl<'a> Parser<'a> {
                 }
                 b'\\' => break,
                 0..=0x1f => return Err(self.err("control character in string")),
+                b if held::may_be_reserved(b) => break,
                 _ => self.pos += 1,
             }
         }
@@ -253,18 +254,24 @@ impl<'a> Parser<'a> {
     }
 
     /// Decodes the rest of a string, from `self.pos` (inside it, at an escape or the end of a
-    /// plain run already copied) through its closing quote, appending to `out`.
+    /// plain run already copied) through its closing quote, appending to `out` as held text
+    /// ([`held`]): a lone surrogate escape is kept, a genuine reserved character tagged.
     pub(super) fn string_rest(&mut self, out: &mut String) -> Result<(), JsonError> {
         loop {
             let run = self.pos;
             while let Some(&b) = self.s.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
+                if b == b'"' || b == b'\\' || b < 0x20 || held::may_be_reserved(b) {
                     break;
                 }
                 self.pos += 1;
             }
             out.push_str(&self.text[run..self.pos]);
             match self.peek() {
+                Some(b) if held::may_be_reserved(b) => {
+                    let c = self.text[self.pos..].chars().next().expect("a character");
+                    held::push_char(out, c);
+                    self.pos += c.len_utf8();
+                }
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(());
@@ -294,13 +301,16 @@ impl<'a> Parser<'a> {
                                 let lo = self.hex4()?;
                                 if (0xDC00..0xE000).contains(&lo) {
                                     let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                                    out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                                    held::push_char(out, char::from_u32(c).expect("a pair"));
                                 } else {
-                                    out.push('\u{FFFD}');
+                                    held::push_lone(out, hi as u16);
                                     self.pos = save;
                                 }
                             } else {
-                                out.push(char::from_u32(hi).unwrap_or('\u{FFFD}'));
+                                match char::from_u32(hi) {
+                                    Some(c) => out.push(c),
+                                    None => held::push_lone(out, hi as u16),
+                                }
                             }
                         }
                         _ => {
@@ -438,13 +448,33 @@ mod tests {
     }
 
     #[test]
-    fn lone_surrogates_become_replacement_characters_and_pairs_combine() {
-        assert_eq!(parse(r#""\ud800""#).unwrap().value, json!("\u{FFFD}"));
-        assert_eq!(parse(r#""\udc00x""#).unwrap().value, json!("\u{FFFD}x"));
+    fn lone_surrogates_are_held_and_pairs_combine() {
+        use super::held::{from_utf16, TAG};
+        assert_eq!(
+            parse(r#""\ud800""#).unwrap().value,
+            json!(from_utf16(&[0xD800]))
+        );
+        assert_eq!(
+            parse(r#""\udc00x""#).unwrap().value,
+            json!(from_utf16(&[0xDC00, 0x78]))
+        );
         assert_eq!(parse(r#""\ud83d\ude00""#).unwrap().value, json!("😀"));
         assert_eq!(
             parse(r#""\ud83d\u0041""#).unwrap().value,
-            json!("\u{FFFD}A")
+            json!(from_utf16(&[0xD83D, 0x41]))
+        );
+        // A genuine character of the reserved block, raw or as an escaped pair, is tagged.
+        let tagged = format!("{TAG}\u{10F800}");
+        assert_eq!(parse("\"\u{10F800}\"").unwrap().value, json!(tagged));
+        assert_eq!(parse(r#""\udbfe\udc00""#).unwrap().value, json!(tagged));
+        // Keys that differ only in lone surrogates are distinct members.
+        let v = parse(r#"{"\ud800":1,"\ud801":2,"\ud800":3}"#)
+            .unwrap()
+            .value;
+        assert_eq!(v.as_object().unwrap().len(), 2);
+        assert_eq!(
+            rt(r#"{"\ud800":1,"\ud801":2,"\ud800":3}"#),
+            r#"{"\ud800":3,"\ud801":2}"#
         );
     }
 

@@ -1,5 +1,6 @@
 //! The writer: `JSON.stringify`, compact and iterative.
 
+use super::held;
 use super::number::push_js_number;
 use serde_json::{Number, Value};
 
@@ -118,7 +119,8 @@ fn write_uint(mut n: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(&buf[at..]);
 }
 
-/// Whether any of the 8 bytes of `w` must be escaped: `"`, `\\` or a control character.
+/// Whether any of the 8 bytes of `w` must be looked at: `"`, `\\`, a control character, or the
+/// lead byte `0xF4` that held text's reserved characters start with ([`held`]).
 #[inline]
 fn word_needs_escape(w: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -126,7 +128,11 @@ fn word_needs_escape(w: u64) -> bool {
     let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     // A byte below 0x20 (bytes ≥ 0x80 are excluded by `!w`), a quote or a backslash.
     let below = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    below | zero_in(w ^ (ONES * b'"' as u64)) | zero_in(w ^ (ONES * b'\\' as u64)) != 0
+    below
+        | zero_in(w ^ (ONES * b'"' as u64))
+        | zero_in(w ^ (ONES * b'\\' as u64))
+        | zero_in(w ^ (ONES * 0xF4))
+        != 0
 }
 
 /// Appends a JSON string literal escaped as `JSON.stringify` does.
@@ -138,6 +144,9 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
 
 /// Appends `s` escaped as inside a JSON string literal, without the quotes (a literal can be
 /// written in parts: `"` + body(a) + body(b) + `"` is the literal of `a + b`).
+///
+/// `s` is held text ([`held`]): a lone surrogate is written as its lowercase `\udXXX` escape and
+/// a tagged character as itself, as ES2019's `JSON.stringify` writes the JavaScript string.
 pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
@@ -151,7 +160,8 @@ pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
         i += 8;
     }
     let mut run = 0;
-    for (i, &c) in b.iter().enumerate().skip(i) {
+    while i < b.len() {
+        let c = b[i];
         let esc: &[u8] = match c {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -161,7 +171,37 @@ pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
             0x08 => b"\\b",
             0x0c => b"\\f",
             0..=0x1f => b"",
-            _ => continue,
+            _ if held::may_be_reserved(c)
+                && s[i..].chars().next().is_some_and(held::is_reserved) =>
+            {
+                out.extend_from_slice(&b[run..i]);
+                let mut p = held::pieces(&s[i..]);
+                match p.next().expect("a reserved character") {
+                    held::Piece::Lone(u) => {
+                        let u = u as usize;
+                        out.extend_from_slice(&[
+                            b'\\',
+                            b'u',
+                            HEX[u >> 12],
+                            HEX[(u >> 8) & 15],
+                            HEX[(u >> 4) & 15],
+                            HEX[u & 15],
+                        ]);
+                    }
+                    held::Piece::Pair(ch) => {
+                        out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                    }
+                    // A tagged character (without its tag), or a lone tag.
+                    held::Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
+                }
+                i = s.len() - p.as_str().len();
+                run = i;
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&b[run..i]);
         if esc.is_empty() {
@@ -176,7 +216,8 @@ pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
         } else {
             out.extend_from_slice(esc);
         }
-        run = i + 1;
+        i += 1;
+        run = i;
     }
     out.extend_from_slice(&b[run..]);
 }
@@ -186,24 +227,33 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The byte-at-a-time escaping `write_str` did before its word-at-a-time scan.
+    /// The byte-at-a-time escaping `write_str` did before its word-at-a-time scan, on the
+    /// characters held text stands for (a lone surrogate as its escape).
     fn escaped(s: &str) -> String {
         let mut r = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => r.push_str("\\\""),
-                '\\' => r.push_str("\\\\"),
-                '\n' => r.push_str("\\n"),
-                '\r' => r.push_str("\\r"),
-                '\t' => r.push_str("\\t"),
-                '\u{8}' => r.push_str("\\b"),
-                '\u{c}' => r.push_str("\\f"),
-                c if (c as u32) < 0x20 => r.push_str(&format!("\\u{:04x}", c as u32)),
-                c => r.push(c),
+        for p in held::pieces(s) {
+            match p {
+                held::Piece::Text(t) => t.chars().for_each(|c| escape_char(c, &mut r)),
+                held::Piece::Pair(c) => r.push(c),
+                held::Piece::Lone(u) => r.push_str(&format!("\\u{u:04x}")),
             }
         }
         r.push('"');
         r
+    }
+
+    fn escape_char(c: char, r: &mut String) {
+        match c {
+            '"' => r.push_str("\\\""),
+            '\\' => r.push_str("\\\\"),
+            '\n' => r.push_str("\\n"),
+            '\r' => r.push_str("\\r"),
+            '\t' => r.push_str("\\t"),
+            '\u{8}' => r.push_str("\\b"),
+            '\u{c}' => r.push_str("\\f"),
+            c if (c as u32) < 0x20 => r.push_str(&format!("\\u{:04x}", c as u32)),
+            c => r.push(c),
+        }
     }
 
     fn js(f: f64) -> String {
@@ -242,8 +292,12 @@ mod tests {
         #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
         #[test]
-        fn write_str_escapes_as_the_byte_loop_did(s in any::<String>(), t in "[ -~\\x00-\\x1f\\x7f-\\u{7ff}]{0,40}") {
-            for s in [s, t] {
+        fn write_str_escapes_as_the_byte_loop_did(
+            s in any::<String>(),
+            t in "[ -~\\x00-\\x1f\\x7f-\\u{7ff}]{0,40}",
+            u in "[a\"\\\\\\x01\u{fffd}\u{10f7fe}-\u{10ffff}]{0,40}",
+        ) {
+            for s in [s, t, u] {
                 let mut out = Vec::new();
                 write_str(&s, &mut out);
                 prop_assert_eq!(String::from_utf8(out).unwrap(), escaped(&s));

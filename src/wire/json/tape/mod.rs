@@ -5,12 +5,14 @@
 //!
 //! Same grammar, errors and meaning as [`parse`](super::parse), on the same scanner: duplicate
 //! keys keep the first position and the last value, numbers are doubles and one that overflows
-//! reads as null. Any node gives back exactly the `Value` that `parse` builds for its text.
+//! reads as null. Any node gives back exactly the `Value` that `parse` builds for its text, and
+//! its strings are the same held text ([`held`]: lone surrogates kept).
 
 mod read;
 
 pub use read::TapeRef;
 
+use super::held;
 use super::parse::Parser;
 use super::JsonError;
 use serde_json::Value;
@@ -94,8 +96,9 @@ fn str_len(s: Str) -> usize {
     }
 }
 
-/// A string at the scanner (its opening quote): borrowed from the text when it has no escapes,
-/// else decoded by the scanner into `decoded`.
+/// A string at the scanner (its opening quote): borrowed from the text when it has no escapes
+/// (nor a plane-16 character, which may need a tag), else decoded by the scanner into `decoded`
+/// as held text ([`held`]).
 fn string(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
     let start = p.pos + 1;
     let mut i = start;
@@ -110,6 +113,8 @@ fn string(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
                 p.pos = i;
                 return Err(p.err("control character in string"));
             }
+            // A character of held text's reserved block may start here: decoded, to be tagged.
+            b if held::may_be_reserved(b) => break,
             _ => i += 1,
         }
     }
@@ -436,6 +441,9 @@ mod tests {
             r#"{"a":{"x":1},"a":[2]}"#,
             r#""a\u0001\b\f\n\r\t\"\\\/\u2028é""#,
             r#"{"k\u0065y":"v\ud800","key":"w","\ud83d\ude00":"\ud83d\u0041"}"#,
+            r#"{"\ud800":1,"\ud801":2,"\ud800":3}"#,
+            "{\"\u{10F800}\":1,\"\\ud800\":2,\"\u{10F800}\":3}",
+            "\"a\u{10F7FF}\u{10FFFF}\u{100000}b\"",
             "9007199254740993",
             "12345678901234567890",
             "-12345678901234567890e3",
@@ -491,6 +499,10 @@ mod tests {
             "\"a\":",
             "\"\\n\"",
             "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\udbfe\\udc00\"",
+            "\"\u{10F800}\"",
+            "\"\u{10F7FF}x\"",
             "\"\\u00e9x\"",
             "\"é\"",
             "1",
