@@ -9,85 +9,85 @@
 //! own, joined by ` +\n  `. `ERR_INVALID_ARG_VALUE` then keeps the first 128 UTF-16 units of that
 //! and appends `...`.
 
-/// `util.inspect(s)` at the top level.
+use crate::wire::json::held;
+
+/// `util.inspect(s)` at the top level; `s` and the result are held text
+/// ([`crate::wire::json::held`]).
 pub fn inspect_str(s: &str) -> String {
-    if utf16_len(s) > 124 && s.contains('\n') {
-        let mut parts = Vec::new();
-        let mut rest = s;
-        while let Some(i) = rest.find('\n') {
-            parts.push(quote(&rest[..=i]));
-            rest = &rest[i + 1..];
-        }
-        if !rest.is_empty() {
-            parts.push(quote(rest));
-        }
-        parts.join(" +\n  ")
-    } else {
-        quote(s)
-    }
+    held::from_utf16(&inspect16(&held::to_utf16(s)))
 }
 
-/// The message of Node's `ERR_INVALID_ARG_VALUE` for argument `name` holding `value`.
+/// The message of Node's `ERR_INVALID_ARG_VALUE` for argument `name` holding `value` (held text).
 pub fn invalid_arg_value(name: &str, reason: &str, value: &str) -> String {
-    let mut inspected = inspect_str(value);
-    if utf16_len(&inspected) > 128 {
-        inspected = utf16_prefix(&inspected, 128);
-        inspected.push_str("...");
+    let mut inspected = inspect16(&held::to_utf16(value));
+    if inspected.len() > 128 {
+        // JavaScript's slice: by code unit, so a pair may be cut in two.
+        inspected.truncate(128);
+        inspected.extend("...".encode_utf16());
     }
-    format!("The argument '{name}' {reason}. Received {inspected}")
-}
-
-/// One line quoted and escaped as `strEscape` does.
-fn quote(s: &str) -> String {
-    let (open, escape_single) = if s.contains('\'') {
-        if !s.contains('"') {
-            ('"', false)
-        } else if !s.contains('`') && !s.contains("${") {
-            ('`', false)
-        } else {
-            ('\'', true)
-        }
-    } else {
-        ('\'', false)
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(open);
-    for c in s.chars() {
-        match c {
-            '\'' if escape_single => out.push_str("\\'"),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
-                out.push_str(&format!("\\x{:02X}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(open);
+    let mut out = format!("The argument '{name}' {reason}. Received ");
+    out.push_str(&held::from_utf16(&inspected));
     out
 }
 
-/// Length in UTF-16 code units (JavaScript's `length`).
-fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+/// `util.inspect` of the JavaScript string `s` (UTF-16 code units).
+fn inspect16(s: &[u16]) -> Vec<u16> {
+    const NL: u16 = b'\n' as u16;
+    if s.len() > 124 && s.contains(&NL) {
+        let mut out = Vec::with_capacity(s.len() + 16);
+        for (i, line) in s.split_inclusive(|&u| u == NL).enumerate() {
+            if i > 0 {
+                out.extend(" +\n  ".encode_utf16());
+            }
+            quote(line, &mut out);
+        }
+        out
+    } else {
+        let mut out = Vec::with_capacity(s.len() + 2);
+        quote(s, &mut out);
+        out
+    }
 }
 
-/// The first `n` UTF-16 units of `s` (a character that would be cut in half is left out).
-fn utf16_prefix(s: &str, n: usize) -> String {
-    let mut units = 0;
-    let mut end = 0;
-    for (i, c) in s.char_indices() {
-        if units + c.len_utf16() > n {
-            break;
+/// One line quoted and escaped as Node's `strEscape` does.
+fn quote(s: &[u16], out: &mut Vec<u16>) {
+    let has = |c: u8| s.contains(&(c as u16));
+    let has_interpolation = s.windows(2).any(|w| w == [b'$' as u16, b'{' as u16]);
+    let (open, escape_single) = if has(b'\'') {
+        if !has(b'"') {
+            (b'"', false)
+        } else if !has(b'`') && !has_interpolation {
+            (b'`', false)
+        } else {
+            (b'\'', true)
         }
-        units += c.len_utf16();
-        end = i + c.len_utf8();
+    } else {
+        (b'\'', false)
+    };
+    let ascii = |out: &mut Vec<u16>, t: &str| out.extend(t.encode_utf16());
+    out.push(open as u16);
+    let mut i = 0;
+    while i < s.len() {
+        let u = s[i];
+        match u {
+            0x27 if escape_single => ascii(out, "\\'"),
+            0x5c => ascii(out, "\\\\"),
+            0x08 => ascii(out, "\\b"),
+            0x09 => ascii(out, "\\t"),
+            0x0a => ascii(out, "\\n"),
+            0x0c => ascii(out, "\\f"),
+            0x0d => ascii(out, "\\r"),
+            0..0x20 | 0x7f..0xa0 => ascii(out, &format!("\\x{u:02X}")),
+            0xd800..0xdc00 if s.get(i + 1).is_some_and(|n| (0xdc00..0xe000).contains(n)) => {
+                out.extend_from_slice(&s[i..i + 2]);
+                i += 1;
+            }
+            0xd800..0xe000 => ascii(out, &format!("\\u{u:x}")),
+            u => out.push(u),
+        }
+        i += 1;
     }
-    s[..end].to_owned()
+    out.push(open as u16);
 }
 
 #[cfg(test)]
@@ -106,6 +106,7 @@ mod tests {
                 "`/x\\x00'y\"\\\\z\\n\\t\\x1B\\x7F\\x85é中`",
             ),
             ("/x'y\0", "\"/x'y\\x00\""),
+            ("/\u{1F600}", "'/\u{1F600}'"),
             ("/x'\"`\0", "'/x\\'\"`\\x00'"),
         ];
         for (path, received) in cases {
@@ -122,6 +123,10 @@ mod tests {
                 "a".repeat(126)
             )
         );
+        // A lone surrogate (held text) is escaped in lower case.
+        let mut lone = "/a".to_owned();
+        held::push_lone(&mut lone, 0xd800);
+        assert_eq!(inspect_str(&lone), "'/a\\ud800'");
         let lines = format!("/{}\n{}\0", "a".repeat(73), "a".repeat(83));
         assert_eq!(
             invalid_arg_value("path", WHY, &lines),
