@@ -13,6 +13,7 @@ use crate::wire::json::held;
 
 /// `util.inspect(s)` at the top level; `s` and the result are held text
 /// ([`crate::wire::json::held`]).
+#[cfg(test)]
 pub fn inspect_str(s: &str) -> String {
     held::from_utf16(&inspect16(&held::to_utf16(s)))
 }
