@@ -13,6 +13,8 @@ use std::time::Duration;
 /// What is alive, by registration number.
 #[derive(Default)]
 struct Live {
+    /// [`undo_all`] ran: nothing may be created any more.
+    stopped: bool,
     dirs: HashMap<u64, PathBuf>,
     /// Process group and environment mark of each running runtime.
     children: HashMap<u64, (i32, String)>,
@@ -32,11 +34,27 @@ fn lock() -> std::sync::MutexGuard<'static, Live> {
     live().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Registers a directory to remove on an abrupt stop; returns its ticket.
-pub(crate) fn dir(path: PathBuf) -> u64 {
+/// Makes a directory tree rooted at `root` with `make` and registers `root` for removal on an
+/// abrupt stop, as one step: a stop cannot fall between the two (it would leave the tree behind),
+/// and after a stop nothing is made (`Interrupted`). Returns what `make` gave and the ticket.
+pub(crate) fn make_dir<T>(
+    root: PathBuf,
+    make: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<(T, u64)> {
+    let mut l = lock();
+    if l.stopped {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the kit is stopping",
+        ));
+    }
+    let made = make();
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
     let n = next();
-    lock().dirs.insert(n, path);
-    n
+    l.dirs.insert(n, root);
+    Ok((made?, n))
 }
 
 /// Registers a running runtime (its process group and mark); returns its ticket.
@@ -56,7 +74,8 @@ pub(crate) fn done(ticket: u64) {
 /// Kills every registered runtime (its group and its marked descendants) and removes every
 /// registered directory.
 pub fn undo_all() {
-    let l = lock();
+    let mut l = lock();
+    l.stopped = true;
     for (pgid, mark) in l.children.values() {
         // SAFETY: kill(2) on a process group the kit created; no memory is involved.
         unsafe {

@@ -36,14 +36,20 @@ impl CaseDirs {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        let cwd = root.join("cwd");
-        let home = root.join("home");
-        std::fs::create_dir_all(&cwd)?;
-        std::fs::create_dir_all(&home)?;
-        // Canonical paths: the runtime reports resolved paths.
-        let cwd = cwd.canonicalize()?;
-        let home = home.canonicalize()?;
-        let ticket = (!keep).then(|| super::cleanup::dir(root.clone()));
+        let make = || {
+            let cwd = root.join("cwd");
+            let home = root.join("home");
+            std::fs::create_dir_all(&cwd)?;
+            std::fs::create_dir_all(&home)?;
+            // Canonical paths: the runtime reports resolved paths.
+            Ok((cwd.canonicalize()?, home.canonicalize()?))
+        };
+        let ((cwd, home), ticket) = if keep {
+            (make()?, None)
+        } else {
+            let (dirs, ticket) = super::cleanup::make_dir(root.clone(), make)?;
+            (dirs, Some(ticket))
+        };
         Ok(CaseDirs {
             root,
             cwd,
