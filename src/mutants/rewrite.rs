@@ -252,6 +252,13 @@ impl Rewriter {
             {
                 v["error"]["code"] = json!(-32601);
             }
+            "invalid-params-32602"
+                if v.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| !m.starts_with(crate::rules::UNKNOWN_METHOD)) =>
+            {
+                v["error"]["code"] = json!(-32602);
+            }
             "message-id-mismatch" => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
                     *m = json!(uuid::Uuid::new_v4().to_string());
@@ -382,6 +389,7 @@ mod tests {
             RESPONSE,
             r#"{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"SDK server is not initialized"}}"#,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","seq":1,"time":1,"data":{"turn":2}}}}"#,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","seq":2,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}}}"#,
             r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,

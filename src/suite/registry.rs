@@ -88,7 +88,7 @@ checks! {
     "frame.deep-nesting" "§2.1" Should ALL ["response.answered"]: "params nested 1000 deep are answered";
     // Errors.
     "error.unknown-method" "§2.3 §9" Must ALL ["response.answered"]: "an unknown method gets -32603 with the message `unknown DeepSeek Harness SDK runtime method: <m>` verbatim (code -32601 accepted unless --strict-upstream; the message never relaxed)";
-    "error.no-reserved-codes" "§2.3" Should ALL ["response.answered"] stream: "errors never use -32700, -32600 or -32602 and carry no data member";
+    "error.no-reserved-codes" "§2.3" Should ALL ["response.answered"] stream: "a known method's errors are -32603 (never -32700, -32600, -32602 or another code) and no error carries a data member; the other checks judge error messages only";
     // initialize.
     "initialize.server-info" "§3.1" Must ALL: "initialize answers {serverInfo:{name:\"deepseek-harness-sdk-runtime\", version:<string>}}";
     "initialize.max-tokens-validated" "§3.1 §9" Should ALL ["response.answered"]: "maxTokens 0, -1, 1.5 and \"5\" fail with `initialize maxTokens must be a positive safe integer`";
