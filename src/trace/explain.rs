@@ -121,7 +121,16 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                     path.push('/');
                     path.push_str(&ptr_escape(k));
                     if let Some(d) = go(p, m.get(k), path, b, env) {
-                        return Some(d);
+                        // A response that failed where a result was expected: what it said
+                        // is the difference, not "(absent)".
+                        return Some(match (path.as_str(), m.get(k), m.get("error")) {
+                            ("/result", None, Some(e)) => format!(
+                                "/result: expected {}, got the error {}",
+                                clip(&crate::wire::json::to_string(&p.to_value()), 200),
+                                show(Some(e))
+                            ),
+                            _ => d,
+                        });
                     }
                     path.truncate(len);
                 }
@@ -206,6 +215,21 @@ mod tests {
         let v = json!({"params":{"event":{"type":"turn/end","data":{"turn":1}}}});
         let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
         assert_eq!(d, "/params/event/data/turn: expected 2, got 1");
+    }
+
+    #[test]
+    fn an_error_where_a_result_was_expected_is_shown_as_the_difference() {
+        let p = compile(
+            &json!({"id":"a","result":{"serverInfo":"{{object}}"}}),
+            false,
+        )
+        .unwrap();
+        let v = json!({"id":"a","error":{"code":-32603,"message":"already initialized"}});
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        assert_eq!(
+            d,
+            "/result: expected {\"serverInfo\":\"{{object}}\"}, got the error {\"code\":-32603,\"message\":\"already initialized\"}"
+        );
     }
 
     #[test]
