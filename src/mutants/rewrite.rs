@@ -19,6 +19,8 @@ pub(crate) struct Rewriter {
     shutdown_ids: HashSet<Id>,
     /// A shutdown request has been answered.
     pub shutdown_answered: bool,
+    /// An `initialize` has been answered with a result.
+    initialized: bool,
     global_turn: u64,
     turn_map: HashMap<String, u64>,
     history: HashMap<String, Vec<String>>,
@@ -67,6 +69,7 @@ impl Rewriter {
             name,
             shutdown_ids: HashSet::new(),
             shutdown_answered: false,
+            initialized: false,
             global_turn: 0,
             turn_map: HashMap::new(),
             history: HashMap::new(),
@@ -155,6 +158,20 @@ impl Rewriter {
                 return act;
             }
             ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            ("refuses-reinitialize", Classified::Request(r))
+                if r.method == "initialize" && self.initialized =>
+            {
+                let mut out = Vec::new();
+                crate::wire::write::error(
+                    &mut out,
+                    &r.id,
+                    crate::wire::ErrorCode::INTERNAL_ERROR,
+                    "already initialized",
+                );
+                act.answer
+                    .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                return act;
+            }
             ("rejects-no-jsonrpc", Classified::Request(r)) => {
                 let jsonrpc = json::parse(crate::wire::trim_js(&text))
                     .ok()
@@ -225,6 +242,9 @@ impl Rewriter {
                     self.shutdown_answered = true;
                 }
             }
+        }
+        if v.pointer("/result/serverInfo").is_some() {
+            self.initialized = true;
         }
         match self.name {
             "wrong-server-name" => {
@@ -411,6 +431,11 @@ mod tests {
                 !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            for w in [&mut r, &mut id] {
+                w.output(probes_out[2]);
+            }
+            differs |= r.input(b"{\"id\":8,\"method\":\"initialize\"}")
+                != id.input(b"{\"id\":8,\"method\":\"initialize\"}");
             for p in probes_in {
                 differs |= r.input(p) != id.input(p);
             }
