@@ -121,13 +121,18 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                     path.push('/');
                     path.push_str(&ptr_escape(k));
                     if let Some(d) = go(p, m.get(k), path, b, env) {
-                        // A response that failed where a result was expected: what it said
-                        // is the difference, not "(absent)".
-                        return Some(match (path.as_str(), m.get(k), m.get("error")) {
-                            ("/result", None, Some(e)) => format!(
-                                "/result: expected {}, got the error {}",
+                        // A response with an error where a result was expected (or the other
+                        // way round): what it answered is the difference, not "(absent)".
+                        let other = match path.as_str() {
+                            "/result" => Some("error"),
+                            "/error" => Some("result"),
+                            _ => None,
+                        };
+                        return Some(match (other, m.get(k)) {
+                            (Some(o), None) if m.contains_key(o) => format!(
+                                "{path}: expected {}, got the {o} {}",
                                 clip(&crate::wire::json::to_string(&p.to_value()), 200),
-                                show(Some(e))
+                                show(m.get(o))
                             ),
                             _ => d,
                         });
@@ -218,7 +223,7 @@ mod tests {
     }
 
     #[test]
-    fn an_error_where_a_result_was_expected_is_shown_as_the_difference() {
+    fn a_response_of_the_other_kind_shows_what_it_answered() {
         let p = compile(
             &json!({"id":"a","result":{"serverInfo":"{{object}}"}}),
             false,
@@ -230,6 +235,10 @@ mod tests {
             d,
             "/result: expected {\"serverInfo\":\"{{object}}\"}, got the error {\"code\":-32603,\"message\":\"already initialized\"}"
         );
+        let p = compile(&json!({"id":"a","error":"{{object}}"}), false).unwrap();
+        let v = json!({"id":"a","result":{}});
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        assert_eq!(d, "/error: expected \"{{object}}\", got the result {}");
     }
 
     #[test]
