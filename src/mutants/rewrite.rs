@@ -158,6 +158,39 @@ impl Rewriter {
                 return act;
             }
             ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            ("prototype-methods", Classified::Request(r)) => {
+                // What `handlers[method](params)` answers in JavaScript for these names.
+                let answer = match r.method.as_str() {
+                    "constructor" => Ok(json!({})),
+                    "toString" => Ok(json!("[object Undefined]")),
+                    "__proto__" => Err("handler is not a function"),
+                    "hasOwnProperty" => Err("Cannot convert undefined or null to object"),
+                    _ => Err(""),
+                };
+                let id = json::to_string(&r.id.to_value());
+                match answer {
+                    Ok(v) => {
+                        let result = json::to_string(&v);
+                        act.answer.push(format!(
+                            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+                        ));
+                        return act;
+                    }
+                    Err(m) if !m.is_empty() => {
+                        let mut out = Vec::new();
+                        crate::wire::write::error(
+                            &mut out,
+                            &r.id,
+                            crate::wire::ErrorCode::INTERNAL_ERROR,
+                            m,
+                        );
+                        act.answer
+                            .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                        return act;
+                    }
+                    Err(_) => {}
+                }
+            }
             ("refuses-reinitialize", Classified::Request(r))
                 if r.method == "initialize" && self.initialized =>
             {
@@ -431,6 +464,8 @@ mod tests {
                 !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
+                != id.input(b"{\"id\":7,\"method\":\"constructor\"}");
             for w in [&mut r, &mut id] {
                 w.output(probes_out[2]);
             }
