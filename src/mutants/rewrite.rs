@@ -158,6 +158,23 @@ impl Rewriter {
                 return act;
             }
             ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            ("wd-relative-to-process", Classified::Request(r))
+                if r.method == "session/working-directory/set" =>
+            {
+                // As `path.resolve(p.path)` does: against the process's directory, which the
+                // runtime behind the proxy shares.
+                let parsed = json::parse(crate::wire::trim_js(&text)).ok();
+                let cwd = std::env::current_dir().ok();
+                if let (Some(mut v), Some(cwd)) = (parsed.map(|p| p.value), cwd) {
+                    let rel = v.pointer("/params/path").and_then(Value::as_str);
+                    if let Some(rel) = rel.filter(|p| !p.is_empty() && !p.starts_with('/')) {
+                        let abs = cwd.join(rel).to_string_lossy().into_owned();
+                        v["params"]["path"] = json!(abs);
+                        act.forward.push(s(&v).into_bytes());
+                        return act;
+                    }
+                }
+            }
             ("prototype-methods", Classified::Request(r)) => {
                 // What `handlers[method](params)` answers in JavaScript for these names.
                 let answer = match r.method.as_str() {
@@ -464,6 +481,8 @@ mod tests {
                 !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            let wd = br#"{"id":6,"method":"session/working-directory/set","params":{"sessionId":"s","path":"x"}}"#;
+            differs |= r.input(wd) != id.input(wd);
             differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
                 != id.input(b"{\"id\":7,\"method\":\"constructor\"}");
             for w in [&mut r, &mut id] {
