@@ -21,6 +21,8 @@ pub(crate) struct Rewriter {
     pub shutdown_answered: bool,
     /// An `initialize` has been answered with a result.
     initialized: bool,
+    /// `session/resume` requests not yet answered: id echo → session id.
+    resumes: HashMap<String, String>,
     global_turn: u64,
     turn_map: HashMap<String, u64>,
     history: HashMap<String, Vec<String>>,
@@ -70,6 +72,7 @@ impl Rewriter {
             shutdown_ids: HashSet::new(),
             shutdown_answered: false,
             initialized: false,
+            resumes: HashMap::new(),
             global_turn: 0,
             turn_map: HashMap::new(),
             history: HashMap::new(),
@@ -119,6 +122,11 @@ impl Rewriter {
         if let Classified::Request(r) = &class {
             if r.method == "shutdown" {
                 self.shutdown_ids.insert(r.id.clone());
+            }
+            if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
+                if r.method == "session/resume" {
+                    self.resumes.insert(r.id.to_json(), sid.to_owned());
+                }
             }
         }
         match (self.name, &class) {
@@ -395,6 +403,22 @@ impl Rewriter {
                     }
                 }
             }
+            "resume-replays-history" => {
+                if let Some((sid, _, _)) = session_event(&v) {
+                    history_file::append(sid, &s(&v));
+                    self.history.entry(sid.to_owned()).or_default().push(s(&v));
+                }
+                if is_response(&v) && v.get("result").is_some() {
+                    let sid = self.resumes.remove(&json::to_string(&v["id"]));
+                    if let Some(sid) = sid {
+                        // The stored history; without DSH_HOME, this process's.
+                        let mut out = history_file::read(&sid)
+                            .unwrap_or_else(|| self.history.get(&sid).cloned().unwrap_or_default());
+                        out.push(s(&v));
+                        return out;
+                    }
+                }
+            }
             "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
             "crlf-output" => return vec![format!("{}\r", s(&v))],
             "spaced-output" => return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)],
@@ -444,6 +468,42 @@ impl Rewriter {
     }
 }
 
+/// The event lines `resume-replays-history` forwarded, per session, in a file under `DSH_HOME`
+/// (so that a runtime's next process, behind its own proxy, can replay them). Nothing is kept
+/// without `DSH_HOME`.
+mod history_file {
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    fn path(sid: &str) -> Option<PathBuf> {
+        let home = std::env::var_os("DSH_HOME")?;
+        let hex: String = sid.bytes().map(|b| format!("{b:02x}")).collect();
+        Some(PathBuf::from(home).join("mutant-resume-history").join(hex))
+    }
+
+    /// Appends one line to the session's history.
+    pub(super) fn append(sid: &str, line: &str) {
+        let Some(p) = path(sid) else { return };
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p);
+        if let Ok(mut f) = f {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+
+    /// The session's history, oldest first (empty when there is none); `None` without `DSH_HOME`.
+    pub(super) fn read(sid: &str) -> Option<Vec<String>> {
+        let p = path(sid)?;
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        Some(text.lines().map(str::to_owned).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,6 +541,12 @@ mod tests {
                 !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            r.output(RECEIPT);
+            id.output(RECEIPT);
+            let resume = br#"{"id":5,"method":"session/resume","params":{"sessionId":"s1"}}"#;
+            differs |= r.input(resume) != id.input(resume);
+            let resumed = r#"{"jsonrpc":"2.0","id":5,"result":{}}"#;
+            differs |= r.output(resumed) != id.output(resumed);
             let wd = br#"{"id":6,"method":"session/working-directory/set","params":{"sessionId":"s","path":"x"}}"#;
             differs |= r.input(wd) != id.input(wd);
             differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
