@@ -253,12 +253,16 @@ impl Rewriter {
         act
     }
 
-    /// One runtime line (without its `\n`) → the lines the client sees. A mutant that drops or
-    /// moves events renumbers `seq` in the order it emits them, as a runtime with that bug would:
-    /// it breaks its own rule, not seq contiguity too.
+    /// One runtime line (without its `\n`) → the lines the client sees. A mutant that drops,
+    /// moves or replays events renumbers `seq` in the order it emits them, as a runtime with that
+    /// bug would: it breaks its own rule, not seq contiguity too (a replay holds only the events
+    /// that were streamed, while the stored log may hold more: the release skips a seq on resume).
     pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
         let out = self.rewrite(line);
-        if !matches!(self.name, "no-receipt" | "response-before-receipt") {
+        if !matches!(
+            self.name,
+            "no-receipt" | "response-before-receipt" | "resume-replays-history"
+        ) {
             return out;
         }
         out.into_iter().map(|l| self.renumber(l)).collect()

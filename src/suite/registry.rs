@@ -115,7 +115,8 @@ checks! {
     "session.ids-are-data" "§3.2" Should QUEUED ["turn.end-reason"]: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
     // Methods of the 0.2.x release.
     "resume.validation" "§3.3 §9" Should CURRENT ["response.answered" "prompt.message-id"]: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";
-    "resume.across-processes" "§3.3" Must CURRENT ["turn.end-reason" "lifecycle.shutdown-exits-0" "turn.counts-per-session" "turn.sessions-isolated"]: "a session resumed in a new process continues its turn numbers and seq, and streams none of its stored history";
+    "resume.across-processes" "§3.3" Must CURRENT ["turn.end-reason" "lifecycle.shutdown-exits-0" "turn.counts-per-session" "turn.sessions-isolated"]: "a session resumed in a new process continues its turn numbers and seq";
+    "resume.no-replay" "§3.3" Should CURRENT ["resume.across-processes" "receipt.precedes-response"]: "session/resume streams none of the stored history: the resumed session's next event is the next prompt's receipt";
     "wait.settles-after-idle" "§3.4" Must CURRENT ["status.idle-after-turn"]: "session/wait answers {} after the session's idle status, and rejects unknown sessions";
     "working-directory.get-set" "§3.5" Must CURRENT ["response.answered"]: "working-directory get/set answer {cwd}; set (a path absolute or relative to the session's directory) streams working-directory/change first";
     "working-directory.validation" "§3.5 §9" Should CURRENT ["response.answered"]: "working-directory requests reject a missing sessionId, a missing path and a missing directory";
