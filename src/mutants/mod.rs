@@ -67,6 +67,11 @@ mutants! {
     "crlf-output" => "stdout.lf-only": "every frame ends in \\r\\n",
     "spaced-output" => "stdout.compact": "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
     "no-event-time" => "event.time": "session.event envelopes carry no time",
+    "resume-replays-history" => "resume.no-replay": "session/resume re-sends the session's stored events (kept under DSH_HOME) before its answer",
+    "wd-relative-to-process" => "working-directory.get-set": "a relative working-directory path is resolved against the process's directory, not the session's",
+    "prototype-methods" => "error.unknown-method": "method names an object inherits (`constructor`, `toString` …) are served from Object.prototype, as `handlers[method]` would",
+    "refuses-reinitialize" => "initialize.repeatable": "an initialize after one succeeded is refused with -32603 `already initialized`",
+    "invalid-params-32602" => "error.no-reserved-codes": "a known method's errors carry JSON-RPC's -32602 (Invalid params) instead of -32603, messages unchanged",
     "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
 

@@ -19,6 +19,10 @@ pub(crate) struct Rewriter {
     shutdown_ids: HashSet<Id>,
     /// A shutdown request has been answered.
     pub shutdown_answered: bool,
+    /// An `initialize` has been answered with a result.
+    initialized: bool,
+    /// `session/resume` requests not yet answered: id echo → session id.
+    resumes: HashMap<String, String>,
     global_turn: u64,
     turn_map: HashMap<String, u64>,
     history: HashMap<String, Vec<String>>,
@@ -67,6 +71,8 @@ impl Rewriter {
             name,
             shutdown_ids: HashSet::new(),
             shutdown_answered: false,
+            initialized: false,
+            resumes: HashMap::new(),
             global_turn: 0,
             turn_map: HashMap::new(),
             history: HashMap::new(),
@@ -117,6 +123,11 @@ impl Rewriter {
             if r.method == "shutdown" {
                 self.shutdown_ids.insert(r.id.clone());
             }
+            if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
+                if r.method == "session/resume" {
+                    self.resumes.insert(r.id.to_json(), sid.to_owned());
+                }
+            }
         }
         match (self.name, &class) {
             ("answers-notifications", Classified::Notification(n)) if n.id_kind == Kind::Absent => {
@@ -155,6 +166,70 @@ impl Rewriter {
                 return act;
             }
             ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            ("wd-relative-to-process", Classified::Request(r))
+                if r.method == "session/working-directory/set" =>
+            {
+                // As `path.resolve(p.path)` does: against the process's directory, which the
+                // runtime behind the proxy shares.
+                let parsed = json::parse(crate::wire::trim_js(&text)).ok();
+                let cwd = std::env::current_dir().ok();
+                if let (Some(mut v), Some(cwd)) = (parsed.map(|p| p.value), cwd) {
+                    let rel = v.pointer("/params/path").and_then(Value::as_str);
+                    if let Some(rel) = rel.filter(|p| !p.is_empty() && !p.starts_with('/')) {
+                        let abs = cwd.join(rel).to_string_lossy().into_owned();
+                        v["params"]["path"] = json!(abs);
+                        act.forward.push(s(&v).into_bytes());
+                        return act;
+                    }
+                }
+            }
+            ("prototype-methods", Classified::Request(r)) => {
+                // What `handlers[method](params)` answers in JavaScript for these names.
+                let answer = match r.method.as_str() {
+                    "constructor" => Ok(json!({})),
+                    "toString" => Ok(json!("[object Undefined]")),
+                    "__proto__" => Err("handler is not a function"),
+                    "hasOwnProperty" => Err("Cannot convert undefined or null to object"),
+                    _ => Err(""),
+                };
+                let id = json::to_string(&r.id.to_value());
+                match answer {
+                    Ok(v) => {
+                        let result = json::to_string(&v);
+                        act.answer.push(format!(
+                            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+                        ));
+                        return act;
+                    }
+                    Err(m) if !m.is_empty() => {
+                        let mut out = Vec::new();
+                        crate::wire::write::error(
+                            &mut out,
+                            &r.id,
+                            crate::wire::ErrorCode::INTERNAL_ERROR,
+                            m,
+                        );
+                        act.answer
+                            .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                        return act;
+                    }
+                    Err(_) => {}
+                }
+            }
+            ("refuses-reinitialize", Classified::Request(r))
+                if r.method == "initialize" && self.initialized =>
+            {
+                let mut out = Vec::new();
+                crate::wire::write::error(
+                    &mut out,
+                    &r.id,
+                    crate::wire::ErrorCode::INTERNAL_ERROR,
+                    "already initialized",
+                );
+                act.answer
+                    .push(String::from_utf8_lossy(&out).trim_end().to_owned());
+                return act;
+            }
             ("rejects-no-jsonrpc", Classified::Request(r)) => {
                 let jsonrpc = json::parse(crate::wire::trim_js(&text))
                     .ok()
@@ -178,12 +253,16 @@ impl Rewriter {
         act
     }
 
-    /// One runtime line (without its `\n`) → the lines the client sees. A mutant that drops or
-    /// moves events renumbers `seq` in the order it emits them, as a runtime with that bug would:
-    /// it breaks its own rule, not seq contiguity too.
+    /// One runtime line (without its `\n`) → the lines the client sees. A mutant that drops,
+    /// moves or replays events renumbers `seq` in the order it emits them, as a runtime with that
+    /// bug would: it breaks its own rule, not seq contiguity too (a replay holds only the events
+    /// that were streamed, while the stored log may hold more: the release skips a seq on resume).
     pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
         let out = self.rewrite(line);
-        if !matches!(self.name, "no-receipt" | "response-before-receipt") {
+        if !matches!(
+            self.name,
+            "no-receipt" | "response-before-receipt" | "resume-replays-history"
+        ) {
             return out;
         }
         out.into_iter().map(|l| self.renumber(l)).collect()
@@ -226,6 +305,9 @@ impl Rewriter {
                 }
             }
         }
+        if v.pointer("/result/serverInfo").is_some() {
+            self.initialized = true;
+        }
         match self.name {
             "wrong-server-name" => {
                 if let Some(name) = v.pointer_mut("/result/serverInfo/name") {
@@ -251,6 +333,13 @@ impl Rewriter {
                     }) =>
             {
                 v["error"]["code"] = json!(-32601);
+            }
+            "invalid-params-32602"
+                if v.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| !m.starts_with(crate::rules::UNKNOWN_METHOD)) =>
+            {
+                v["error"]["code"] = json!(-32602);
             }
             "message-id-mismatch" => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
@@ -318,6 +407,22 @@ impl Rewriter {
                     }
                 }
             }
+            "resume-replays-history" => {
+                if let Some((sid, _, _)) = session_event(&v) {
+                    history_file::append(sid, &s(&v));
+                    self.history.entry(sid.to_owned()).or_default().push(s(&v));
+                }
+                if is_response(&v) && v.get("result").is_some() {
+                    let sid = self.resumes.remove(&json::to_string(&v["id"]));
+                    if let Some(sid) = sid {
+                        // The stored history; without DSH_HOME, this process's.
+                        let mut out = history_file::read(&sid)
+                            .unwrap_or_else(|| self.history.get(&sid).cloned().unwrap_or_default());
+                        out.push(s(&v));
+                        return out;
+                    }
+                }
+            }
             "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
             "crlf-output" => return vec![format!("{}\r", s(&v))],
             "spaced-output" => return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)],
@@ -367,6 +472,42 @@ impl Rewriter {
     }
 }
 
+/// The event lines `resume-replays-history` forwarded, per session, in a file under `DSH_HOME`
+/// (so that a runtime's next process, behind its own proxy, can replay them). Nothing is kept
+/// without `DSH_HOME`.
+mod history_file {
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    fn path(sid: &str) -> Option<PathBuf> {
+        let home = std::env::var_os("DSH_HOME")?;
+        let hex: String = sid.bytes().map(|b| format!("{b:02x}")).collect();
+        Some(PathBuf::from(home).join("mutant-resume-history").join(hex))
+    }
+
+    /// Appends one line to the session's history.
+    pub(super) fn append(sid: &str, line: &str) {
+        let Some(p) = path(sid) else { return };
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p);
+        if let Ok(mut f) = f {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+
+    /// The session's history, oldest first (empty when there is none); `None` without `DSH_HOME`.
+    pub(super) fn read(sid: &str) -> Option<Vec<String>> {
+        let p = path(sid)?;
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        Some(text.lines().map(str::to_owned).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,6 +523,7 @@ mod tests {
             RESPONSE,
             r#"{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"SDK server is not initialized"}}"#,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","seq":1,"time":1,"data":{"turn":2}}}}"#,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","seq":2,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}}}"#,
             r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,
@@ -403,6 +545,21 @@ mod tests {
                 !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+            r.output(RECEIPT);
+            id.output(RECEIPT);
+            let resume = br#"{"id":5,"method":"session/resume","params":{"sessionId":"s1"}}"#;
+            differs |= r.input(resume) != id.input(resume);
+            let resumed = r#"{"jsonrpc":"2.0","id":5,"result":{}}"#;
+            differs |= r.output(resumed) != id.output(resumed);
+            let wd = br#"{"id":6,"method":"session/working-directory/set","params":{"sessionId":"s","path":"x"}}"#;
+            differs |= r.input(wd) != id.input(wd);
+            differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
+                != id.input(b"{\"id\":7,\"method\":\"constructor\"}");
+            for w in [&mut r, &mut id] {
+                w.output(probes_out[2]);
+            }
+            differs |= r.input(b"{\"id\":8,\"method\":\"initialize\"}")
+                != id.input(b"{\"id\":8,\"method\":\"initialize\"}");
             for p in probes_in {
                 differs |= r.input(p) != id.input(p);
             }

@@ -77,6 +77,15 @@ pub struct Checker {
 /// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
 const WRITTEN_KEPT: usize = 1 << 20;
 
+/// The requests an answer may be for, as a report names them: `the "initialize" request`, or
+/// `one of the ["a", "b"] requests` when several pending requests share its id.
+fn requests_of(methods: &[String]) -> String {
+    match methods {
+        [m] => format!("the {m:?} request"),
+        ms => format!("one of the {ms:?} requests"),
+    }
+}
+
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
 fn silence_rule(c: &Classified, line: &str) -> Option<RuleId> {
     use crate::wire::{Ignored, Kind};
@@ -355,13 +364,16 @@ impl Checker {
     /// Credits an error answer to one of the requests pending under `key`.
     fn error_answer(&mut self, key: &str, e: &Value, sink: &mut Sink) -> Option<String> {
         let (code, message) = shape::error_member(e, sink);
+        let methods = self.pending[key].methods.clone();
         if RESERVED.contains(&code) {
             sink.add(
                 RuleId::ErrorNoReservedCodes,
-                format!("error code {code} is reserved ({message:?})"),
+                format!(
+                    "error code {code} (reserved by JSON-RPC, never written upstream) answers {} {message:?}: the runtime's errors are -32603",
+                    requests_of(&methods)
+                ),
             );
         }
-        let methods = self.pending[key].methods.clone();
         let unknown: Vec<bool> = methods.iter().map(|m| !self.known(m)).collect();
         let may_fail: Vec<bool> = methods.iter().map(|m| self.may_fail(m)).collect();
         let last_unknown = unknown.iter().rposition(|u| *u);
@@ -412,7 +424,10 @@ impl Checker {
             if !RESERVED.contains(&code) {
                 sink.add(
                     RuleId::ErrorNoReservedCodes,
-                    format!("error code {code} ({message:?}) answering {methods:?}: runtime errors are -32603"),
+                    format!(
+                        "error code {code} answers {} {message:?}: the runtime's errors are -32603",
+                        requests_of(&methods)
+                    ),
                 );
             }
         }

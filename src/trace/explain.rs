@@ -121,7 +121,21 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                     path.push('/');
                     path.push_str(&ptr_escape(k));
                     if let Some(d) = go(p, m.get(k), path, b, env) {
-                        return Some(d);
+                        // A response with an error where a result was expected (or the other
+                        // way round): what it answered is the difference, not "(absent)".
+                        let other = match path.as_str() {
+                            "/result" => Some("error"),
+                            "/error" => Some("result"),
+                            _ => None,
+                        };
+                        return Some(match (other, m.get(k)) {
+                            (Some(o), None) if m.contains_key(o) => format!(
+                                "{path}: expected {}, got the {o} {}",
+                                clip(&crate::wire::json::to_string(&p.to_value()), 200),
+                                show(m.get(o))
+                            ),
+                            _ => d,
+                        });
                     }
                     path.truncate(len);
                 }
@@ -206,6 +220,25 @@ mod tests {
         let v = json!({"params":{"event":{"type":"turn/end","data":{"turn":1}}}});
         let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
         assert_eq!(d, "/params/event/data/turn: expected 2, got 1");
+    }
+
+    #[test]
+    fn a_response_of_the_other_kind_shows_what_it_answered() {
+        let p = compile(
+            &json!({"id":"a","result":{"serverInfo":"{{object}}"}}),
+            false,
+        )
+        .unwrap();
+        let v = json!({"id":"a","error":{"code":-32603,"message":"already initialized"}});
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        assert_eq!(
+            d,
+            "/result: expected {\"serverInfo\":\"{{object}}\"}, got the error {\"code\":-32603,\"message\":\"already initialized\"}"
+        );
+        let p = compile(&json!({"id":"a","error":"{{object}}"}), false).unwrap();
+        let v = json!({"id":"a","result":{}});
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        assert_eq!(d, "/error: expected \"{{object}}\", got the result {}");
     }
 
     #[test]

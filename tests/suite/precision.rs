@@ -1,8 +1,8 @@
 //! Precision: a runtime with known bugs must FAIL exactly the checks those bugs break, and no
-//! other. Ground truth: the `# BUG <check-id>:` lines of `fixtures/runtimes/naive_runtime.py` (a
-//! naive runtime in another language), the lines of `fixtures/runtimes/multi-bug.txt` (several
-//! mutants stacked in front of the reference runtime), and each mutant's `catches` (one mutant at
-//! a time, full suite).
+//! other. Ground truth: the `# BUG <check-id>:` lines of `fixtures/runtimes/naive_runtime.py` and
+//! the `// BUG <check-id>:` lines of `fixtures/runtimes/naive_runtime.js` (naive runtimes in other
+//! languages), the lines of `fixtures/runtimes/multi-bug.txt` (several mutants stacked in front
+//! of the reference runtime), and each mutant's `catches` (one mutant at a time, full suite).
 
 use super::{KIT, RUNTIME};
 use dsh_conformance::mutants;
@@ -129,14 +129,133 @@ fn judge_all(cases: Vec<Case>) {
     );
 }
 
-/// The `# BUG <check-id>: <what>` lines of the naive runtime.
-fn naive_bugs() -> BTreeSet<String> {
-    let path = fixture("naive_runtime.py");
-    let text = std::fs::read_to_string(&path).expect("the naive runtime");
-    text.lines()
-        .filter_map(|l| l.strip_prefix("# BUG "))
-        .map(|l| l.split(':').next().unwrap_or("").trim().to_owned())
-        .collect()
+/// A naive runtime of `fixtures/runtimes/`: a script, its interpreter, how its ground-truth
+/// lines start, and the text edit that fixes each of its bugs.
+struct Naive {
+    file: &'static str,
+    interpreter: &'static str,
+    bug_prefix: &'static str,
+    fixes: &'static [(&'static str, &'static str)],
+}
+
+/// The Python runtime; its fixes are in the order of its `# BUG` lines.
+const PYTHON: Naive = Naive {
+    file: "naive_runtime.py",
+    interpreter: "python3",
+    bug_prefix: "# BUG ",
+    fixes: &[
+        (
+            "json.dumps(js_numbers(msg), ensure_ascii=False)",
+            "json.dumps(js_numbers(msg), ensure_ascii=False, separators=(\",\", \":\"))",
+        ),
+        (
+            "respond_error(id_, -32601, \"Method not found\")",
+            "respond_error(id_, -32603, \"unknown DeepSeek Harness SDK runtime method: \" + method)",
+        ),
+        ("not (valid_id or \"id\" not in msg)", "not valid_id"),
+        (
+            "event = {\"type\": type_, \"seq\": self.seq, \"data\": data}",
+            "event = {\"type\": type_, \"seq\": self.seq, \"time\": now_ms(), \"data\": data}",
+        ),
+        (
+            "# TODO: stop the sessions and exit",
+            "threading.Timer(0.2, lambda: os._exit(0)).start()",
+        ),
+    ],
+};
+
+/// The JavaScript runtime; its fixes are in the order of its `// BUG` lines.
+const JAVASCRIPT: Naive = Naive {
+    file: "naive_runtime.js",
+    interpreter: "node",
+    bug_prefix: "// BUG ",
+    fixes: &[
+        (
+            "process.stdin.on(\"data\", (chunk) => {",
+            "process.stdin.setEncoding(\"utf8\");\nprocess.stdin.on(\"data\", (chunk) => {",
+        ),
+        ("if (!msg.id || !isId ||", "if (!isId ||"),
+        (
+            "typeof msg.params === \"object\" && !Array.isArray(msg.params)",
+            "typeof msg.params === \"object\" && msg.params !== null && !Array.isArray(msg.params)",
+        ),
+        (
+            "if (state.initialized) throw new Error(\"already initialized\");",
+            "",
+        ),
+        ("super(-32602, message);", "super(-32603, message);"),
+        (
+            "const next = path.resolve(p.path);",
+            "const next = path.resolve(s.cwd, p.path);",
+        ),
+        (
+            "const handler = METHODS[msg.method];",
+            "const handler = Object.hasOwn(METHODS, msg.method) ? METHODS[msg.method] : undefined;",
+        ),
+        (
+            "for (const event of s.log) notify(\"session.event\", { sessionId: sid, event });",
+            "",
+        ),
+    ],
+};
+
+impl Naive {
+    fn text(&self) -> String {
+        std::fs::read_to_string(fixture(self.file)).expect("the naive runtime")
+    }
+
+    /// The check ids of its `BUG <check-id>: <what>` lines, in file order.
+    fn bug_lines(&self) -> Vec<String> {
+        self.text()
+            .lines()
+            .filter_map(|l| l.strip_prefix(self.bug_prefix))
+            .map(|l| l.split(':').next().unwrap_or("").trim().to_owned())
+            .collect()
+    }
+
+    /// The checks it must fail.
+    fn bugs(&self) -> BTreeSet<String> {
+        self.bug_lines().into_iter().collect()
+    }
+
+    /// The command running `script`.
+    fn cmd(&self, script: &std::path::Path) -> CommandSpec {
+        CommandSpec::new(self.interpreter).arg(script.to_str().expect("utf-8 path"))
+    }
+
+    /// Its precision case: the suite must FAIL exactly its bugs.
+    fn case(&self) -> Case {
+        Case {
+            label: self.file.into(),
+            cmd: self.cmd(&fixture(self.file)),
+            strict: false,
+            expected: self.bugs(),
+        }
+    }
+
+    /// The runtime with its listed bugs fixed (each `BUG` line's fix, applied as a text edit),
+    /// written to a temp file: the control that proves the precision test's flags pass a good
+    /// runtime, and that each FAIL above was its bug's.
+    fn fixed(&self) -> tempfile_path::TempScript {
+        let bugs = self.bug_lines();
+        assert_eq!(
+            self.fixes.len(),
+            bugs.len(),
+            "{}: one fix per listed bug",
+            self.file
+        );
+        let mut fixed = self.text();
+        for (bug, fix) in self.fixes {
+            assert_eq!(
+                fixed.matches(bug).count(),
+                1,
+                "{}: the bug {bug:?} is not in the script once",
+                self.file
+            );
+            fixed = fixed.replace(bug, fix);
+        }
+        tempfile_path::TempScript::new(&format!("fixed_{}", self.file), &fixed)
+    }
 }
 
 /// The lines of `multi-bug.txt`: (mutant list, expected check ids).
@@ -157,8 +276,23 @@ fn multi_bug() -> Vec<(String, BTreeSet<String>)> {
 
 #[test]
 fn the_ground_truth_files_are_consistent() {
-    let bugs = naive_bugs();
-    assert!(bugs.len() >= 5, "the naive runtime lists {bugs:?}");
+    for naive in [PYTHON, JAVASCRIPT] {
+        let lines = naive.bug_lines();
+        assert!(lines.len() >= 5, "{} lists {lines:?}", naive.file);
+        assert_eq!(
+            naive.bugs().len(),
+            lines.len(),
+            "{}: a check listed twice",
+            naive.file
+        );
+        for id in &lines {
+            assert!(
+                registry::find(id).is_some(),
+                "{}: no check {id}",
+                naive.file
+            );
+        }
+    }
     for (list, expected) in multi_bug() {
         let ms = mutants::find_all(&list).unwrap_or_else(|e| panic!("{list}: {e}"));
         let catches: BTreeSet<String> = ms.iter().map(|m| m.catches.to_owned()).collect();
@@ -173,13 +307,7 @@ fn the_ground_truth_files_are_consistent() {
 
 #[test]
 fn runtimes_with_known_bugs_fail_exactly_those_checks() {
-    let naive = fixture("naive_runtime.py");
-    let mut cases = vec![Case {
-        label: "naive_runtime.py".into(),
-        cmd: CommandSpec::new("python3").arg(naive.to_str().expect("utf-8 path")),
-        strict: false,
-        expected: naive_bugs(),
-    }];
+    let mut cases = vec![PYTHON.case(), JAVASCRIPT.case()];
     for (list, expected) in multi_bug() {
         cases.push(Case {
             label: format!("mutant {list}"),
@@ -203,45 +331,6 @@ fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
         })
         .collect();
     judge_all(cases);
-}
-
-/// The naive runtime with its listed bugs fixed (each `# BUG` line's fix, applied as a text edit),
-/// written to a temp file: the control that proves the precision test's flags pass a good runtime.
-fn fixed_naive_runtime() -> tempfile_path::TempScript {
-    let text = std::fs::read_to_string(fixture("naive_runtime.py")).expect("the naive runtime");
-    let fixes = [
-        (
-            "json.dumps(js_numbers(msg), ensure_ascii=False)",
-            "json.dumps(js_numbers(msg), ensure_ascii=False, separators=(\",\", \":\"))",
-        ),
-        (
-            "event = {\"type\": type_, \"seq\": self.seq, \"data\": data}",
-            "event = {\"type\": type_, \"seq\": self.seq, \"time\": now_ms(), \"data\": data}",
-        ),
-        (
-            "# TODO: stop the sessions and exit",
-            "threading.Timer(0.2, lambda: os._exit(0)).start()",
-        ),
-        (
-            "not (valid_id or \"id\" not in msg)",
-            "not valid_id",
-        ),
-        (
-            "respond_error(id_, -32601, \"Method not found\")",
-            "respond_error(id_, -32603, \"unknown DeepSeek Harness SDK runtime method: \" + method)",
-        ),
-    ];
-    assert_eq!(fixes.len(), naive_bugs().len(), "one fix per listed bug");
-    let mut fixed = text;
-    for (bug, fix) in fixes {
-        assert_eq!(
-            fixed.matches(bug).count(),
-            1,
-            "the bug {bug:?} is not in the script once"
-        );
-        fixed = fixed.replace(bug, fix);
-    }
-    tempfile_path::TempScript::new("fixed_naive_runtime.py", &fixed)
 }
 
 /// A script file removed on drop.
@@ -272,11 +361,17 @@ mod tempfile_path {
 
 #[test]
 fn good_runtimes_pass_under_the_precision_flags() {
-    let fixed = fixed_naive_runtime();
+    let (py, js) = (PYTHON.fixed(), JAVASCRIPT.fixed());
     judge_all(vec![
         Case {
-            label: "the naive runtime with its bugs fixed".into(),
-            cmd: CommandSpec::new("python3").arg(fixed.0.to_str().expect("utf-8 path")),
+            label: "the Python naive runtime with its bugs fixed".into(),
+            cmd: PYTHON.cmd(&py.0),
+            strict: false,
+            expected: BTreeSet::new(),
+        },
+        Case {
+            label: "the JavaScript naive runtime with its bugs fixed".into(),
+            cmd: JAVASCRIPT.cmd(&js.0),
             strict: false,
             expected: BTreeSet::new(),
         },
@@ -337,13 +432,10 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<String>, String) {
 #[test]
 fn check_and_fuzz_blame_the_same_rules_on_the_naive_runtime() {
     // One rule engine: the fuzzer's finding classes are the check ids `check` fails (above).
-    let naive = fixture("naive_runtime.py");
-    let (got, human) =
-        fuzz_classes(CommandSpec::new("python3").arg(naive.to_str().expect("utf-8 path")));
-    assert_eq!(got, naive_bugs(), "{human}");
-    let fixed = fixed_naive_runtime();
-    let (got, human) =
-        fuzz_classes(CommandSpec::new("python3").arg(fixed.0.to_str().expect("utf-8 path")));
+    let (got, human) = fuzz_classes(PYTHON.cmd(&fixture(PYTHON.file)));
+    assert_eq!(got, PYTHON.bugs(), "{human}");
+    let fixed = PYTHON.fixed();
+    let (got, human) = fuzz_classes(PYTHON.cmd(&fixed.0));
     assert!(got.is_empty(), "the fixed runtime: {human}");
 }
 
