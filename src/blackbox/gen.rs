@@ -17,6 +17,12 @@ use arbitrary::{Arbitrary, Unstructured};
 const MAX_OPS: usize = 40;
 /// One sequence in this many keeps its lifecycle operations.
 const LIFECYCLE_ONE_IN: u64 = 8;
+/// One sequence in this many keeps the directives the real runtime retries with a back-off of
+/// ≈ 15 s (`empty`, `error500`, `sseerror`); the others answer `reply:` instead.
+const RETRIES_ONE_IN: u64 = 4;
+/// The release's retry back-off for one failing turn (seconds: 0.5 + 1 + 2 + 4 + 7.5), plus a
+/// margin for the attempts themselves.
+const RETRY_SECS: f64 = 17.0;
 /// One sequence in this many keeps empty and path-like session ids, and ids with characters
 /// outside printable ASCII (controls, non-ASCII): a runtime that mishandles them (the real 0.2.1rc2
 /// one cannot send them in an HTTP header and retries its model requests for ~16 s) would
@@ -149,7 +155,9 @@ impl Sequence {
         out
     }
 
-    /// Upper bound of the seconds `slow` directives make turns wait.
+    /// Upper bound of the seconds the sequence's directives make turns wait: `slow`, and the
+    /// release's retry back-off for each directive it retries (the reference does not wait it
+    /// unless `--realistic-timing`).
     pub fn slow_secs(&self) -> f64 {
         self.ops.iter().map(slow_of_op).sum()
     }
@@ -197,10 +205,12 @@ pub fn generate(seed: u64, case: u64) -> Sequence {
     // Likewise the session ids no prefix can make a sequence's own (empty, path-like), and
     // those with unusual characters.
     let special = rng.below(SPECIAL_SESSIONS_ONE_IN) == 0;
+    // And the directives that make a real runtime wait out its retry back-off.
+    let retries = rng.below(RETRIES_ONE_IN) == 0;
     while !u.is_empty() && ops.len() < MAX_OPS {
         match Op::arbitrary(&mut u) {
             Ok(op) => {
-                if let Some(op) = tame(op, lifecycle, &mut rng) {
+                if let Some(op) = tame(op, lifecycle, retries, &mut rng) {
                     let op = if special { op } else { ordinary_sessions(op) };
                     ops.push(op);
                 }
@@ -228,8 +238,8 @@ pub fn initialize() -> Op {
 }
 
 /// Makes an op safe and bounded for a real process, or drops it; drops lifecycle operations
-/// unless `lifecycle`.
-fn tame(op: Op, lifecycle: bool, rng: &mut Rng) -> Option<Op> {
+/// unless `lifecycle`, and retried directives unless `retries`.
+fn tame(op: Op, lifecycle: bool, retries: bool, rng: &mut Rng) -> Option<Op> {
     Some(match op {
         // The fuzzer ends sequences itself; a process restart is out of scope here.
         Op::Eof | Op::Restart | Op::Shutdown { .. } => return None,
@@ -258,7 +268,7 @@ fn tame(op: Op, lifecycle: bool, rng: &mut Rng) -> Option<Op> {
                 BlocksGen::List(list) => BlocksGen::List(
                     list.into_iter()
                         .map(|b| match b {
-                            BlockGen::Text(d) => BlockGen::Text(tame_directive(d, rng)),
+                            BlockGen::Text(d) => BlockGen::Text(tame_directive(d, retries, rng)),
                             b => b,
                         })
                         .collect(),
@@ -320,8 +330,11 @@ fn ordinary_sessions(op: Op) -> Op {
     }
 }
 
-fn tame_directive(d: Directive, rng: &mut Rng) -> Directive {
+fn tame_directive(d: Directive, retries: bool, rng: &mut Rng) -> Directive {
     match d {
+        Directive::Empty | Directive::Error500 | Directive::SseError if !retries => {
+            Directive::Reply("not retried".into())
+        }
         // Never run a fuzzed shell command: the default one is harmless.
         Directive::Tool { .. } => Directive::Tool {
             command: DEFAULT_TOOL_COMMAND.to_owned(),
@@ -334,10 +347,10 @@ fn tame_directive(d: Directive, rng: &mut Rng) -> Directive {
         // Up to half a second, in tenths.
         Directive::Slow { secs, then } => Directive::Slow {
             secs: ((secs * 10.0).round() as u64 % 6) as f64 / 10.0,
-            then: Box::new(tame_directive(*then, rng)),
+            then: Box::new(tame_directive(*then, retries, rng)),
         },
         Directive::Subagent { prompt } => Directive::Subagent {
-            prompt: tame_directive(parse_directive(&prompt), rng).to_string(),
+            prompt: tame_directive(parse_directive(&prompt), retries, rng).to_string(),
         },
         Directive::Hang if rng.below(8) != 0 => Directive::Reply("not hanging".into()),
         // Plain text that happens to spell a directive stays plain text.
@@ -382,6 +395,7 @@ fn slow_of_op(op: &Op) -> f64 {
 fn slow_of(d: &Directive) -> f64 {
     match d {
         Directive::Slow { secs, then } => secs + slow_of(then),
+        Directive::Empty | Directive::Error500 | Directive::SseError => RETRY_SECS,
         Directive::Subagent { prompt } => slow_of(&parse_directive(prompt)),
         _ => 0.0,
     }
@@ -432,13 +446,51 @@ mod tests {
                     }
                 }
             }
-            assert!(s.slow_secs() < 0.6 * s.ops.len() as f64 + 0.01);
+            assert!(s.slow_secs() < (0.6 + RETRY_SECS) * s.ops.len() as f64 + 0.01);
         }
     }
 
     /// The session ids of the lines of `seq`, as the fuzzer writes them.
     fn session_ids(seq: &Sequence) -> Vec<String> {
         seq.sessions("").named.into_iter().collect()
+    }
+
+    #[test]
+    fn retried_directives_are_rare_and_their_back_off_is_waited_for() {
+        let retried = |d: &Directive| {
+            matches!(
+                d,
+                Directive::Empty | Directive::Error500 | Directive::SseError
+            )
+        };
+        let (mut with, mut prompting) = (0, 0);
+        for case in 0..400 {
+            let seq = generate(5, case);
+            let texts: Vec<Directive> = seq
+                .ops
+                .iter()
+                .flat_map(|op| match op {
+                    Op::Prompt {
+                        blocks: BlocksGen::List(list),
+                        ..
+                    } => list.clone(),
+                    _ => Vec::new(),
+                })
+                .filter_map(|b| match b {
+                    BlockGen::Text(d) => Some(d),
+                    _ => None,
+                })
+                .collect();
+            if texts.is_empty() {
+                continue;
+            }
+            prompting += 1;
+            if texts.iter().any(retried) {
+                with += 1;
+                assert!(seq.slow_secs() >= RETRY_SECS, "case {case}");
+            }
+        }
+        assert!(with > 0 && with * 3 < prompting, "{with} of {prompting}");
     }
 
     #[test]
