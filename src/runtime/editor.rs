@@ -61,8 +61,8 @@ pub fn present(input: &Value, cwd: &str, turn: u32, call_id: &str) -> Outcome {
     let mut files = Vec::new();
     for f in input["files"].as_array().into_iter().flatten() {
         let path = f["path"].as_str().unwrap_or("");
-        let abs = super::methods::resolve(cwd, path);
-        if !super::methods::fs_path(&abs).is_file() {
+        let abs = super::cd::resolve(cwd, path);
+        if !super::cd::fs_path(&abs).is_file() {
             let mut o = fail(format!(
                 "Cannot present {path}: file not found. Check the path, create the file if needed, and retry."
             ));
@@ -90,7 +90,7 @@ pub fn str_replace_editor(input: &Value) -> Outcome {
             "The path {path} is not an absolute path, it should start with `/`. Maybe you meant /{path}?"
         ));
     }
-    let p = &super::methods::fs_path(path);
+    let p = &super::cd::fs_path(path);
     match s("command").unwrap_or("") {
         "create" => {
             if p.exists() {

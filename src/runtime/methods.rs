@@ -4,7 +4,7 @@
 use super::events::{self, new_id, user_message, Events};
 use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
-use crate::wire::json::{held, js_number, Deep};
+use crate::wire::json::{js_number, Deep};
 use crate::wire::{write, ErrorCode, Request};
 use serde_json::{json, Map, Value};
 use std::rc::Rc;
@@ -275,7 +275,7 @@ impl Runtime {
         };
         let Some(path) = path else {
             // The origin itself may not exist (initialize accepts any cwd): upstream says so.
-            if !fs_path(&s.cwd).is_dir() {
+            if !super::cd::fs_path(&s.cwd).is_dir() {
                 return Err(format!(
                     "working-directory: directory does not exist: {}",
                     events::js_quote(&s.cwd)
@@ -286,30 +286,7 @@ impl Runtime {
         if path.is_empty() {
             return Err("working-directory: cd must not be empty".into());
         }
-        if path.contains('\0') {
-            // Node refuses the path before looking at the file system, quoting it joined to the
-            // session's directory but not normalised (recorded: divergence_path_null_bytes).
-            let joined = if path.starts_with('/') {
-                path.clone()
-            } else if s.cwd.ends_with('/') {
-                format!("{}{path}", s.cwd)
-            } else {
-                format!("{}/{path}", s.cwd)
-            };
-            return Err(super::inspect::invalid_arg_value(
-                "path",
-                "must be a string, Uint8Array, or URL without null bytes",
-                &joined,
-            ));
-        }
-        let target = resolve(&s.cwd, &path);
-        if !fs_path(&target).is_dir() {
-            // Upstream quotes the path as the client sent it, not resolved.
-            return Err(format!(
-                "working-directory: directory does not exist: {}",
-                events::js_quote(&path)
-            ));
-        }
+        let target = super::cd::cd(&s.cwd, &path)?;
         if *target != *s.cwd {
             let mut ev = Events::new(out, &sid, now);
             super::sessions::change_directory(s, &mut ev, &target);
@@ -341,7 +318,7 @@ fn js_string(v: Option<&Value>) -> String {
 fn resolve_cwd(base: &str, cwd: Option<&Value>) -> Result<String, String> {
     let prefix = "The \"paths[0]\" argument must be of type string. Received ";
     match cwd {
-        Some(Value::String(s)) => Ok(resolve(base, s)),
+        Some(Value::String(s)) => Ok(super::cd::resolve(base, s)),
         None => Err(format!("{prefix}undefined")),
         Some(Value::Null) => Err(format!("{prefix}null")),
         Some(Value::Bool(b)) => Err(format!("{prefix}type boolean ({b})")),
@@ -351,44 +328,5 @@ fn resolve_cwd(base: &str, cwd: Option<&Value>) -> Result<String, String> {
         )),
         Some(Value::Array(_)) => Err(format!("{prefix}an instance of Array")),
         Some(Value::Object(_)) => Err(format!("{prefix}an instance of Object")),
-    }
-}
-
-/// The file-system path a held path string names: its UTF-8 as Node.js encodes it (a lone
-/// surrogate becomes U+FFFD; see [`held::to_utf8_lossy`]).
-pub(super) fn fs_path(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(held::to_utf8_lossy(p).into_owned())
-}
-
-/// `path.resolve(base, p)` on POSIX: absolute, normalised, no trailing slash.
-pub(super) fn resolve(base: &str, p: &str) -> String {
-    let joined = if p.starts_with('/') {
-        p.to_string()
-    } else {
-        format!("{base}/{p}")
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in joined.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_resolve_like_node() {
-        assert_eq!(resolve("/a/b", "."), "/a/b");
-        assert_eq!(resolve("/a/b", "../c/"), "/a/c");
-        assert_eq!(resolve("/a", "/x/./y/.."), "/x");
-        assert_eq!(resolve("/", ".."), "/");
     }
 }

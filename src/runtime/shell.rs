@@ -188,7 +188,7 @@ impl Shell {
             Some(d) => format!("{}/{d}", self.cwd.trim_end_matches('/')),
         };
         let normalized = normalize(&target);
-        if crate::runtime::methods::fs_path(&normalized).is_dir() {
+        if crate::runtime::cd::fs_path(&normalized).is_dir() {
             self.cwd = normalized;
             0
         } else {

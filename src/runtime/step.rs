@@ -27,7 +27,7 @@ impl Runtime {
             if let Script::TextNotString(m) = &t.script {
                 return Some(m.clone());
             }
-            let gone = check_cwd && !super::methods::fs_path(&s.cwd).is_dir();
+            let gone = check_cwd && !super::cd::fs_path(&s.cwd).is_dir();
             gone.then(|| {
                 format!(
                     "working-directory: directory does not exist: {}",

@@ -7,7 +7,7 @@
 use super::editor::{self, Outcome};
 use super::events::{js_quote, Events};
 use super::shell::Shell;
-use super::{methods, Runtime};
+use super::Runtime;
 use serde_json::Value;
 
 impl Runtime {
@@ -47,14 +47,18 @@ impl Runtime {
                 let Some(path) = arg("cd") else {
                     return plain(s.cwd.to_string(), false);
                 };
-                let target = methods::resolve(&s.cwd, &path);
-                if path.is_empty() || !methods::fs_path(&target).is_dir() {
-                    let text = format!(
-                        "Error: working-directory: directory does not exist: {}",
+                let target = if path.is_empty() {
+                    Err(format!(
+                        "working-directory: directory does not exist: {}",
                         js_quote(&path)
-                    );
-                    return plain(text, true);
-                }
+                    ))
+                } else {
+                    super::cd::cd(&s.cwd, &path)
+                };
+                let target = match target {
+                    Ok(t) => t,
+                    Err(e) => return plain(format!("Error: {e}"), true),
+                };
                 if *target != *s.cwd {
                     let mut ev = Events::new(out, sid, now);
                     super::sessions::change_directory(s, &mut ev, &target);
