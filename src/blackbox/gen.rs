@@ -81,6 +81,32 @@ impl Sequence {
         }
     }
 
+    /// Every `initialize` request of the sequence whose answer the fuzzer awaits before writing
+    /// on, as SDK clients await theirs: the leading one ([`Sequence::awaited_init`]) and any
+    /// repeated one (the real runtime applies a repeated initialize asynchronously, so requests
+    /// written with it race it, a race of timing, not of protocol). Op indexes with id echoes.
+    pub fn awaited_inits(&self) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut r = Renderer::default();
+        let mut bytes = Vec::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            bytes.clear();
+            r.render(op, &mut bytes);
+            if !matches!(op, Op::Initialize { .. }) {
+                continue;
+            }
+            let Ok(line) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            if let crate::wire::Classified::Request(req) =
+                crate::wire::classify(crate::wire::trim_js(line))
+            {
+                out.push((i, req.id.to_json()));
+            }
+        }
+        out
+    }
+
     /// Whether some prompt asks the model to `hang` (its turn, and waits on it, never end).
     pub fn may_hang(&self) -> bool {
         self.ops.iter().any(|op| prompt_text(op).contains("hang"))
@@ -453,6 +479,26 @@ mod tests {
     /// The session ids of the lines of `seq`, as the fuzzer writes them.
     fn session_ids(seq: &Sequence) -> Vec<String> {
         seq.sessions("").named.into_iter().collect()
+    }
+
+    #[test]
+    fn every_well_formed_initialize_is_awaited() {
+        let seq = Sequence {
+            ops: vec![
+                initialize(),
+                Op::Advance(3),
+                initialize(),
+                Op::Request {
+                    id: IdGen::Num(7),
+                    method: MethodGen::Known(KnownMethod::Initialize),
+                    params: None,
+                },
+            ],
+            end: End::Eof,
+        };
+        let init = crate::wire::json::to_string(&serde_json::Value::from(INIT_ID));
+        assert_eq!(seq.awaited_inits(), [(0, init.clone()), (2, init)]);
+        assert_eq!(seq.awaited_init().map(|(i, _)| i), Some(0));
     }
 
     #[test]

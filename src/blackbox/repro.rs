@@ -80,16 +80,13 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     let mut r = Renderer::default();
     let mut bytes = Vec::new();
     let mut responses = reference.responses.clone();
+    let awaited = seq.awaited_inits();
     for (i, op) in seq.ops.iter().enumerate() {
-        if let Some(init) = seq
-            .awaited_init()
-            .filter(|(at, _)| i == at + 1)
-            .map(|(_, k)| k)
-        {
+        if let Some((_, init)) = awaited.iter().find(|(at, _)| i == at + 1) {
             // The fuzzer waited for this answer before writing on; so does the trace.
-            if let Some(list) = responses.get_mut(&init).filter(|l| !l.is_empty()) {
+            if let Some(list) = responses.get_mut(init).filter(|l| !l.is_empty()) {
                 let first = list.remove(0);
-                if let Some(p) = pattern(&init, Some(&first), h) {
+                if let Some(p) = pattern(init, Some(&first), h) {
                     let _ = writeln!(t, "<< {p}");
                 }
             }

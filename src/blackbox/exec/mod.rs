@@ -191,13 +191,18 @@ fn drive_ops(
 ) -> Option<bool> {
     let mut dec = LineDecoder::new(MAX_LINE);
     let mut bytes = Vec::new();
+    let awaited = seq.awaited_inits();
     for (i, op) in seq.ops.iter().enumerate().skip(usize::from(skip_first)) {
-        if let Some(init) = seq
-            .awaited_init()
-            .filter(|(at, _)| i == at + 1)
-            .map(|(_, k)| k)
-        {
-            let answered = |s: &State<'_>| s.obs.responses.contains_key(&init);
+        let before = awaited
+            .iter()
+            .find(|(at, _)| i == at + 1 && (*at > 0 || !skip_first));
+        if let Some((_, init)) = before {
+            let answered = |s: &State<'_>| {
+                !s.ck
+                    .pending()
+                    .iter()
+                    .any(|(k, m)| k == init && m == "initialize")
+            };
             if !pump(child, st, Instant::now() + dl.barrier, answered) && !st.fatal {
                 st.fail(
                     FindingClass::Hang(HangAt::Initialize),
