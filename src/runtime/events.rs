@@ -441,17 +441,26 @@ pub fn attempt(turn: u32, step: u32, failure: &Value, partial: Option<&str>, now
 
 /// `request/header` data (tool schemas abbreviated to names). `resumed`: the first header of a
 /// session this process reopened from the store (`"reason":"resume"`, else `"initial"`).
-pub fn request_header(model: &str, max_tokens: Option<f64>, resumed: bool) -> Value {
+/// `child`: a subagent's session, whose route names the effort it inherited (so it is not an
+/// adapter default, and comes before `maxTokens`).
+pub fn request_header(model: &str, max_tokens: Option<f64>, resumed: bool, child: bool) -> Value {
     let max = max_tokens
         .map(crate::wire::json::number_value)
         .unwrap_or(json!(256000));
     // `adapterDefaults` names the settings the adapter filled in: a client's maxTokens is not one.
-    let defaults = if max_tokens.is_none() {
-        json!({"reasoningEffort":true,"maxTokens":true})
+    let mut defaults = serde_json::Map::new();
+    if !child {
+        defaults.insert("reasoningEffort".into(), json!(true));
+    }
+    if max_tokens.is_none() {
+        defaults.insert("maxTokens".into(), json!(true));
+    }
+    let config = if child {
+        json!({"provider":"deepseek-official","model": model,"reasoningEffort":"high","maxTokens": max})
     } else {
-        json!({"reasoningEffort":true})
+        json!({"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"})
     };
-    json!({"header":{"config":{"provider":"deepseek-official","model": model,"maxTokens": max,"reasoningEffort":"high"},
+    json!({"header":{"config": config,
         "adapterDefaults": defaults,
         "tools":[{"name":"bash"},{"name":"subagent"}]},
         "reason": if resumed { "resume" } else { "initial" }})

@@ -43,6 +43,7 @@ mod sessions;
 pub mod shell;
 mod stdio;
 mod step;
+mod tool_args;
 mod tools;
 mod turn;
 pub mod yaml;

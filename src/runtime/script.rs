@@ -180,21 +180,9 @@ fn from_directive(d: Directive) -> Step {
         Directive::Subagent { prompt } => Script::Subagent(prompt),
         Directive::Error500 => Script::Error500,
         Directive::Error400 => Script::Error400("fake bad request".into()),
-        // bash and subagent calls act as their directives do; any other tool is the profile's
-        // business ([`offered`]).
-        Directive::Call { tool, input } => {
-            let arg = |k: &str| {
-                crate::wire::json::parse(&input)
-                    .ok()
-                    .and_then(|p| p.value.get(k).and_then(Value::as_str).map(str::to_owned))
-            };
-            match tool.as_str() {
-                // Kept as a call: the model sends its input as written ([`Script::tool_command`]).
-                "bash" => Script::Call { tool, input },
-                "subagent" => Script::Subagent(arg("prompt").unwrap_or_default()),
-                _ => Script::Call { tool, input },
-            }
-        }
+        // A call keeps the model's input as written: the runtime checks it against the tool's
+        // schema (`tool_args`), and a tool the request does not offer is refused ([`offered`]).
+        Directive::Call { tool, input } => Script::Call { tool, input },
         Directive::SseError => Script::SseError,
         Directive::Truncate => Script::Truncate,
         Directive::Hang => Script::Hang,

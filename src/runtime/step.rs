@@ -6,6 +6,7 @@
 use super::events::{self, new_id, Events};
 use super::script::Script;
 use super::{profile, Phase, Profile, Runtime};
+use crate::wire::json::held;
 use serde_json::{json, Value};
 
 impl Runtime {
@@ -95,7 +96,9 @@ impl Runtime {
             if !s.header_sent {
                 s.header_sent = true;
                 // A session primed before its first header here was reopened from the store.
-                let mut h = events::request_header(&s.route.model, s.route.max_tokens, primed);
+                let child = s.parent.is_some();
+                let mut h =
+                    events::request_header(&s.route.model, s.route.max_tokens, primed, child);
                 if minimal {
                     h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
                 }
@@ -107,7 +110,7 @@ impl Runtime {
                 let title = t
                     .msg
                     .as_ref()
-                    .map(|m| title_of(&m.value["content"], minimal))
+                    .map(|m| title_of(&m.value["content"]))
                     .unwrap_or_default();
                 // A message without words gets no title.
                 if !title.is_empty() {
@@ -138,7 +141,7 @@ impl Runtime {
 
 /// The fallback title: the first five words of the message's text (`sdk-minimal`'s title row
 /// also caps it at 40 bytes).
-fn title_of(content: &Value, minimal: bool) -> String {
+fn title_of(content: &Value) -> String {
     let mut words = Vec::new();
     if let Value::Array(blocks) = content {
         for b in blocks {
@@ -150,13 +153,13 @@ fn title_of(content: &Value, minimal: bool) -> String {
             }
         }
     }
-    let mut title = words.join(" ");
-    if minimal && title.len() > 40 {
-        let mut end = 40;
-        while !title.is_char_boundary(end) {
-            end -= 1;
-        }
-        title.truncate(end);
+    // Five words, cut at 40 UTF-16 units as JavaScript's `slice` cuts (recorded under both
+    // profiles: `minimal_*`, `divergence_tool_arguments`).
+    let title = words.join(" ");
+    let mut units = held::to_utf16(&title);
+    if units.len() > 40 {
+        units.truncate(40);
+        return held::from_utf16(&units);
     }
     title
 }

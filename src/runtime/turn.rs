@@ -13,6 +13,7 @@
 use super::events::{self, new_id, write_status, Block, Events};
 use super::script::Script;
 use super::sessions::ok_status;
+use super::tool_args;
 use super::{persist, profile, Edition, Msg, Phase, Profile, Runtime, Turn};
 use crate::wire::json::Deep;
 use crate::wire::write;
@@ -115,13 +116,7 @@ impl Runtime {
         let (n, step, through) = (t.n, t.step, t.through);
         let resumed = t.retry.take();
         let minimal = self.cfg.profile == Profile::SdkMinimal;
-        let script = match super::script::offered(t.script.clone(), &profile::roster(&self.cfg)) {
-            // Under `sdk`, a bash call meets the sandbox refusal whatever its input.
-            s @ Script::Call { .. } if !minimal => {
-                Script::Tool(s.tool_command().unwrap_or_default())
-            }
-            s => s,
-        };
+        let script = super::script::offered(t.script.clone(), &profile::roster(&self.cfg));
         let realistic = self.cfg.realistic_timing;
         let model = s.route.model.clone();
         let mut ev = Events::new(out, sid, now);
@@ -169,6 +164,43 @@ impl Runtime {
         let tool_result = |text: &str, is_error: bool| {
             json!({"turn": n,"step": step,"message":{"role":"tool","source":{"kind":"tool","callId": TOOL_CALL_ID},
                 "toolCallId": TOOL_CALL_ID,"content":[{"type":"text","text": text}],"isError": is_error,"id": new_id()}})
+        };
+        // A `call:` of the `sdk` profile's bash or subagent: the arguments reach the tool as the
+        // model wrote them, checked against its schema as the release checks them.
+        let mut call_args: Option<String> = None;
+        let mut call_label: Option<String> = None;
+        let script = match script {
+            Script::Call { tool, input } if !minimal && tool_args::schema(&tool).is_some() => {
+                let parsed = crate::wire::json::parse(&input).ok().map(|p| p.value);
+                let args = parsed
+                    .as_ref()
+                    .map_or_else(|| input.clone(), crate::wire::json::to_string);
+                if let Err(problems) = tool_args::check(&tool, parsed.as_ref()) {
+                    let call_seq = tool_call(s, &mut ev, &tool, &args);
+                    let text = format!("Error: invalid arguments: {problems}");
+                    let mut tr = tool_result(&text, true);
+                    tr["error"] = json!({"name":"ToolArgsError","code":"INVALID_ARGS"});
+                    ev.answer(s, "tool/result", &tr, &[call_seq]);
+                    step_end(s, &mut ev);
+                    return self.next_step(sid, format!("tool result: {text}"), now);
+                }
+                call_args = Some(args);
+                let field = |k: &str| {
+                    parsed
+                        .as_ref()
+                        .and_then(|v| v.get(k))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                call_label = Some(field("description"));
+                if tool == "bash" {
+                    Script::Tool(field("command"))
+                } else {
+                    Script::Subagent(field("prompt"))
+                }
+            }
+            s => s,
         };
         let reason = match script {
             Script::Reply(text) => {
@@ -312,10 +344,12 @@ impl Runtime {
                 json!({"kind":"error","error": failure})
             }
             Script::Tool(cmd) => {
-                let args = format!(
-                    "{{\"description\": \"probe command\", \"command\": {}}}",
-                    events::js_quote(&cmd)
-                );
+                let args = call_args.unwrap_or_else(|| {
+                    format!(
+                        "{{\"description\": \"probe command\", \"command\": {}}}",
+                        events::js_quote(&cmd)
+                    )
+                });
                 let call_seq = tool_call(s, &mut ev, "bash", &args);
                 let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
                 let mut job = json!({"jobId": job_id,"owner": sid,"kind":"bash","label": cmd,"startedAt": now,
@@ -334,16 +368,27 @@ impl Runtime {
                 return self.next_step(sid, format!("tool result: {result_text}"), now);
             }
             Script::Subagent(prompt) => {
-                let args = format!(
-                    "{{\"description\": \"probe child\", \"prompt\": {}}}",
-                    events::js_quote(&prompt)
-                );
+                let args = call_args.unwrap_or_else(|| {
+                    format!(
+                        "{{\"description\": \"probe child\", \"prompt\": {}}}",
+                        events::js_quote(&prompt)
+                    )
+                });
                 let call_seq = tool_call(s, &mut ev, "subagent", &args);
+                if s.parent.is_some() {
+                    // A subagent's own subagent call: the release allows one level.
+                    let tr = tool_result(tool_args::DEPTH_REFUSAL, true);
+                    ev.answer(s, "tool/result", &tr, &[call_seq]);
+                    step_end(s, &mut ev);
+                    let text = format!("tool result: {}", tool_args::DEPTH_REFUSAL);
+                    return self.next_step(sid, text, now);
+                }
                 let child = self.spawn_child(sid, &prompt, now, ev.out());
                 let Some(s) = self.sessions.get_mut(sid) else {
                     return;
                 };
-                let cat = json!({"version":0,"childId": child,"childCreatedAt": now,"mode":"continuable","label":"probe child"});
+                let label = call_label.unwrap_or_else(|| "probe child".into());
+                let cat = json!({"version":0,"childId": child,"childCreatedAt": now,"mode":"continuable","label": label});
                 ev.event(s, "subagent/catalog", &cat);
                 let text = format!("started subagent {child}");
                 let tr = tool_result(&text, false);
