@@ -86,10 +86,41 @@ pub fn shipped_package(package: &str) -> bool {
         .any(|l| !l.starts_with('#') && l == package)
 }
 
+/// The tools the release's `sdk` profile offers, in the order its requests list them (recorded:
+/// `divergence_tool_arguments`). The reference runs `bash`, `subagent` and `read_image` (see
+/// `tool_args`); a call of another is answered as the reference not running it.
+pub const SDK_TOOLS: [&str; 25] = [
+    "bash",
+    "create_goal",
+    "edit",
+    "exit_plan_mode",
+    "get_goal",
+    "glob",
+    "grep",
+    "interrupt_agent",
+    "job_kill",
+    "job_list",
+    "job_output",
+    "list_agents",
+    "read",
+    "read_image",
+    "send_message",
+    "skill",
+    "subagent",
+    "subagent_fork",
+    "todo_write",
+    "update_goal",
+    "web_fetch",
+    "web_search",
+    "workflow",
+    "working_directory",
+    "write",
+];
+
 /// The tools a request offers, in the release's order (by name).
 pub fn roster(cfg: &Config) -> Vec<&str> {
     match cfg.profile {
-        Profile::Sdk => vec!["bash", "subagent"],
+        Profile::Sdk => SDK_TOOLS.to_vec(),
         Profile::SdkMinimal => {
             let mut tools: Vec<&str> = [
                 ("bash", "persistent-bash"),
@@ -188,7 +219,7 @@ mod tests {
     #[test]
     fn the_minimal_roster_follows_its_rows() {
         let mut cfg = Config::default();
-        assert_eq!(roster(&cfg), ["bash", "subagent"]);
+        assert_eq!(roster(&cfg), SDK_TOOLS);
         cfg.profile = Profile::SdkMinimal;
         assert_eq!(roster(&cfg), ["bash", "read_image", "working_directory"]);
         cfg.disabled_rows.insert("tool-fs".into());

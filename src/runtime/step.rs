@@ -101,6 +101,10 @@ impl Runtime {
                     events::request_header(&s.route.model, s.route.max_tokens, primed, child);
                 if minimal {
                     h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
+                } else {
+                    // The `sdk` profile's schemas are abbreviated to the tools' names.
+                    let names: Vec<Value> = roster.iter().map(|t| json!({"name": t})).collect();
+                    h["header"]["tools"] = Value::Array(names);
                 }
                 ev.event(s, "request/header", &h);
             }

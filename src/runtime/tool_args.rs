@@ -1,4 +1,5 @@
-//! The argument schemas of the `sdk` profile's tools the reference runs (`bash`, `subagent`), and
+//! The argument schemas of the `sdk` profile's tools the reference runs (`bash`, `subagent`,
+//! `read_image`), and
 //! the release's check of a call's arguments against them (probed against 0.2.1rc2 with
 //! `call:` directives; docs/CONTRACT.md#s13.5).
 //!
@@ -16,6 +17,7 @@ pub(super) fn schema(tool: &str) -> Option<&'static [&'static str]> {
     match tool {
         "bash" => Some(&["description", "command"]),
         "subagent" => Some(&["description", "prompt"]),
+        "read_image" => Some(&["file_path"]),
         _ => None,
     }
 }

@@ -184,7 +184,6 @@ impl Runtime {
                     step_end(s, &mut ev);
                     return self.next_step(sid, format!("tool result: {text}"), now);
                 }
-                call_args = Some(args);
                 let field = |k: &str| {
                     parsed
                         .as_ref()
@@ -193,6 +192,16 @@ impl Runtime {
                         .unwrap_or_default()
                         .to_owned()
                 };
+                if tool == "read_image" {
+                    // The sdk profile's model declares no image input.
+                    let call_seq = tool_call(s, &mut ev, &tool, &args);
+                    let text = profile::read_image_refusal(&field("file_path"), &model);
+                    let tr = tool_result(&text, true);
+                    ev.answer(s, "tool/result", &tr, &[call_seq]);
+                    step_end(s, &mut ev);
+                    return self.next_step(sid, format!("tool result: {text}"), now);
+                }
+                call_args = Some(args);
                 call_label = Some(field("description"));
                 if tool == "bash" {
                     Script::Tool(field("command"))
