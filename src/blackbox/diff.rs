@@ -191,7 +191,10 @@ fn between_turns(v: &[String]) -> Vec<String> {
             "turn/end" => since_end = Some(out.len() + 1),
             _ => {}
         }
-        if out.last() != Some(t) {
+        // Repeats collapse, but for the splice after a working-directory note's own (see the
+        // observation's collapse).
+        let after_note = out.len() >= 2 && out[out.len() - 2] == "working-directory/change";
+        if out.last() != Some(t) || after_note {
             out.push(t.clone());
         }
     }
@@ -387,6 +390,12 @@ mod tests {
         assert_ne!(normal_order(&before), normal_order(&none));
         let twice = v("turn/start working-directory/change agent/inbox/spliced step/start working-directory/change step/end turn/end");
         assert_ne!(normal_order(&before), normal_order(&twice));
+        // A change made just before a prompt keeps the prompt's own splice in place.
+        let idle = v("working-directory/change agent/inbox/spliced agent/inbox/spliced status:running turn/start");
+        assert_eq!(
+            normal_order(&idle),
+            v("agent/inbox/spliced status:running turn/start working-directory/change")
+        );
     }
 
     #[test]

@@ -226,7 +226,11 @@ impl<'a> State<'a> {
         };
         let sid = self.session_label(sid);
         let list = self.obs.events.entry(sid.clone()).or_default();
-        if list.last() != Some(&what) {
+        // Repeats collapse (streaming counts are not behaviour), except the splice after a
+        // working-directory note's own: the comparison moves the note and its splice
+        // (`diff::normal_order`), and what follows must keep its own.
+        let after_note = list.len() >= 2 && list[list.len() - 2] == "working-directory/change";
+        if list.last() != Some(&what) || after_note {
             list.push(what);
         }
         Some(sid)
