@@ -406,10 +406,19 @@ mod tests {
         assert_eq!(JsonView::as_bool(a), b.as_bool());
         assert_eq!(JsonView::len(a), b.len());
         assert!(b.get("\u{0}no such key").is_none());
+        assert_eq!(JsonView::as_i64(a), b.as_i64());
+        assert_eq!(JsonView::as_u64(a), b.as_u64());
+        let mut written = Vec::new();
+        b.write(&mut written);
+        assert_eq!(String::from_utf8(written).unwrap(), to_string(a));
         match a {
             Value::Object(m) => {
                 for (k, v) in m {
                     same(v, b.get(k).expect("member present on the tape"));
+                }
+                assert!(m.keys().map(String::as_str).eq(b.members().map(|(k, _)| k)));
+                for ((_, v), (_, w)) in m.iter().zip(b.members()) {
+                    same(v, w);
                 }
             }
             Value::Array(x) => {
