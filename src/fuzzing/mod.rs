@@ -7,9 +7,12 @@
 
 pub mod classify_line;
 pub mod line_stream;
-pub mod oracle;
 pub mod runtime_session;
 pub mod trace_parse;
+
+/// The independent model of the contract's framing and classification (its own crate, built
+/// without coverage instrumentation in fuzz builds: see `fuzz/rustc-wrapper`).
+pub use dsh_conformance_oracle as oracle;
 
 /// A target's check: `Err` describes the first broken invariant.
 pub type Check = fn(&[u8]) -> Result<(), String>;

@@ -1,18 +1,19 @@
 //! Notifications: which ones the runtime sends and their params; per session, event `seq`,
 //! `time`, turn numbers and status alternation (docs/CONTRACT.md#s4 to #s6).
 
+use super::shape::object;
 use super::stream::{Checker, Sink};
 use super::{Received, RuleId};
-use serde_json::{Map, Value};
+use crate::wire::json::{JsonKind, JsonView};
 
 impl Checker {
     /// Judges a notification frame (its members are already known to be `jsonrpc, method, params`).
-    pub(super) fn notification(
+    pub(super) fn notification<'a>(
         &mut self,
-        frame: &Map<String, Value>,
+        frame: impl JsonView<'a>,
         sink: &mut Sink,
     ) -> Option<Received> {
-        let Some(method) = frame["method"].as_str() else {
+        let Some(method) = frame.get("method").and_then(JsonView::as_str) else {
             sink.add(
                 RuleId::StdoutFramesOnly,
                 "notification method is not a string",
@@ -20,7 +21,7 @@ impl Checker {
             return None;
         };
         let done = Some(Received::Notification(method.to_owned()));
-        let Some(p) = frame["params"].as_object() else {
+        let Some(p) = object(frame.get("params")) else {
             sink.add(
                 RuleId::StdoutFramesOnly,
                 format!("{method}: params is not an object"),
@@ -83,15 +84,15 @@ impl Checker {
         done
     }
 
-    fn event(&mut self, sid: &str, p: &Map<String, Value>, sink: &mut Sink) {
-        let Some(e) = p.get("event").and_then(Value::as_object) else {
+    fn event<'a>(&mut self, sid: &str, p: impl JsonView<'a>, sink: &mut Sink) {
+        let Some(e) = object(p.get("event")) else {
             sink.add(
                 RuleId::StdoutFramesOnly,
                 "session.event without an event object",
             );
             return;
         };
-        let ty = e.get("type").and_then(Value::as_str);
+        let ty = e.get("type").and_then(JsonView::as_str);
         if ty.is_none() {
             sink.add(RuleId::StdoutFramesOnly, "event.type is not a string");
         }
@@ -99,13 +100,13 @@ impl Checker {
         if data.is_none() {
             sink.add(RuleId::StdoutFramesOnly, "event without data");
         }
-        let time = e.get("time").and_then(Value::as_f64);
+        let time = e.get("time").and_then(JsonView::as_f64);
         if time.is_none() {
             sink.add(RuleId::EventTime, "event.time is not a number");
         }
         let fresh = self.profile.fresh_sessions;
         let t = self.sessions.entry(sid.to_owned()).or_default();
-        match e.get("seq").and_then(Value::as_u64) {
+        match e.get("seq").and_then(JsonView::as_u64) {
             None => sink.add(
                 RuleId::SessionSeqContiguous,
                 "event.seq is not a non-negative integer",
@@ -133,8 +134,7 @@ impl Checker {
             }
             t.last_time = Some(time);
         }
-        let data = data.unwrap_or(&Value::Null);
-        let turn = data.get("turn").and_then(Value::as_u64);
+        let turn = data.and_then(|d| d.get("turn")).and_then(JsonView::as_u64);
         let counts = RuleId::TurnCountsPerSession;
         match ty.unwrap_or("") {
             "turn/start" => {
@@ -172,24 +172,24 @@ impl Checker {
                     Some(_) => {}
                 }
                 t.open_turn = None;
-                if data
-                    .pointer("/reason/kind")
-                    .and_then(Value::as_str)
-                    .is_none()
-                {
+                let kind = (data.and_then(|d| d.get("reason")))
+                    .and_then(|r| r.get("kind"))
+                    .and_then(JsonView::as_str);
+                if kind.is_none() {
                     sink.add(reason, "turn/end without a string reason.kind");
                 }
             }
             "agent/inbox/spliced" => {
-                let Some(inserted) = data.get("inserted").and_then(Value::as_array) else {
+                let inserted = data.and_then(|d| d.get("inserted"));
+                let Some(inserted) = inserted.filter(|i| i.kind() == JsonKind::Array) else {
                     sink.add(
                         RuleId::ReceiptIdMatchesInserted,
                         "agent/inbox/spliced without an inserted array",
                     );
                     return;
                 };
-                for m in inserted {
-                    if let Some(id) = m.get("id").and_then(Value::as_str) {
+                for m in inserted.elements() {
+                    if let Some(id) = m.get("id").and_then(JsonView::as_str) {
                         self.receipts.insert(id.to_owned());
                     }
                 }
@@ -199,7 +199,7 @@ impl Checker {
     }
 }
 
-fn subagent_finished(p: &Map<String, Value>, sink: &mut Sink) {
+fn subagent_finished<'a>(p: impl JsonView<'a>, sink: &mut Sink) {
     let rule = RuleId::SubagentNotifications;
     string(p, "parentSessionId", rule, sink);
     let child = string(p, "childSessionId", rule, sink);
@@ -223,7 +223,7 @@ fn subagent_finished(p: &Map<String, Value>, sink: &mut Sink) {
         );
     }
     if let Some(m) = p.get("lastAssistantMessage") {
-        if m.as_array().is_none_or(Vec::is_empty) {
+        if m.kind() != JsonKind::Array || m.is_empty() {
             sink.add(
                 rule,
                 "lastAssistantMessage present but not a non-empty array",
@@ -233,13 +233,8 @@ fn subagent_finished(p: &Map<String, Value>, sink: &mut Sink) {
 }
 
 /// A string member of notification params, reporting its absence against `rule`.
-fn string<'a>(
-    p: &'a Map<String, Value>,
-    k: &str,
-    rule: RuleId,
-    sink: &mut Sink,
-) -> Option<&'a str> {
-    let s = p.get(k).and_then(Value::as_str);
+fn string<'a>(p: impl JsonView<'a>, k: &str, rule: RuleId, sink: &mut Sink) -> Option<&'a str> {
+    let s = p.get(k).and_then(JsonView::as_str);
     if s.is_none() {
         sink.add(rule, format!("params.{k} is not a string"));
     }

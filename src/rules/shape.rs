@@ -2,7 +2,7 @@
 
 use super::stream::Sink;
 use super::{Profile, RuleId};
-use serde_json::{Map, Value};
+use crate::wire::json::{JsonKind, JsonView};
 use std::collections::HashSet;
 
 /// The check a method's result shape belongs to.
@@ -22,51 +22,57 @@ pub(super) fn rule_of(method: &str) -> RuleId {
 
 /// An error member's code and message (0 and "" where missing), reporting a shape other than
 /// exactly `{code, message}`.
-pub(super) fn error_member(e: &Value, sink: &mut Sink) -> (i64, String) {
-    let Some(e) = e.as_object() else {
+pub(super) fn error_member<'a>(e: impl JsonView<'a>, sink: &mut Sink) -> (i64, String) {
+    if e.kind() != JsonKind::Object {
         sink.add(RuleId::StdoutFramesOnly, "error is not an object");
         return (0, String::new());
-    };
-    let keys: Vec<&str> = e.keys().map(String::as_str).collect();
+    }
+    let keys: Vec<&str> = e.members().map(|(k, _)| k).collect();
     if keys != ["code", "message"] {
         sink.add(
             RuleId::ErrorNoReservedCodes,
             format!("error members are {keys:?}, not [code, message]"),
         );
     }
-    let code = e.get("code").and_then(Value::as_i64);
+    let code = e.get("code").and_then(JsonView::as_i64);
     if code.is_none() {
         sink.add(RuleId::StdoutFramesOnly, "error code is not an integer");
     }
-    let message = e.get("message").and_then(Value::as_str);
+    let message = e.get("message").and_then(JsonView::as_str);
     if message.is_none() {
         sink.add(RuleId::StdoutFramesOnly, "error message is not a string");
     }
     (code.unwrap_or(0), message.unwrap_or("").to_owned())
 }
 
+/// `v` when it is an object.
+pub(super) fn object<'a, V: JsonView<'a>>(v: Option<V>) -> Option<V> {
+    v.filter(|v| v.kind() == JsonKind::Object)
+}
+
 /// Whether a result `frame` is an acceptable answer to a `method` request; if not, the rule it
 /// breaks and how.
-pub(super) fn result_fits(
+pub(super) fn result_fits<'a>(
     profile: &Profile,
     receipts: &HashSet<String>,
     method: &str,
-    frame: &Map<String, Value>,
+    frame: impl JsonView<'a>,
 ) -> Result<(), (RuleId, String)> {
     let rule = rule_of(method);
     let fail = |m: String| Err((rule, m));
     if !profile.methods.iter().any(|m| m == method) {
         return fail(format!("unknown method {method:?} answered with a result"));
     }
-    let Some(r) = frame["result"].as_object() else {
+    let Some(r) = object(frame.get("result")) else {
         return fail(format!("{method} result is not an object"));
     };
     match method {
         "initialize" => {
-            let info = r.get("serverInfo").and_then(Value::as_object);
+            let info = object(r.get("serverInfo"));
             let ok = info.is_some_and(|i| {
-                i.get("name").and_then(Value::as_str) == Some("deepseek-harness-sdk-runtime")
-                    && i.get("version").is_some_and(Value::is_string)
+                i.get("name").and_then(JsonView::as_str) == Some("deepseek-harness-sdk-runtime")
+                    && i.get("version")
+                        .is_some_and(|v| v.kind() == JsonKind::String)
             });
             if !ok {
                 return fail("initialize result lacks serverInfo {name, version}".into());
@@ -74,7 +80,8 @@ pub(super) fn result_fits(
         }
         "session/prompt"
             if profile.legacy_prompt
-                && (r.len() != 1 || r.get("accepted") != Some(&Value::Bool(true))) =>
+                && (r.len() != 1
+                    || r.get("accepted").and_then(JsonView::as_bool) != Some(true)) =>
         {
             return Err((
                 RuleId::LegacySessionFinished,
@@ -83,7 +90,7 @@ pub(super) fn result_fits(
         }
         "session/prompt" if profile.legacy_prompt => {}
         "session/prompt" => {
-            let Some(id) = r.get("messageId").and_then(Value::as_str) else {
+            let Some(id) = r.get("messageId").and_then(JsonView::as_str) else {
                 return fail("prompt result lacks a string messageId".into());
             };
             if !receipts.contains(id) {
@@ -97,7 +104,7 @@ pub(super) fn result_fits(
             return fail(format!("{method} result is not {{}}"));
         }
         "session/working-directory/get" | "session/working-directory/set" => {
-            let cwd = r.get("cwd").and_then(Value::as_str);
+            let cwd = r.get("cwd").and_then(JsonView::as_str);
             if r.len() != 1 || !cwd.is_some_and(|c| c.starts_with('/')) {
                 return fail(format!("{method} result is not {{cwd: <absolute path>}}"));
             }

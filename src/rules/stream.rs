@@ -1,9 +1,9 @@
 //! The checker: framing and responses (docs/CONTRACT.md#s2, #s3); notifications are in `notify`.
 
 use super::{clip, shape, Judged, Profile, Received, RuleId, Sent, Violation, UNKNOWN_METHOD};
-use crate::wire::json;
+use crate::wire::json::{self, JsonKind, JsonView, Tape, TapeRef};
 use crate::wire::{classify, Classified};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 /// Error codes JSON-RPC reserves that the runtime never uses (docs/CONTRACT.md#s2.3).
@@ -72,6 +72,9 @@ pub struct Checker {
     responses_seen: HashSet<String>,
     /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
     written: Vec<u8>,
+    /// The line read, as a tape kept between lines: the rules read a frame through it, so no
+    /// `Value` is built per frame (its buffers are allocated once, not per line).
+    tape: Tape,
 }
 
 /// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
@@ -124,6 +127,7 @@ impl Checker {
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
             written: Vec::new(),
+            tape: Tape::default(),
             lines: 0,
         }
     }
@@ -219,6 +223,13 @@ impl Checker {
     }
 
     fn judge(&mut self, raw: &str, sink: &mut Sink) -> Option<Received> {
+        let mut tape = std::mem::take(&mut self.tape);
+        let judged = self.judge_on(&mut tape, raw, sink);
+        self.tape = tape;
+        judged
+    }
+
+    fn judge_on(&mut self, tape: &mut Tape, raw: &str, sink: &mut Sink) -> Option<Received> {
         let line = match raw.strip_suffix('\r') {
             Some(l) => {
                 sink.add(RuleId::StdoutLfOnly, "the line ends in \\r\\n");
@@ -226,17 +237,16 @@ impl Checker {
             }
             None => raw,
         };
-        let parsed = match json::parse(line) {
-            Ok(p) => p.value,
-            Err(e) => {
-                sink.add(RuleId::StdoutFramesOnly, format!("output is not JSON: {e}"));
-                return None;
-            }
-        };
+        // The tape's errors are `json::parse`'s, and it reads as the `Value` that builds.
+        if let Err(e) = tape.parse(line) {
+            sink.add(RuleId::StdoutFramesOnly, format!("output is not JSON: {e}"));
+            return None;
+        }
+        let frame = tape.root(line);
         // Written into a buffer kept between lines: frames are checked by the thousand.
         let mut text = std::mem::take(&mut self.written);
         text.clear();
-        json::write_value(&parsed, &mut text);
+        frame.write(&mut text);
         if text != line.as_bytes() {
             sink.add(
                 RuleId::StdoutCompact,
@@ -249,14 +259,14 @@ impl Checker {
         if text.capacity() <= WRITTEN_KEPT {
             self.written = text;
         }
-        let Value::Object(frame) = parsed else {
+        if frame.kind() != JsonKind::Object {
             sink.add(RuleId::StdoutFramesOnly, "output is not a JSON object");
             return None;
-        };
-        if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        }
+        if frame.get("jsonrpc").and_then(JsonView::as_str) != Some("2.0") {
             sink.add(RuleId::StdoutFramesOnly, "output lacks \"jsonrpc\":\"2.0\"");
         }
-        let keys: Vec<&str> = frame.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = frame.members().map(|(k, _)| k).collect();
         let mut sorted = keys.clone();
         sorted.sort_unstable();
         let (order, response) = match sorted.as_slice() {
@@ -281,9 +291,9 @@ impl Checker {
             // A response identical to an earlier one is a repeat: never an answer to a line that
             // must get none, whatever its id.
             let repeat = !self.responses_seen.insert(line.to_owned());
-            Some(self.response(&frame, repeat, sink))
+            Some(self.response(frame, repeat, sink))
         } else {
-            self.notification(&frame, sink)
+            self.notification(frame, sink)
         }
     }
 
@@ -301,11 +311,13 @@ impl Checker {
         self.pending.contains_key(&alt).then_some(alt)
     }
 
-    fn response(&mut self, frame: &Map<String, Value>, repeat: bool, sink: &mut Sink) -> Received {
-        let ok = frame.contains_key("result");
-        let mut key = json::to_string(&frame["id"]);
+    fn response(&mut self, frame: TapeRef<'_>, repeat: bool, sink: &mut Sink) -> Received {
+        let ok = frame.get("result").is_some();
+        // The id as a `Value` (a scalar, nearly always: cheap), for its echo and its retyping.
+        let id = frame.get("id").map_or(Value::Null, JsonView::to_value);
+        let mut key = json::to_string(&id);
         if !self.pending.contains_key(&key) {
-            match self.retyped(&frame["id"]) {
+            match self.retyped(&id) {
                 Some(alt) => {
                     sink.add(
                         RuleId::ResponseIdTypePreserved,
@@ -362,7 +374,7 @@ impl Checker {
     }
 
     /// Credits an error answer to one of the requests pending under `key`.
-    fn error_answer(&mut self, key: &str, e: &Value, sink: &mut Sink) -> Option<String> {
+    fn error_answer(&mut self, key: &str, e: TapeRef<'_>, sink: &mut Sink) -> Option<String> {
         let (code, message) = shape::error_member(e, sink);
         let methods = self.pending[key].methods.clone();
         if RESERVED.contains(&code) {
@@ -467,7 +479,7 @@ impl Checker {
 
     /// Credits a result to the most recent request under `key` whose shape it fits (else the most
     /// recent one, with the violation of the first shape it missed).
-    fn result_answer(&mut self, key: &str, frame: &Map<String, Value>, sink: &mut Sink) -> String {
+    fn result_answer(&mut self, key: &str, frame: TapeRef<'_>, sink: &mut Sink) -> String {
         let methods = &self.pending[key].methods;
         let mut first_err = None;
         let mut hit = None;

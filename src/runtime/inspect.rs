@@ -1,5 +1,5 @@
 //! Node's `util.inspect` of a string, as the release's error messages quote values with it
-//! (`ERR_INVALID_ARG_VALUE`: "The argument 'path' must be … Received '<inspected>'").
+//! (`ERR_INVALID_ARG_VALUE`: "The argument 'path' must be … Received '\<inspected\>'").
 //!
 //! What Node 20 does, and so this module: the quote is `'`, or `"` when the text holds a `'` but
 //! no `"`, or a backtick when it holds both but no backtick and no `${`; otherwise `'` with each `'`

@@ -37,8 +37,8 @@ pub use number::{js_number, number_value};
 pub use parse::{parse, JsonError, Parsed};
 pub use tape::{Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
+pub(crate) use write::{plain_words, write_int, write_str_body};
 pub use write::{to_string, write_js_number, write_number, write_str, write_value};
-pub(crate) use write::{write_int, write_str_body};
 
 use deep::dispose;
 

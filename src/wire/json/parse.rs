@@ -1,6 +1,6 @@
 //! The parser: `JSON.parse`'s grammar, iterative, building `serde_json::Value`s.
 
-use super::{dispose, held, number_value};
+use super::{dispose, held, number_value, plain_words};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -233,7 +233,8 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<String, JsonError> {
         self.pos += 1; // opening quote
         let start = self.pos;
-        // Fast path: no escapes.
+        // Fast path: no escapes (whole plain words skipped first).
+        self.pos = plain_words(self.s, self.pos);
         while let Some(&b) = self.s.get(self.pos) {
             match b {
                 b'"' => {
@@ -259,6 +260,7 @@ impl<'a> Parser<'a> {
     pub(super) fn string_rest(&mut self, out: &mut String) -> Result<(), JsonError> {
         loop {
             let run = self.pos;
+            self.pos = plain_words(self.s, self.pos);
             while let Some(&b) = self.s.get(self.pos) {
                 if b == b'"' || b == b'\\' || b < 0x20 || held::may_be_reserved(b) {
                     break;

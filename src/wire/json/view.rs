@@ -41,6 +41,18 @@ pub trait JsonView<'a>: Copy {
     }
     /// An array's elements in order (nothing when not an array).
     fn elements(self) -> impl Iterator<Item = Self>;
+    /// An object's members in order, as `(key, value)` (nothing when not an object): each key
+    /// once, at its first position, with its last value.
+    fn members(self) -> impl Iterator<Item = (&'a str, Self)>;
+    /// The number as an `i64`, if it is one that [`parse`](super::parse)'s `Value` holds as an
+    /// integer in `i64` range (`Value::as_i64`).
+    fn as_i64(self) -> Option<i64> {
+        self.as_f64().and_then(|f| super::number_value(f).as_i64())
+    }
+    /// The number as a `u64`, likewise (`Value::as_u64`).
+    fn as_u64(self) -> Option<u64> {
+        self.as_f64().and_then(|f| super::number_value(f).as_u64())
+    }
     /// The value as a `serde_json::Value` (what [`parse`](super::parse) gives for its text).
     fn to_value(self) -> Value;
 }
@@ -83,6 +95,21 @@ impl<'a> JsonView<'a> for &'a Value {
 
     fn elements(self) -> impl Iterator<Item = Self> {
         self.as_array().into_iter().flatten()
+    }
+
+    fn members(self) -> impl Iterator<Item = (&'a str, Self)> {
+        self.as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    fn as_i64(self) -> Option<i64> {
+        Value::as_i64(self)
+    }
+
+    fn as_u64(self) -> Option<u64> {
+        Value::as_u64(self)
     }
 
     fn to_value(self) -> Value {

@@ -2,7 +2,9 @@
 //! [`parse`](crate::wire::json::parse) builds for its text would.
 
 use super::{resolve, str_len, Kind, Str, Tape, NONE};
-use crate::wire::json::{JsonKind, JsonView};
+#[cfg(doc)]
+use crate::wire::json::write_value;
+use crate::wire::json::{number_value, write_number, write_str, JsonKind, JsonView};
 use serde_json::Value;
 
 /// A value on a [`Tape`].
@@ -30,6 +32,74 @@ impl<'a> TapeRef<'a> {
     pub fn text(self) -> &'a str {
         let n = &self.tape.nodes[self.i];
         &self.text[n.start..n.end]
+    }
+
+    /// Appends `JSON.stringify` of the value: exactly what [`write_value`] writes for
+    /// [`JsonView::to_value`], without building it. Iterative: depth is bounded only by memory.
+    pub fn write(self, out: &mut Vec<u8>) {
+        let nodes = &self.tape.nodes;
+        // Per open container: whether it is an object, its next child (element or member) to
+        // write, and whether none was written yet.
+        let mut stack: Vec<(bool, usize, bool)> = Vec::new();
+        let mut next = Some(self.i);
+        loop {
+            if let Some(i) = next.take() {
+                match nodes[i].kind {
+                    Kind::Null => out.extend_from_slice(b"null"),
+                    Kind::Bool(true) => out.extend_from_slice(b"true"),
+                    Kind::Bool(false) => out.extend_from_slice(b"false"),
+                    Kind::Num(f) => match number_value(f) {
+                        Value::Number(n) => write_number(&n, out),
+                        _ => out.extend_from_slice(b"null"),
+                    },
+                    Kind::Str(s) => self.write_string(s, out),
+                    Kind::Arr { first, .. } => {
+                        out.push(b'[');
+                        stack.push((false, first, true));
+                    }
+                    Kind::Obj { first, .. } => {
+                        out.push(b'{');
+                        stack.push((true, first, true));
+                    }
+                    Kind::Member { .. } => unreachable!("a member is written by its object"),
+                }
+            }
+            let Some((object, child, first)) = stack.last_mut() else {
+                return;
+            };
+            if *child == NONE {
+                out.push(if *object { b'}' } else { b']' });
+                stack.pop();
+                continue;
+            }
+            if !std::mem::take(first) {
+                out.push(b',');
+            }
+            let c = std::mem::replace(child, nodes[*child].next);
+            match nodes[c].kind {
+                Kind::Member { key, value } if *object => {
+                    self.write_string(key, out);
+                    out.push(b':');
+                    next = Some(value);
+                }
+                _ => next = Some(c),
+            }
+        }
+    }
+
+    /// Appends a string as `JSON.stringify` writes it.
+    fn write_string(self, s: Str, out: &mut Vec<u8>) {
+        match s {
+            // A string borrowed from the text has no escape, no control character and no
+            // character of held text's reserved block (else the scanner decoded it): the writer
+            // would copy it unchanged.
+            Str::Src(a, b) => {
+                out.push(b'"');
+                out.extend_from_slice(&self.text.as_bytes()[a..b]);
+                out.push(b'"');
+            }
+            Str::Dec(..) => write_str(self.str_of(s), out),
+        }
     }
 }
 
@@ -111,6 +181,23 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
             let r = self.at(i);
             i = self.tape.nodes[i].next;
             Some(r)
+        })
+    }
+
+    fn members(self) -> impl Iterator<Item = (&'a str, Self)> {
+        let mut m = match self.tape.nodes[self.i].kind {
+            Kind::Obj { first, .. } => first,
+            _ => NONE,
+        };
+        std::iter::from_fn(move || loop {
+            if m == NONE {
+                return None;
+            }
+            let node = self.tape.nodes[m];
+            m = node.next;
+            if let Kind::Member { key, value } = node.kind {
+                return Some((self.str_of(key), self.at(value)));
+            }
         })
     }
 

@@ -2,13 +2,17 @@
 //! wire layer.
 //!
 //! Written from the contract's JavaScript (`drainLines`, `JSON.parse`, `handleLine`, `objectParams`,
-//! `JSON.stringify`) and ECMA-262, deliberately *without* calling into `crate::wire`: where the two
+//! `JSON.stringify`) and ECMA-262, deliberately *without* calling into `dsh_conformance::wire`: where the two
 //! disagree, one of them is wrong. It favours obviousness over speed: a recursive-descent parser
 //! into JavaScript-shaped values (UTF-16 strings, every number a double, objects as ordered member
 //! lists), the classification `if` chain verbatim, and `Number::toString` from the spec's steps.
 //!
 //! Recursion is capped at [`MAX_DEPTH`]; deeper containers are validated by an iterative scanner and
 //! kept only as their kind ([`J::Deep`]), so a hostile input cannot overflow the oracle's stack.
+//!
+//! A crate of its own (re-exported as `dsh_conformance::fuzzing::oracle`) so that the fuzz builds
+//! can compile it without coverage instrumentation (`fuzz/rustc-wrapper`): libFuzzer's feedback
+//! then comes from the code under test, and the model's byte loops carry no comparison hooks.
 
 /// Nesting depth the recursive parser handles itself.
 pub const MAX_DEPTH: usize = 96;
