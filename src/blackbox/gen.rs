@@ -231,8 +231,11 @@ pub fn generate(seed: u64, case: u64) -> Sequence {
     // Likewise the session ids no prefix can make a sequence's own (empty, path-like), and
     // those with unusual characters.
     let special = rng.below(SPECIAL_SESSIONS_ONE_IN) == 0;
-    // And the directives that make a real runtime wait out its retry back-off.
-    let retries = rng.below(RETRIES_ONE_IN) == 0;
+    // And the directives that make a real runtime wait out its retry back-off (drawn from a
+    // stream of its own, so that the sequences of a seed stay what they were before the knob).
+    let retries = Rng::new(seed ^ case.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5e77)
+        .below(RETRIES_ONE_IN)
+        == 0;
     while !u.is_empty() && ops.len() < MAX_OPS {
         match Op::arbitrary(&mut u) {
             Ok(op) => {

@@ -326,14 +326,42 @@ impl Checker {
                     key = alt;
                 }
                 // An answer to a line without a usable id echoes null (or that line's own id).
-                None if !repeat
+                // Two such answers may be the same bytes (two notifications answered alike): a
+                // repeated null-id answer is another ignored line's, not a second answer.
+                None if (!repeat || key == "null")
                     && !self.ignored.is_empty()
                     && (key == "null" || !self.requested.contains(&key)) =>
                 {
                     // Runtimes answer in the order they read: the line answered was read after
-                    // the last request answered so far, when there is such a line.
+                    // the last request answered so far, when there is such a line. Among those,
+                    // the answer tells its kind: a parse error (-32700) answers a line that is no
+                    // JSON object, anything else a line that names a method.
+                    let parse_error = frame
+                        .get("error")
+                        .and_then(|e| e.get("code"))
+                        .and_then(JsonView::as_i64)
+                        == Some(-32700);
+                    let fits = |rule: &RuleId| {
+                        let unparsed = matches!(
+                            rule,
+                            RuleId::FrameMalformedIgnored | RuleId::FrameNonObjectIgnored
+                        );
+                        let named = matches!(
+                            rule,
+                            RuleId::FrameNotificationsIgnored
+                                | RuleId::FrameIdInvalidIsNotification
+                                | RuleId::FrameNonStringMethodIgnored
+                        );
+                        if parse_error {
+                            unparsed
+                        } else {
+                            named
+                        }
+                    };
+                    let after = |i: &usize| *i > self.last_answered;
                     let at = (self.ignored.iter())
-                        .position(|(i, _)| *i > self.last_answered)
+                        .position(|(i, r)| after(i) && fits(r))
+                        .or_else(|| self.ignored.iter().position(|(i, _)| after(i)))
                         .unwrap_or(0);
                     let (_, rule) = self.ignored.remove(at);
                     sink.add(

@@ -332,6 +332,27 @@ fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
     for (line, rule) in cases {
         assert_eq!(check(&[line], &[err]), [rule], "after {line}");
     }
+    // Lines of several kinds wait for no answer: an answer naming a method's outcome is the
+    // notification's, a parse error the malformed line's, whichever was read first.
+    let malformed = "{not json";
+    assert_eq!(
+        check(&[malformed, r#"{"jsonrpc":"2.0","method":"n"}"#], &[err]),
+        [RuleId::FrameNotificationsIgnored]
+    );
+    let parse = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    assert_eq!(
+        check(&[r#"{"jsonrpc":"2.0","method":"n"}"#, malformed], &[parse]),
+        [RuleId::FrameMalformedIgnored]
+    );
+    // Two notifications answered alike: the same bytes twice are two answers, not a repeat.
+    let n = r#"{"jsonrpc":"2.0","method":"n"}"#;
+    assert_eq!(
+        check(&[n, n], &[err, err]),
+        [
+            RuleId::FrameNotificationsIgnored,
+            RuleId::FrameNotificationsIgnored
+        ]
+    );
     // With nothing of the kind sent, an answer to nobody is response.exactly-once's; so is a
     // second answer to a request, even when a notification was sent too.
     assert_eq!(check(&[], &[err]), [RuleId::ResponseExactlyOnce]);
