@@ -112,6 +112,16 @@ pub fn for_content(content: &Value) -> Step {
         Value::Array(b) => b,
         _ => return plain(Script::Reply(String::new())),
     };
+    // A text block whose text is no string fails the turn before its first step, whatever
+    // blocks come before it; the rest fail in the step, the first in order.
+    let text_block = |b: &&Value| b.get("type").and_then(Value::as_str) == Some("text");
+    if let Some(b) = blocks
+        .iter()
+        .filter(text_block)
+        .find(|b| !b.get("text").is_some_and(Value::is_string))
+    {
+        return plain(Script::TextNotString(text_not_string(b.get("text"))));
+    }
     // The DeepSeek adapter rejects what it cannot represent before any request is made.
     for b in blocks {
         let ty = b.get("type");

@@ -148,7 +148,11 @@ impl Runtime {
 fn title_of(content: &Value) -> String {
     let mut words = Vec::new();
     if let Value::Array(blocks) = content {
-        for b in blocks {
+        // Text blocks only: a block with a `text` but no `type` is not one.
+        for b in blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        {
             if let Some(t) = b.get("text").and_then(Value::as_str) {
                 words.extend(t.split_whitespace().take(5 - words.len().min(5)));
             }
