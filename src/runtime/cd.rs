@@ -43,7 +43,8 @@ pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
                     Err(_) => Some("parent traversal crosses a missing directory"),
                 };
                 if let Some(why) = why {
-                    return Err(format!("cannot resolve {}: {why}", js_quote(&joined)));
+                    // Quoted with plain quotes, not JSON.stringify: controls stay as they are.
+                    return Err(format!("cannot resolve \"{joined}\": {why}"));
                 }
                 walked.pop();
             }
@@ -130,5 +131,10 @@ mod tests {
             ))
         );
         let _ = std::fs::remove_file(&file);
+        // The path is quoted as is (a control character stays one).
+        assert_eq!(
+            cd(missing, "a\u{6}/.."),
+            crossing("/nonexistent/dsh-fuzz/a\u{6}/..")
+        );
     }
 }

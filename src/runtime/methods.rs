@@ -155,16 +155,13 @@ impl Runtime {
         };
         if edition == Edition::Current {
             // durablePromptContent: image data becomes an attachment before the message is queued.
-            // It reads each block's `type` in order: a null block throws there.
+            // It reads every block's `type` first (a null block throws there), then stores
+            // the images.
             let blocks = content.as_array().map(Vec::as_slice).unwrap_or_default();
-            let null = blocks.iter().position(Value::is_null);
-            super::image::check_blocks(
-                &blocks[..null.unwrap_or(blocks.len())],
-                self.cfg.home.is_some(),
-            )?;
-            if null.is_some() {
+            if blocks.iter().any(Value::is_null) {
                 return Err("Cannot read properties of null (reading 'type')".into());
             }
+            super::image::check_blocks(blocks, self.cfg.home.is_some())?;
         }
         if edition == Edition::Legacy && self.sessions.get(sid.as_str()).is_some_and(Session::busy)
         {
