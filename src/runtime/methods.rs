@@ -218,6 +218,7 @@ impl Runtime {
         s.seq = st.seq + 1;
         s.turns = st.turns;
         s.primed = true;
+        s.titled = true;
         // Its log told the model about the directory it reopens in.
         s.context_cwd = Some(s.cwd.clone());
         let stored = persist::Stored {

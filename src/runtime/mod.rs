@@ -105,8 +105,10 @@ struct Turn {
 struct Session {
     seq: u64,
     turns: u32,
-    /// System prompt, runtime context, request context and title already emitted.
+    /// System prompt, runtime context and request context already emitted.
     primed: bool,
+    /// `session/title` already emitted (or the session was reopened from the store).
+    titled: bool,
     /// `request/header` already emitted by this process.
     header_sent: bool,
     cwd: Rc<str>,
@@ -143,6 +145,7 @@ impl Session {
             seq: 0,
             turns: 0,
             primed: false,
+            titled: false,
             header_sent: false,
             cwd: route.cwd.clone(),
             route,

@@ -111,17 +111,21 @@ impl Runtime {
             if !primed {
                 let rc = json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
                 ev.event(s, "request/context", &rc);
+                s.primed = true;
+            }
+            if !s.titled {
+                // The session is named after the first message with words, in that turn's first
+                // step (a message without words gets no title, and a later one may).
                 let title = t
                     .msg
                     .as_ref()
                     .map(|m| title_of(&m.value["content"]))
                     .unwrap_or_default();
-                // A message without words gets no title.
                 if !title.is_empty() {
                     let st = json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
                     ev.event(s, "session/title", &st);
+                    s.titled = true;
                 }
-                s.primed = true;
             }
         }
         let delay = if t.step == 1 { t.delay_ms } else { 0 };
