@@ -225,7 +225,7 @@ impl Runtime {
             seq: s.seq,
             turns: s.turns,
         };
-        self.sessions.insert(Box::from(sid.as_str()), s);
+        self.adopt(&sid, s);
         self.save(&sid, stored);
         Ok(Some(json!({})))
     }

@@ -134,6 +134,8 @@ struct Session {
     /// The working directory of the last runtime context sent (a step sends a new one when the
     /// directory changed since).
     context_cwd: Option<Rc<str>>,
+    /// Its place in the order this process opened sessions (see [`Runtime::adopt`]).
+    born: u64,
     /// Latest event time written: a session's `time` never goes backwards, even when a late
     /// poll runs work stamped with its (earlier) due time after a line stamped with the clock.
     last_time: u64,
@@ -163,6 +165,7 @@ impl Session {
             next_step: Vec::new(),
             context_cwd: None,
             last_time: 0,
+            born: 0,
         }
     }
 
@@ -182,6 +185,8 @@ pub struct Runtime {
     heap: BinaryHeap<Reverse<(u64, u64, Box<str>)>>,
     next_token: u64,
     store: Option<persist::Store>,
+    /// Sessions opened so far (their [`Session::born`] order).
+    opened: u64,
     /// Sessions opened so far for prompts without `sessionId` (see [`Runtime::anonymous_open`]).
     anonymous: u32,
     /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
@@ -211,6 +216,7 @@ impl Runtime {
             heap: BinaryHeap::new(),
             next_token: 1,
             store,
+            opened: 0,
             anonymous: 0,
             tape: Default::default(),
         }
@@ -272,8 +278,11 @@ impl Runtime {
 
     /// Stdin ended: everything read has been answered; turns in flight are abandoned (no
     /// `turn/end`, no idle), as the real runtime does. Returns the exit code (0).
-    pub fn on_eof(&mut self, _now_ms: u64, _out: &mut Vec<u8>) -> i32 {
+    pub fn on_eof(&mut self, now_ms: u64, out: &mut Vec<u8>) -> i32 {
         self.exit = Some(0);
+        if self.cfg.edition == Edition::Current {
+            self.cancel_pending(now_ms, out);
+        }
         self.release_sessions();
         0
     }

@@ -47,9 +47,45 @@ impl Runtime {
             seq: s.seq,
             turns: 0,
         };
-        self.sessions.insert(Box::from(sid), s);
+        self.adopt(sid, s);
         self.save(sid, stored);
         Ok(())
+    }
+
+    /// Keeps `s` as the session `sid` of this process, the last one opened so far.
+    pub(super) fn adopt(&mut self, sid: &str, mut s: Session) {
+        s.born = self.opened;
+        self.opened += 1;
+        self.sessions.insert(Box::from(sid), s);
+    }
+
+    /// End of input: the release disposes its sessions, newest first, canceling what waits in
+    /// each inbox — the working-directory notes for the next step, then the prompts queued for
+    /// the next turn — with one splice each (`outcome: canceled`; probed against 0.2.1rc2).
+    pub(super) fn cancel_pending(&mut self, now: u64, out: &mut Vec<u8>) {
+        let mut order: Vec<(u64, Box<str>)> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| !s.next_step.is_empty() || !s.inbox.is_empty())
+            .map(|(sid, s)| (s.born, sid.clone()))
+            .collect();
+        order.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (_, sid) in order {
+            let Some(s) = self.sessions.get_mut(&sid) else {
+                continue;
+            };
+            let pending = [
+                ("next-step", s.next_step.len()),
+                ("next-turn", s.inbox.len()),
+            ];
+            s.next_step.clear();
+            s.inbox.clear();
+            let mut ev = Events::new(out, &sid, now);
+            for (target, n) in pending.into_iter().filter(|(_, n)| *n > 0) {
+                let d = json!({"target": target,"start":0,"removedCount": n,"inserted":[],"outcome":"canceled"});
+                ev.event(s, "agent/inbox/spliced", &d);
+            }
+        }
     }
 
     pub(super) fn save(&mut self, sid: &str, st: persist::Stored) {
@@ -115,7 +151,8 @@ pub(super) fn change_directory(s: &mut Session, ev: &mut Events<'_>, target: &st
         json!({"kind":"working-directory"}),
         super::events::new_id(),
     );
-    let splice = json!({"target":"next-step","start":0,"inserted":[&notice]});
+    // Queued behind the notes still waiting for the next step.
+    let splice = json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
     ev.event(s, "agent/inbox/spliced", &splice);
     s.next_step.push(notice);
     s.cwd = std::rc::Rc::from(target);

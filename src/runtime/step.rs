@@ -131,9 +131,7 @@ impl Runtime {
         let delay = if t.step == 1 { t.delay_ms } else { 0 };
         t.through = s.seq.saturating_sub(1);
         t.phase = if t.script == Script::Hang {
-            // The hanging stub accepted the request, then never answered.
-            let d = json!({"sessionId": sid,"sessionFormatVersion":4,"throughSeq": t.through});
-            ev.event(s, "session-log-deepseek/delivery-accepted", &d);
+            // The stand-in never answers a hanging request, not even its headers: no delivery.
             Phase::Hung
         } else {
             Phase::Model

@@ -475,7 +475,7 @@ impl Runtime {
         // The child's setup events (seq 0..2) are not streamed by the real runtime.
         s.seq = 3;
         s.parent = Some(Box::from(parent));
-        self.sessions.insert(Box::from(child.as_str()), s);
+        self.adopt(&child, s);
         let note = format!("Your parent agent id is {}. Before you finish, send your result to that agent with send_message({{ agent_id: {}, message: \"<self-contained result>\" }}). The parent shares your workspace but does not automatically receive your transcript, tool output, or reasoning. Send earlier messages as well when a finding changes what the parent should do next; sending a message does not end your turn.", events::js_quote(parent), events::js_quote(parent));
         let content = json!([{"type":"text","text": prompt},{"type":"text","text": note}]);
         let step = super::script::for_content(&content);

@@ -567,8 +567,14 @@ fn allowlist() -> Vec<Allow> {
         .collect()
 }
 
+/// `pat` with at most one `*` (any text) against `s`.
 fn matches(pat: &str, s: &str) -> bool {
-    pat == "*" || pat == s || (pat.ends_with('*') && s.starts_with(&pat[..pat.len() - 1]))
+    match pat.split_once('*') {
+        None => pat == s,
+        Some((head, tail)) => {
+            s.len() >= head.len() + tail.len() && s.starts_with(head) && s.ends_with(tail)
+        }
+    }
 }
 
 #[test]
