@@ -69,7 +69,7 @@ impl Runtime {
             .filter(|(_, s)| !s.next_step.is_empty() || !s.inbox.is_empty())
             .map(|(sid, s)| (s.born, sid.clone()))
             .collect();
-        order.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        order.sort_unstable_by_key(|o| std::cmp::Reverse(o.0));
         for (_, sid) in order {
             let Some(s) = self.sessions.get_mut(&sid) else {
                 continue;
