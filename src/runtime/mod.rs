@@ -114,6 +114,9 @@ struct Session {
     cwd: Rc<str>,
     route: Rc<Route>,
     inbox: VecDeque<Msg>,
+    /// The inbox holds prompts a failed turn left queued: nothing runs them until the next
+    /// prompt (and the session counts as idle).
+    stalled: bool,
     turn: Option<Turn>,
     running: bool,
     parent: Option<Box<str>>,
@@ -152,6 +155,7 @@ impl Session {
             cwd: route.cwd.clone(),
             route,
             inbox: VecDeque::new(),
+            stalled: false,
             turn: None,
             running: false,
             parent: None,
@@ -170,7 +174,7 @@ impl Session {
     }
 
     fn busy(&self) -> bool {
-        self.turn.is_some() || !self.inbox.is_empty() || self.children > 0
+        self.turn.is_some() || (!self.inbox.is_empty() && !self.stalled) || self.children > 0
     }
 }
 

@@ -38,6 +38,7 @@ impl Runtime {
             .and_then(Vec::pop)
             .unwrap_or(Value::Null);
         s.inbox.push_back(msg);
+        s.stalled = false;
         if s.turn.is_none() {
             self.start_turn(sid, now, out);
         }
@@ -435,7 +436,12 @@ impl Runtime {
             seq: s.seq,
             turns: s.turns,
         };
-        let more = !s.inbox.is_empty();
+        // A turn that ended in error stops the queue: the session goes idle with the prompts
+        // queued meanwhile left in its inbox, and the next prompt's turn takes the oldest
+        // (probed against 0.2.1rc2; docs/CONTRACT.md#s4).
+        let failed = s.last_end.as_ref().is_some_and(|r| r["kind"] == "error");
+        s.stalled = failed && !s.inbox.is_empty();
+        let more = !s.inbox.is_empty() && !failed;
         drop(t);
         self.save(sid, stored);
         if more {
