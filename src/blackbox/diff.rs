@@ -24,7 +24,19 @@ use crate::trace::ExitInfo;
 
 /// Every classified difference between `subject` and `reference`.
 pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
+    compare_explained(subject, reference, &|_| false)
+}
+
+/// [`compare`], where a difference in how a request was answered that `explained` accepts (an
+/// allowlisted cause, say a race of timing) also explains the sessions the request named: their
+/// event sequences are not compared (the cause that changed the answer changed them too).
+pub fn compare_explained(
+    subject: &Observed,
+    reference: &Observed,
+    explained: &dyn Fn(&Finding) -> bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut explained_sessions: std::collections::BTreeSet<&String> = Default::default();
     let mut keys: Vec<&String> = subject
         .responses
         .keys()
@@ -54,15 +66,26 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
         };
         let mut s = subject.responses.get(k).unwrap_or(&none).clone();
         let mut r = reference.responses.get(k).unwrap_or(&none).clone();
+        let mut explain = |f: &Finding| {
+            if explained(f) {
+                let named = [subject, reference]
+                    .into_iter()
+                    .filter_map(|o| o.request_sessions.get(k))
+                    .flatten();
+                explained_sessions.extend(named);
+            }
+        };
         if s.len() != r.len() {
-            out.push(Finding {
+            let f = Finding {
                 class: FindingClass::Diff(DiffKind::ResponsePresence, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
                     s.len(),
                     r.len()
                 ),
-            });
+            };
+            explain(&f);
+            out.push(f);
             continue;
         }
         // Requests sharing an id: drop the answers both gave, compare what is left.
@@ -90,14 +113,16 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
                 }
                 _ => continue,
             };
-            out.push(Finding {
+            let f = Finding {
                 class: FindingClass::Diff(kind, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {}, the reference {}",
                     show(a),
                     show(b)
                 ),
-            });
+            };
+            explain(&f);
+            out.push(f);
             break;
         }
     }
@@ -109,7 +134,7 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
     sessions.sort();
     sessions.dedup();
     for sid in sessions {
-        if subject.flagged.sessions.contains(sid) {
+        if subject.flagged.sessions.contains(sid) || explained_sessions.contains(sid) {
             continue;
         }
         let s = &normal_order(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
@@ -420,6 +445,49 @@ mod tests {
         // A response the subject's findings already report is not compared again.
         a.flagged.ids.insert("1".into());
         assert!(compare(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn an_explained_answer_explains_the_events_of_the_sessions_it_named() {
+        let mut a = Observed::default();
+        let mut b = Observed::default();
+        for (o, answer) in [(&mut a, "x"), (&mut b, "y")] {
+            o.methods.insert("1".into(), "session/prompt".into());
+            o.responses.insert(
+                "1".into(),
+                vec![Outcome::Error {
+                    code: -32603,
+                    message: answer.into(),
+                }],
+            );
+            o.request_sessions
+                .entry("1".into())
+                .or_default()
+                .insert("s1".into());
+        }
+        a.events
+            .insert("s1".into(), vec!["permission/preset".into()]);
+        b.events.insert("s1".into(), vec!["turn/start".into()]);
+        b.events.insert("s2".into(), vec!["turn/start".into()]);
+        let classes = |d: Vec<Finding>| d.iter().map(|f| f.class.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            classes(compare(&a, &b)),
+            [
+                "diff:error-message:session/prompt",
+                "diff:events:turn/start->permission/preset",
+                "diff:events:turn/start->(end)"
+            ]
+        );
+        // Explained: s1's events go, s2's (named by no explained request) stay.
+        let answers =
+            |f: &Finding| matches!(f.class, FindingClass::Diff(DiffKind::ErrorMessage, _));
+        assert_eq!(
+            classes(compare_explained(&a, &b, &answers)),
+            [
+                "diff:error-message:session/prompt",
+                "diff:events:turn/start->(end)"
+            ]
+        );
     }
 
     #[test]

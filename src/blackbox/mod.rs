@@ -356,12 +356,16 @@ fn evaluate(
             return Vec::new();
         }
     }
-    findings_of(subject, reference)
+    findings_of(subject, reference, &opts.allowlist)
 }
 
 /// Every finding of a run: the subject's own, the reference's (as `reference:` classes), and the
 /// differences the subject's findings do not already account for.
-fn findings_of(subject: exec::RunResult, reference: Option<exec::RunResult>) -> Vec<Finding> {
+fn findings_of(
+    subject: exec::RunResult,
+    reference: Option<exec::RunResult>,
+    allowlist: &Allowlist,
+) -> Vec<Finding> {
     let mut out = subject.findings;
     if let Some(r) = reference {
         // The reference runtime broke a rule itself: a bug on our side.
@@ -371,7 +375,12 @@ fn findings_of(subject: exec::RunResult, reference: Option<exec::RunResult>) -> 
         }));
         let complete = !subject.fatal && subject.cut.is_none() && r.cut.is_none();
         if complete && r.findings.is_empty() && r.broken.is_none() {
-            out.extend(diff::compare(&subject.observed, &r.observed));
+            let explained = |f: &Finding| allowlist.allows(f).is_some();
+            out.extend(diff::compare_explained(
+                &subject.observed,
+                &r.observed,
+                &explained,
+            ));
         }
     }
     out
@@ -405,7 +414,7 @@ fn report(
         } else {
             pool::run_fresh(opts, rules, &cand, stop)
         };
-        findings_of(s, r)
+        findings_of(s, r, &opts.allowlist)
     };
     let shows = |ops: &[Op]| -> bool {
         Instant::now() <= deadline

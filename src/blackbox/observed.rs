@@ -45,6 +45,9 @@ pub struct Observed {
     pub frames_out: usize,
     /// What the run's findings already report, left out of the comparison.
     pub flagged: Flagged,
+    /// The `sessionId` strings the requests of each id echo named (see
+    /// [`super::diff::compare_explained`]).
+    pub request_sessions: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Parts of a run whose frames broke a rule: comparing them with the reference would only

@@ -156,7 +156,18 @@ fn title_of(content: &Value) -> String {
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         {
             if let Some(t) = b.get("text").and_then(Value::as_str) {
-                words.extend(t.split_whitespace().take(5 - words.len().min(5)));
+                // Words split at Unicode whitespace (U+FEFF is none), with controls and format
+                // characters (Unicode Cc, Cf) taken out; a word of nothing else is no word.
+                let clean = t
+                    .split_whitespace()
+                    .map(|w| {
+                        w.chars()
+                            .filter(|c| !is_control_or_format(*c))
+                            .collect::<String>()
+                    })
+                    .filter(|w| !w.is_empty());
+                let room = 5 - words.len().min(5);
+                words.extend(clean.take(room));
             }
             if words.len() >= 5 {
                 break;
@@ -172,4 +183,14 @@ fn title_of(content: &Value) -> String {
         return held::from_utf16(&units);
     }
     title
+}
+
+/// Unicode general categories Cc (controls) and Cf (format characters), which a title leaves out
+/// (recorded in `divergence_titles_and_images`: `x\u{1}y` → `xy`, `zw\u{feff}q` → `zwq`).
+fn is_control_or_format(c: char) -> bool {
+    matches!(c as u32,
+        0x00..=0x1f | 0x7f..=0x9f | 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x890..=0x891
+        | 0x8e2 | 0x180e | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f
+        | 0xfeff | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x1343f | 0x1bca0..=0x1bca3
+        | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f)
 }

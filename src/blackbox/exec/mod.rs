@@ -382,6 +382,18 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
         if let LineEvent::Line(l) = e {
             obs.frames_in += 1;
             if let Sent::Request { key, method } = ck.sent(l) {
+                let sid = crate::wire::json::parse(l).ok().and_then(|p| {
+                    p.value
+                        .pointer("/params/sessionId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+                if let Some(sid) = sid {
+                    obs.request_sessions
+                        .entry(key.clone())
+                        .or_default()
+                        .insert(sid);
+                }
                 let m = method_label(&method);
                 let label = obs.methods.entry(key).or_default();
                 if !label.split('+').any(|x| x == m) {
