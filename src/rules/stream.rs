@@ -327,8 +327,9 @@ impl Checker {
                 }
                 // An answer to a line without a usable id echoes null (or that line's own id).
                 // Two such answers may be the same bytes (two notifications answered alike): a
-                // repeated null-id answer is another ignored line's, not a second answer.
-                None if (!repeat || key == "null")
+                // repeated null-id answer is another ignored line's, not a second answer — unless
+                // a request's id echoes null (`1e400`), whose answer it may repeat.
+                None if (!repeat || (key == "null" && !self.requested.contains("null")))
                     && !self.ignored.is_empty()
                     && (key == "null" || !self.requested.contains(&key)) =>
                 {
@@ -355,7 +356,9 @@ impl Checker {
                         if parse_error {
                             unparsed
                         } else {
-                            named
+                            // An answer echoing an id of its own comes from a line that carried
+                            // one (a batch element, a response): no kind is preferred then.
+                            named || key != "null"
                         }
                     };
                     let after = |i: &usize| *i > self.last_answered;
