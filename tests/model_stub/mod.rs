@@ -127,9 +127,13 @@ fn reference(text: &str) -> Option<(u64, String)> {
     let answer = match offered(step.script, &["bash", "subagent"]) {
         Script::Reply(t) => format!("reply {t}"),
         Script::Tool(c) => format!("tool {c}"),
-        Script::Call { tool, input } if tool == "bash" => {
+        // `call:` inputs reach the tool verbatim; flattened as the stub side reads them.
+        Script::Call { tool, input } if tool == "bash" || tool == "subagent" => {
             let v: Value = serde_json::from_str(&input).unwrap();
-            format!("tool {}", v["command"].as_str().unwrap_or(""))
+            match tool.as_str() {
+                "bash" => format!("tool {}", v["command"].as_str().unwrap_or("")),
+                _ => format!("subagent {}", v["prompt"].as_str().unwrap_or("")),
+            }
         }
         Script::Subagent(p) => format!("subagent {p}"),
         Script::Error400(m) if m != "fake bad request" => format!("refused {m}"),
