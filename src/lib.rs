@@ -58,6 +58,7 @@ pub mod model_stub;
 pub mod mutants;
 #[doc(hidden)]
 pub mod ops;
+pub mod out;
 pub mod rules;
 pub mod runner;
 pub mod runtime;

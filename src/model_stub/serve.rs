@@ -34,7 +34,7 @@ pub fn serve(port: u16, seconds: Option<f64>) -> i32 {
     if let Err(e) = crate::sys::catch(&[libc::SIGINT, libc::SIGTERM], crate::sys::record, false) {
         eprintln!("dsh-conformance model-stub: cannot catch signals ({e}): stop it with SIGKILL");
     }
-    print!("{}", exports(&stub));
+    crate::out!("{}", exports(&stub));
     let _ = std::io::stdout().flush();
     eprintln!(
         "dsh-conformance model-stub: serving the scripted model on {} (prompts starting `reply: …`, \

@@ -99,7 +99,7 @@ pub fn serve_stdio(args: &[String]) -> i32 {
     let args = match super::launch::parse_args(args) {
         Ok(Some(a)) => a,
         Ok(None) => {
-            print!("{USAGE}");
+            crate::out!("{USAGE}");
             return 0;
         }
         Err(e) => {

@@ -190,6 +190,55 @@ fn explain_prints_the_rule_the_section_and_the_trace() {
     kit().args(["explain", "no.such"]).assert().code(2);
 }
 
+/// Runs the kit with its stdout a pipe whose reader is already gone (as `| head` leaves it).
+fn with_closed_stdout(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(KIT)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_reader_that_goes_away_early_ends_the_output_quietly_with_the_commands_own_exit_code() {
+    for (args, code) in [
+        (&["explain", "receipt.precedes-response"][..], 0),
+        (&["check", "--list"][..], 0),
+        (
+            &["check", "--filter", "stdout.*", "--format", "json"][..],
+            0,
+        ),
+        (
+            &[
+                "check",
+                "--filter",
+                "frame.batch-ignored",
+                "--",
+                KIT,
+                "mutant",
+                "batch-supported",
+                "--",
+                RUNTIME,
+            ][..],
+            1,
+        ),
+        (&["mutant", "list"][..], 0),
+    ] {
+        let out = with_closed_stdout(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("cannot write"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The same commands with a reader see their output (the test above is not vacuous).
+    assert!(stdout_of(&["check", "--list"], 0).contains("receipt.precedes-response"));
+}
+
 #[test]
 #[cfg_attr(dsh_offline, ignore = "needs PyPI (DSH_ALLOW_OFFLINE=1 was set)")]
 fn json_reports_validate_against_the_schema_and_junit_loads_in_a_junit_parser() {

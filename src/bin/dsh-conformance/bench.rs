@@ -83,7 +83,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         env,
         timeout: Duration::from_secs(a.timeout),
     };
-    println!("runtime: {cmd}");
+    dsh_conformance::outln!("runtime: {cmd}");
     let mut list = vec![
         Workload::ColdStart,
         Workload::CheapFrames,
@@ -113,7 +113,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
             ),
         };
         if let Some(why) = &skip {
-            println!("{name:<28} skipped: {why}");
+            dsh_conformance::outln!("{name:<28} skipped: {why}");
             continue;
         }
         eprintln!(
@@ -143,10 +143,10 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
                     .map(|kib| format!("{:.1} MB", kib as f64 / 1024.0)),
             };
         match r {
-            Ok(v) => println!("{name:<28} {v}"),
+            Ok(v) => dsh_conformance::outln!("{name:<28} {v}"),
             Err(e) => {
                 failed = true;
-                println!("{name:<28} FAILED: {e}");
+                dsh_conformance::outln!("{name:<28} FAILED: {e}");
                 if e.cannot_start() {
                     cannot_start = true;
                     skip = Some("the runtime cannot start".into());

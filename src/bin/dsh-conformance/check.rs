@@ -182,7 +182,7 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
                 eprintln!("stopped: {}. {}", st.halt, st.cause);
             }
         }
-        _ => print!("{text}"),
+        _ => dsh_conformance::out!("{text}"),
     }
     if let Some(s) = &stub {
         if report.exit_code() != 0 && a.verbose {
@@ -211,7 +211,7 @@ fn list_checks(a: &CheckArgs) -> i32 {
     match a.format {
         Format::Human => {
             for c in &picked {
-                println!(
+                dsh_conformance::outln!(
                     "{:<36} {:<6} {:<8} {:<20} {}",
                     c.id,
                     c.severity,
@@ -232,7 +232,7 @@ fn list_checks(a: &CheckArgs) -> i32 {
                     })
                 })
                 .collect();
-            println!("{:#}", serde_json::Value::Array(v));
+            dsh_conformance::outln!("{:#}", serde_json::Value::Array(v));
         }
         Format::Junit => {
             eprintln!(

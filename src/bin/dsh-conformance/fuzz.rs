@@ -165,6 +165,6 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         },
     };
     let summary = blackbox::run(&opts);
-    print!("{}", summary.human());
+    dsh_conformance::out!("{}", summary.human());
     summary.exit_code()
 }

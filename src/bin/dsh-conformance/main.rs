@@ -90,7 +90,7 @@ enum Cmd {
 fn explain(id: &str) -> i32 {
     match dsh_conformance::suite::explain::explain(id) {
         Ok(explanation) => {
-            print!("{explanation}");
+            dsh_conformance::out!("{explanation}");
             0
         }
         Err(e) => {
@@ -145,7 +145,7 @@ fn main() {
         Cmd::Mutant { name, cmd } => {
             if name == "list" {
                 for m in dsh_conformance::mutants::ALL {
-                    println!("{:<24} {:<36} {}", m.name, m.catches, m.breaks);
+                    dsh_conformance::outln!("{:<24} {:<36} {}", m.name, m.catches, m.breaks);
                 }
                 0
             } else {

@@ -60,7 +60,7 @@ impl ImportArgs {
                             code = 2;
                         }
                     }
-                    None => print!("{t}"),
+                    None => crate::out!("{t}"),
                 },
                 Err(e) => {
                     eprintln!("dsh-conformance import: {}: {e}", f.display());

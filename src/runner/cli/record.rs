@@ -77,7 +77,7 @@ impl RecordArgs {
                             return 2;
                         }
                     }
-                    None => print!("{text}"),
+                    None => crate::out!("{text}"),
                 }
                 0
             }

@@ -115,7 +115,7 @@ impl ReplayArgs {
                 continue;
             }
             if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {
-                println!(
+                crate::outln!(
                     "SKIP {} ({}): requires {r} (pass --provides {r})",
                     trace.meta.case,
                     f.display()
@@ -127,7 +127,7 @@ impl ReplayArgs {
                 match bless_one(f, &trace, &cmd, &opts) {
                     Ok(()) => pass += 1,
                     Err(Blessing::Runtime(e)) => {
-                        println!("FAIL blessing {}:\n{e}", f.display());
+                        crate::outln!("FAIL blessing {}:\n{e}", f.display());
                         fail += 1;
                     }
                     Err(Blessing::Broken(e)) => {
@@ -140,14 +140,14 @@ impl ReplayArgs {
             runnable.push(trace);
         }
         for r in replay_all(&runnable, &cmd, &opts) {
-            print!("{r}");
+            crate::out!("{r}");
             match r.outcome {
                 Outcome::Pass => pass += 1,
                 Outcome::Fail(_) => fail += 1,
                 Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
             }
         }
-        println!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
+        crate::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
         if broken > 0 {
             2
         } else if fail > 0 {
@@ -185,9 +185,9 @@ fn bless_one(
     let new = rec.to_trace(&trace.meta.case, "", Some(header_of(&old)));
     let d = diff_lines(&old, &new);
     if d.is_empty() {
-        println!("BLESS {}: unchanged", path.display());
+        crate::outln!("BLESS {}: unchanged", path.display());
         return Ok(());
     }
-    println!("BLESS {}:\n{d}", path.display());
+    crate::outln!("BLESS {}:\n{d}", path.display());
     std::fs::write(path, new).map_err(|e| Blessing::Broken(e.to_string()))
 }
