@@ -22,13 +22,10 @@ pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
     } else {
         format!("{cwd}/{path}")
     };
-    if path.contains('\0') {
-        // Node refuses the path before looking at the file system.
-        return Err(super::inspect::invalid_arg_value(
-            "path",
-            "must be a string, Uint8Array, or URL without null bytes",
-            &joined,
-        ));
+    if joined.contains('\0') {
+        // Node refuses the path before looking at the file system (the session's own
+        // directory may hold the NUL: `initialize` accepts any cwd).
+        return Err(null_bytes(&joined));
     }
     let mut walked: Vec<&str> = Vec::new();
     for seg in joined.split('/') {
@@ -60,6 +57,31 @@ pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
         ));
     }
     Ok(target)
+}
+
+/// Node's refusal of a path holding a NUL character, naming the path it was given.
+fn null_bytes(path: &str) -> String {
+    super::inspect::invalid_arg_value(
+        "path",
+        "must be a string, Uint8Array, or URL without null bytes",
+        path,
+    )
+}
+
+/// A session's own directory checked as the release looks at it (the working-directory get, a
+/// turn's start): a NUL character anywhere is Node's `ERR_INVALID_ARG_VALUE` naming the
+/// directory; a directory that is missing is `working-directory: directory does not exist`.
+pub(super) fn must_exist(dir: &str) -> Result<(), String> {
+    if dir.contains('\0') {
+        return Err(null_bytes(dir));
+    }
+    if !fs_path(dir).is_dir() {
+        return Err(format!(
+            "working-directory: directory does not exist: {}",
+            js_quote(dir)
+        ));
+    }
+    Ok(())
 }
 
 /// A path (held text) as the file system sees it: Node writes a lone surrogate as U+FFFD.

@@ -1,7 +1,7 @@
 //! Request methods, by edition, with the validation order and messages of docs/CONTRACT.md#s3
 //! and #s9.
 
-use super::events::{self, new_id, user_message, Events};
+use super::events::{new_id, user_message, Events};
 use super::sessions::SHUTTING_DOWN;
 use super::{persist, script, Edition, Msg, Route, Runtime, Session};
 use crate::wire::json::{js_number, Deep};
@@ -273,12 +273,7 @@ impl Runtime {
         };
         let Some(path) = path else {
             // The origin itself may not exist (initialize accepts any cwd): upstream says so.
-            if !super::cd::fs_path(&s.cwd).is_dir() {
-                return Err(format!(
-                    "working-directory: directory does not exist: {}",
-                    events::js_quote(&s.cwd)
-                ));
-            }
+            super::cd::must_exist(&s.cwd)?;
             return Ok(Some(json!({"cwd": &*s.cwd})));
         };
         if path.is_empty() {

@@ -28,13 +28,9 @@ impl Runtime {
             if let Script::TextNotString(m) = &t.script {
                 return Some(m.clone());
             }
-            let gone = check_cwd && !super::cd::fs_path(&s.cwd).is_dir();
-            gone.then(|| {
-                format!(
-                    "working-directory: directory does not exist: {}",
-                    events::js_quote(&s.cwd)
-                )
-            })
+            check_cwd
+                .then(|| super::cd::must_exist(&s.cwd).err())
+                .flatten()
         });
         if let Some(message) = early {
             return Some(json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}}));
