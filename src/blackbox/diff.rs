@@ -29,13 +29,19 @@ pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
 
 /// [`compare`], where a difference in how a request was answered that `explained` accepts (an
 /// allowlisted cause, say a race of timing) also explains the sessions the request named: their
-/// event sequences are not compared (the cause that changed the answer changed them too).
+/// event sequences are not compared, nor the answers of other requests that named only such
+/// sessions (the cause that changed the answer changed the session's state too: a change of
+/// directory that lost a race leaves every later `get` of that session different). Answers are
+/// kept by id, not by time, so an answer about such a session given before the race is not
+/// compared either.
 pub fn compare_explained(
     subject: &Observed,
     reference: &Observed,
     explained: &dyn Fn(&Finding) -> bool,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    // Answer differences with the sessions their request named, judged once all are known.
+    let mut answers: Vec<(Finding, Vec<&String>)> = Vec::new();
     let mut explained_sessions: std::collections::BTreeSet<&String> = Default::default();
     let mut keys: Vec<&String> = subject
         .responses
@@ -66,14 +72,16 @@ pub fn compare_explained(
         };
         let mut s = subject.responses.get(k).unwrap_or(&none).clone();
         let mut r = reference.responses.get(k).unwrap_or(&none).clone();
-        let mut explain = |f: &Finding| {
-            if explained(f) {
-                let named = [subject, reference]
-                    .into_iter()
-                    .filter_map(|o| o.request_sessions.get(k))
-                    .flatten();
-                explained_sessions.extend(named);
+        let named: Vec<&String> = [subject, reference]
+            .into_iter()
+            .filter_map(|o| o.request_sessions.get(k))
+            .flatten()
+            .collect();
+        let mut explain = |f: Finding| {
+            if explained(&f) {
+                explained_sessions.extend(named.iter().copied());
             }
+            answers.push((f, named.clone()));
         };
         if s.len() != r.len() {
             let f = Finding {
@@ -84,8 +92,7 @@ pub fn compare_explained(
                     r.len()
                 ),
             };
-            explain(&f);
-            out.push(f);
+            explain(f);
             continue;
         }
         // Requests sharing an id: drop the answers both gave, compare what is left.
@@ -121,9 +128,16 @@ pub fn compare_explained(
                     show(b)
                 ),
             };
-            explain(&f);
-            out.push(f);
+            explain(f);
             break;
+        }
+    }
+    for (f, named) in answers {
+        let consequence = !named.is_empty()
+            && !explained(&f)
+            && named.iter().all(|sid| explained_sessions.contains(sid));
+        if !consequence {
+            out.push(f);
         }
     }
     let mut sessions: Vec<&String> = subject
@@ -448,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn an_explained_answer_explains_the_events_of_the_sessions_it_named() {
+    fn an_explained_answer_explains_the_events_and_answers_of_the_sessions_it_named() {
         let mut a = Observed::default();
         let mut b = Observed::default();
         for (o, answer) in [(&mut a, "x"), (&mut b, "y")] {
@@ -470,24 +484,42 @@ mod tests {
         b.events.insert("s1".into(), vec!["turn/start".into()]);
         b.events.insert("s2".into(), vec!["turn/start".into()]);
         let classes = |d: Vec<Finding>| d.iter().map(|f| f.class.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            classes(compare(&a, &b)),
-            [
-                "diff:error-message:session/prompt",
-                "diff:events:turn/start->permission/preset",
-                "diff:events:turn/start->(end)"
-            ]
-        );
-        // Explained: s1's events go, s2's (named by no explained request) stay.
+        // A later get of s1 answered differently, and one of s2.
+        for (o, cwd) in [(&mut a, "/"), (&mut b, "/tmp")] {
+            for (id, sid) in [("2", "s1"), ("3", "s2")] {
+                o.methods
+                    .insert(id.into(), "session/working-directory/get".into());
+                o.responses.insert(
+                    id.into(),
+                    vec![Outcome::Result(format!("{{\"cwd\":\"{cwd}\"}}"))],
+                );
+                o.request_sessions
+                    .entry(id.into())
+                    .or_default()
+                    .insert(sid.into());
+            }
+        }
+        let all = [
+            "diff:error-message:session/prompt",
+            "diff:result:session/working-directory/get",
+            "diff:result:session/working-directory/get",
+            "diff:events:turn/start->permission/preset",
+            "diff:events:turn/start->(end)",
+        ];
+        assert_eq!(classes(compare(&a, &b)), all);
+        // Explained: s1's events and its get go, s2's (named by no explained request) stay.
         let answers =
             |f: &Finding| matches!(f.class, FindingClass::Diff(DiffKind::ErrorMessage, _));
         assert_eq!(
             classes(compare_explained(&a, &b, &answers)),
             [
                 "diff:error-message:session/prompt",
+                "diff:result:session/working-directory/get",
                 "diff:events:turn/start->(end)"
             ]
         );
+        let kept = compare_explained(&a, &b, &answers);
+        assert!(kept[1].detail.contains("id 3"), "{}", kept[1].detail);
     }
 
     #[test]

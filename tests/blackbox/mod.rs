@@ -373,6 +373,22 @@ fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
     for sid in ["s1", "q7-s2", "é-latin1", "x y"] {
         assert!(a.allows(&idle(sid)).is_none(), "{sid:?} allowed");
     }
+    // A child session missing on the real runtime is allowed for uuid sessions only, and only
+    // when it is missing entirely.
+    let missing = |sid: &str, item: usize| {
+        blackbox::Finding {
+        class: blackbox::FindingClass::Diff(
+            blackbox::class::DiffKind::Events,
+            "agent/inbox/spliced->(end)".into(),
+        ),
+        detail: format!(
+            "session {sid:?}, item {item}: the runtime sent (end), the reference agent/inbox/spliced"
+        ),
+    }
+    };
+    assert!(a.allows(&missing("{{uuid#1}}", 0)).is_some());
+    assert!(a.allows(&missing("{{uuid#1}}", 4)).is_none());
+    assert!(a.allows(&missing("q7-s2", 0)).is_none());
 }
 
 #[test]
