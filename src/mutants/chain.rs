@@ -36,6 +36,12 @@ impl Chain {
         self.layers.iter().any(Rewriter::ignores_eof)
     }
 
+    /// The longest hold of any layer that drops unserved input at EOF (see
+    /// [`Rewriter::drops_at_eof`]).
+    pub(crate) fn drops_at_eof(&self) -> Option<std::time::Duration> {
+        self.layers.iter().filter_map(Rewriter::drops_at_eof).max()
+    }
+
     /// The exit code the proxy reports, given the runtime's: each layer's rule, innermost first;
     /// `None` (never exit) as soon as one layer refuses to exit.
     pub(crate) fn exit_code(&self, runtime_code: i32) -> Option<i32> {

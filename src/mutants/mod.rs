@@ -64,6 +64,7 @@ mutants! {
     "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
     "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
     "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
+    "eof-drops-pending" => "lifecycle.eof-exits-0": "at stdin EOF, lines read in the last 150 ms are dropped unanswered (a runtime that exits before its pending handlers finish)",
     "crlf-output" => "stdout.lf-only": "every frame ends in \\r\\n",
     "spaced-output" => "stdout.compact": "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
     "no-event-time" => "event.time": "session.event envelopes carry no time",

@@ -76,15 +76,29 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
 
     let mut child_in = child.stdin.take();
     let (rw_in, out_in) = (rw.clone(), out.clone());
+    let hold = lock(&rw).drops_at_eof();
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut buf = vec![0u8; 64 * 1024];
         let mut partial: Vec<u8> = Vec::new();
+        // Lines read but not yet served (only a mutant that drops them at EOF holds any).
+        let mut held: Vec<u8> = Vec::new();
         loop {
+            if let Some(hold) = hold {
+                if !held.is_empty() && !readable_within(hold) {
+                    // Nothing more came within the hold: serve what was read.
+                    forward(&mut child_in, &std::mem::take(&mut held));
+                }
+            }
             let n = match stdin.read(&mut buf) {
-                Ok(0) | Err(_) => break,
+                Ok(0) | Err(_) => {
+                    // Held lines die with the input: never served, never answered.
+                    held.clear();
+                    break;
+                }
                 Ok(n) => n,
             };
+            forward(&mut child_in, &std::mem::take(&mut held));
             partial.extend_from_slice(&buf[..n]);
             let mut start = 0;
             let mut to_child = Vec::new();
@@ -106,10 +120,10 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
                 }
                 let _ = o.flush();
             }
-            if let Some(ci) = child_in.as_mut() {
-                if ci.write_all(&to_child).and_then(|_| ci.flush()).is_err() {
-                    child_in = None;
-                }
+            if hold.is_some() {
+                held = to_child;
+            } else {
+                forward(&mut child_in, &to_child);
             }
         }
         let (tail, keep_open) = {
@@ -166,6 +180,37 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
         None => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
+    }
+}
+
+/// Writes `bytes` to the runtime's stdin; a runtime that stopped reading is let go.
+fn forward(child_in: &mut Option<std::process::ChildStdin>, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    if let Some(ci) = child_in.as_mut() {
+        if ci.write_all(bytes).and_then(|_| ci.flush()).is_err() {
+            *child_in = None;
+        }
+    }
+}
+
+/// Whether the proxy's stdin has something to read (data or EOF) within `wait`.
+fn readable_within(wait: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    loop {
+        let r = unsafe { libc::poll(&mut fd, 1, ms) };
+        if r >= 0 {
+            return r > 0;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return true;
+        }
     }
 }
 

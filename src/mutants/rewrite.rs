@@ -96,6 +96,13 @@ impl Rewriter {
         self.name == "ignores-eof"
     }
 
+    /// How long the mutant holds what it read before serving it, dropping it unserved when the
+    /// client's EOF comes first (as a runtime whose handlers are still pending when it exits at
+    /// end of input).
+    pub(crate) fn drops_at_eof(&self) -> Option<std::time::Duration> {
+        (self.name == "eof-drops-pending").then(|| std::time::Duration::from_millis(150))
+    }
+
     /// The exit code the proxy reports, given the runtime's; `None` means never exit.
     pub(crate) fn exit_code(&self, runtime_code: i32) -> Option<i32> {
         match self.name {
@@ -541,8 +548,10 @@ mod tests {
         for m in super::super::ALL {
             let mut r = Rewriter::new(m.name);
             let mut id = Rewriter::new("identity");
-            let mut differs =
-                !r.startup().is_empty() || r.ignores_eof() || r.tail(b"x") != id.tail(b"x");
+            let mut differs = !r.startup().is_empty()
+                || r.ignores_eof()
+                || r.drops_at_eof().is_some()
+                || r.tail(b"x") != id.tail(b"x");
             r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
             r.output(RECEIPT);

@@ -187,6 +187,16 @@ impl Checker {
         v
     }
 
+    /// Whether a `method` request under id echo `key` may still be waiting for its answer: one is
+    /// open and the error answers that could be its (they echo an id several requests share) do
+    /// not cover every open request. [`Checker::pending`] credits such an error to one request of
+    /// the id; a driver waiting for one method's answer must not take it for that method's.
+    pub fn may_await(&self, key: &str, method: &str) -> bool {
+        self.pending
+            .get(key)
+            .is_some_and(|o| o.methods.iter().any(|m| m == method) && o.floating < o.methods.len())
+    }
+
     /// `response.exactly-once` for every request still unanswered: call it when the runtime has
     /// had its chance to answer (the driver knows when that is).
     pub fn unanswered(&self) -> Vec<Violation> {

@@ -368,3 +368,25 @@ fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
         [RuleId::ResponseExactlyOnce]
     );
 }
+
+#[test]
+fn an_error_two_requests_of_one_id_may_have_earned_leaves_each_awaited() {
+    let wait = r#"{"jsonrpc":"2.0","id":7,"method":"session/wait","params":{"sessionId":"x"}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"cwd":"/","provider":"deepseek-official","model":"deepseek-v4-flash"}}"#;
+    let error =
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"unknown SDK session: x"}}"#;
+    let mut ck = checker();
+    assert!(broken(&mut ck, &[wait, init], &[error]).is_empty());
+    // The error could be the initialize's: still awaited.
+    assert!(ck.may_await("7", "initialize"));
+    let result = r#"{"jsonrpc":"2.0","id":7,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"1"}}}"#;
+    assert!(broken(&mut ck, &[], &[result]).is_empty());
+    assert!(!ck.may_await("7", "initialize"));
+    // Two errors answer both requests.
+    let mut ck = checker();
+    let refused = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"initialize requires a cwd string"}}"#;
+    assert!(broken(&mut ck, &[wait, init], &[error, refused]).is_empty());
+    assert!(!ck.may_await("7", "initialize"));
+    // A method nobody sent is never awaited.
+    assert!(!checker().may_await("7", "initialize"));
+}
