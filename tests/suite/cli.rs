@@ -61,22 +61,22 @@ fn the_built_in_runtime_passes_and_the_table_ends_with_the_summary() {
     );
 }
 
+/// `check` of one rule against a mutant that breaks it (exit 1).
+const BATCH_MUTANT_CHECK: [&str; 9] = [
+    "check",
+    "--filter",
+    "frame.batch-ignored",
+    "--",
+    KIT,
+    "mutant",
+    "batch-supported",
+    "--",
+    RUNTIME,
+];
+
 #[test]
 fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
-    let text = stdout_of(
-        &[
-            "check",
-            "--filter",
-            "frame.batch-ignored",
-            "--",
-            KIT,
-            "mutant",
-            "batch-supported",
-            "--",
-            RUNTIME,
-        ],
-        1,
-    );
+    let text = stdout_of(&BATCH_MUTANT_CHECK, 1);
     assert!(
         text.lines()
             .any(|l| l.starts_with("FAIL  frame.batch-ignored")),
@@ -135,19 +135,14 @@ fn the_baseline_turns_a_known_failure_into_xfail_and_flags_stale_entries() {
     .unwrap();
     let b = base.to_str().unwrap();
     let out = kit()
-        .args([
-            "check",
-            "--filter",
-            "frame.batch-ignored",
-            "--known-failing",
-            b,
-            "--",
-            KIT,
-            "mutant",
-            "batch-supported",
-            "--",
-            RUNTIME,
-        ])
+        .args(
+            [
+                &BATCH_MUTANT_CHECK[..3],
+                &["--known-failing", b],
+                &BATCH_MUTANT_CHECK[3..],
+            ]
+            .concat(),
+        )
         .assert()
         .code(0)
         .get_output()
@@ -211,20 +206,7 @@ fn a_reader_that_goes_away_early_ends_the_output_quietly_with_the_commands_own_e
             &["check", "--filter", "stdout.*", "--format", "json"][..],
             0,
         ),
-        (
-            &[
-                "check",
-                "--filter",
-                "frame.batch-ignored",
-                "--",
-                KIT,
-                "mutant",
-                "batch-supported",
-                "--",
-                RUNTIME,
-            ][..],
-            1,
-        ),
+        (&BATCH_MUTANT_CHECK[..], 1),
         (&["mutant", "list"][..], 0),
     ] {
         let out = with_closed_stdout(args);
