@@ -105,6 +105,9 @@ pub fn compare_explained(
         });
         s.sort();
         r.sort();
+        // Of several differing answers under one id (requests sharing it), one is reported: one
+        // the allowlist explains if there is one (the others then follow from it), else the first.
+        let mut pairs = Vec::new();
         for (a, b) in s.iter().zip(&r) {
             let kind = match (a, b) {
                 (Outcome::Result(x), Outcome::Result(y)) if x == y => continue,
@@ -120,16 +123,18 @@ pub fn compare_explained(
                 }
                 _ => continue,
             };
-            let f = Finding {
+            pairs.push(Finding {
                 class: FindingClass::Diff(kind, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {}, the reference {}",
                     show(a),
                     show(b)
                 ),
-            };
-            explain(f);
-            break;
+            });
+        }
+        let chosen = pairs.iter().position(explained).unwrap_or(0);
+        if chosen < pairs.len() {
+            explain(pairs.swap_remove(chosen));
         }
     }
     for (f, named) in answers {
@@ -520,6 +525,46 @@ mod tests {
         );
         let kept = compare_explained(&a, &b, &answers);
         assert!(kept[1].detail.contains("id 3"), "{}", kept[1].detail);
+    }
+
+    #[test]
+    fn of_several_answers_under_one_id_the_explained_difference_is_the_one_reported() {
+        // A set and a get of s0 share an id: on the subject the set lost a race (an error) and
+        // the get saw the old directory; the reference answered both with the new one.
+        let mut a = Observed::default();
+        let mut b = Observed::default();
+        let result = |cwd: &str| Outcome::Result(format!("{{\"cwd\":\"{cwd}\"}}"));
+        a.responses.insert(
+            "9".into(),
+            vec![
+                Outcome::Error {
+                    code: -32603,
+                    message: "race".into(),
+                },
+                result("/"),
+            ],
+        );
+        b.responses
+            .insert("9".into(), vec![result("/tmp"), result("/tmp")]);
+        for o in [&mut a, &mut b] {
+            o.methods.insert(
+                "9".into(),
+                "session/working-directory/get+session/working-directory/set".into(),
+            );
+            o.request_sessions
+                .entry("9".into())
+                .or_default()
+                .insert("s0".into());
+        }
+        let one = |d: Vec<Finding>| {
+            assert_eq!(d.len(), 1, "{d:?}");
+            d[0].class.to_string()
+        };
+        assert_eq!(one(compare(&a, &b)), "diff:result:<shared-id>");
+        let race = |f: &Finding| f.detail.contains("race");
+        let d = compare_explained(&a, &b, &race);
+        assert_eq!(one(d.clone()), "diff:outcome:<shared-id>");
+        assert!(race(&d[0]));
     }
 
     #[test]
