@@ -389,6 +389,17 @@ fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
     assert!(a.allows(&missing("{{uuid#1}}", 0)).is_some());
     assert!(a.allows(&missing("{{uuid#1}}", 4)).is_none());
     assert!(a.allows(&missing("q7-s2", 0)).is_none());
+    // A detail with JSON escapes is matched as written (seed 27).
+    let joined = blackbox::Finding {
+        class: blackbox::FindingClass::Diff(
+            blackbox::class::DiffKind::ErrorMessage,
+            "session/prompt".into(),
+        ),
+        detail: r#"session/prompt id 45517: the runtime answered error -32603 "session header id \"\" does not match session id \"\"", the reference error -32603 "format v4 header id must be a string""#.into(),
+    };
+    assert!(a
+        .allows(&joined)
+        .is_some_and(|e| e.reason.contains("non-string sessionId")));
 }
 
 #[test]
