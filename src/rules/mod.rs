@@ -210,6 +210,8 @@ pub enum Sent {
         key: String,
         /// The method.
         method: String,
+        /// The string `sessionId` of its params, if it names one.
+        session: Option<String>,
     },
     /// Anything else: nothing may be written for it.
     Nothing,

@@ -159,6 +159,11 @@ impl Checker {
                     .push(r.method.clone());
                 Sent::Request {
                     key,
+                    session: r
+                        .params
+                        .get("sessionId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                     method: r.method,
                 }
             }

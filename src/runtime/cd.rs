@@ -51,10 +51,7 @@ pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
     let target = resolve(cwd, path);
     if !fs_path(&target).is_dir() {
         // Quoted as the client sent it, not resolved.
-        return Err(format!(
-            "working-directory: directory does not exist: {}",
-            js_quote(path)
-        ));
+        return Err(missing(path));
     }
     Ok(target)
 }
@@ -76,12 +73,17 @@ pub(super) fn must_exist(dir: &str) -> Result<(), String> {
         return Err(null_bytes(dir));
     }
     if !fs_path(dir).is_dir() {
-        return Err(format!(
-            "working-directory: directory does not exist: {}",
-            js_quote(dir)
-        ));
+        return Err(missing(dir));
     }
     Ok(())
+}
+
+/// The release's refusal of a directory that is not there, quoting `path` as JSON.stringify does.
+pub(super) fn missing(path: &str) -> String {
+    format!(
+        "working-directory: directory does not exist: {}",
+        js_quote(path)
+    )
 }
 
 /// A path (held text) as the file system sees it: Node writes a lone surrogate as U+FFFD.

@@ -182,13 +182,11 @@ impl Shell {
             .get("HOME")
             .cloned()
             .unwrap_or_else(|| "/root".into());
-        let target = match dir {
-            None | Some("~") => home,
-            Some(d) if d.starts_with('/') => d.to_owned(),
-            Some(d) => format!("{}/{d}", self.cwd.trim_end_matches('/')),
+        let normalized = match dir {
+            None | Some("~") => super::cd::resolve("/", &home),
+            Some(d) => super::cd::resolve(&self.cwd, d),
         };
-        let normalized = normalize(&target);
-        if crate::runtime::cd::fs_path(&normalized).is_dir() {
+        if super::cd::fs_path(&normalized).is_dir() {
             self.cwd = normalized;
             0
         } else {
@@ -249,20 +247,6 @@ fn is_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with(|c: char| c.is_ascii_digit())
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn normalize(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
 }
 
 /// Syntax the emulation does not cover (outside quotes), as written.

@@ -5,7 +5,7 @@
 //! image input, as the release's model does not).
 
 use super::editor::{self, Outcome};
-use super::events::{js_quote, Events};
+use super::events::Events;
 use super::shell::Shell;
 use super::Runtime;
 use serde_json::Value;
@@ -48,10 +48,7 @@ impl Runtime {
                     return plain(s.cwd.to_string(), false);
                 };
                 let target = if path.is_empty() {
-                    Err(format!(
-                        "working-directory: directory does not exist: {}",
-                        js_quote(&path)
-                    ))
+                    Err(super::cd::missing(&path))
                 } else {
                     super::cd::cd(&s.cwd, &path)
                 };

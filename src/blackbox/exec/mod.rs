@@ -378,14 +378,13 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
     dec.push(bytes, &mut |e| {
         if let LineEvent::Line(l) = e {
             obs.frames_in += 1;
-            if let Sent::Request { key, method } = ck.sent(l) {
-                let sid = crate::wire::json::parse(l).ok().and_then(|p| {
-                    p.value
-                        .pointer("/params/sessionId")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                });
-                if let Some(sid) = sid {
+            if let Sent::Request {
+                key,
+                method,
+                session,
+            } = ck.sent(l)
+            {
+                if let Some(sid) = session {
                     obs.request_sessions
                         .entry(key.clone())
                         .or_default()
