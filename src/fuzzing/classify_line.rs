@@ -1,5 +1,14 @@
-//! Fuzz target `classify_line`: arbitrary bytes through the line splitter and the classifier, checked
-//! against the independent model in [`super::oracle`], plus the JSON writer's round trips.
+//! Fuzz target `classify_line`: one line through the classifier, checked against the independent
+//! model in [`super::oracle`], plus the JSON writer's round trips and the frame writers' echoes.
+//!
+//! The input is one line: its bytes decoded as the splitter decodes them (invalid UTF-8 becomes
+//! U+FFFD) and classified as they are, untrimmed, so JSON and JavaScript whitespace at the ends
+//! reach the parser too. Classification is stateless, so a stream of lines is that many
+//! independent lines: [`check_stream`] runs a whole stream through the splitter and every line
+//! through [`check_line`] (the property tests feed it generated streams), while the splitter has its
+//! own target, `line_stream`. One line per execution keeps the fuzzer's inputs at the size of the
+//! work it explores (an input of many lines cost as many executions' work and bought nothing a
+//! line could not).
 //!
 //! Strings must agree exactly: the wire's held text ([`json::held`]) must be the held text of the
 //! model's UTF-16 string, lone surrogates included, and the writer must write what the model's
@@ -28,8 +37,15 @@ pub fn run(data: &[u8]) {
     }
 }
 
-/// Runs every check on one input.
+/// Runs every check on one input: the input is one line (see the module docs).
 pub fn check(data: &[u8]) -> Result<(), String> {
+    check_line(&String::from_utf8_lossy(data))
+}
+
+/// Runs a whole stream through the splitter (compared with the model's) and every line it yields
+/// through [`check_line`]; then the whole stream, taken as one untrimmed line, is classified and
+/// compared with the model.
+pub fn check_stream(data: &[u8]) -> Result<(), String> {
     // 1. The splitter against the model, feeding the input whole.
     let mut got = Recorded::default();
     let mut d = LineDecoder::default();
@@ -404,6 +420,8 @@ mod tests {
             b"{\"id\":\"\xe2\x82\xac\",\"method\":\"m\"}\n\xff\xfe\n{\"id\":2",
             b"\n\n  \t\n\xc2\xa0\n",
         ] {
+            check_stream(data).unwrap();
+            // The same bytes as one line: whitespace, a BOM and invalid UTF-8 at its ends.
             check(data).unwrap();
         }
     }
