@@ -78,6 +78,14 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    g.bench_function("LineDecoder (split only)", |b| {
+        b.iter(|| {
+            let mut d = LineDecoder::default();
+            d.push(black_box(&stream), &mut |e| {
+                black_box(e);
+            });
+        })
+    });
     g.bench_function("LineDecoder+classify (stream)", |b| {
         b.iter(|| {
             let mut d = LineDecoder::default();

@@ -39,7 +39,11 @@ pub fn run(data: &[u8]) {
 
 /// Runs every check on one input: the input is one line (see the module docs).
 pub fn check(data: &[u8]) -> Result<(), String> {
-    check_line(&String::from_utf8_lossy(data))
+    // `from_utf8` first: its ASCII fast path is quicker than the lossy scan, with the same result.
+    match std::str::from_utf8(data) {
+        Ok(line) => check_line(line),
+        Err(_) => check_line(&String::from_utf8_lossy(data)),
+    }
 }
 
 /// Runs a whole stream through the splitter (compared with the model's) and every line it yields
@@ -104,7 +108,7 @@ fn check_line_with(line: &str, writer_checks: bool) -> Result<(), String> {
     agree(&c, &m).map_err(|e| format!("{e}\n  line {line:?}\n  wire {c:?}\n  model {m:?}"))?;
     writer.map_err(|e| format!("{e}\n  line {line:?}"))?;
     if shallow {
-        frame_echoes(&c).map_err(|e| format!("{e}\n  line {line:?}"))?;
+        frame_echoes(&c, &m).map_err(|e| format!("{e}\n  line {line:?}"))?;
     }
     Ok(())
 }
@@ -148,12 +152,35 @@ fn writer_round_trips(
     Ok(())
 }
 
-/// Frames written for a classified line classify back to what was written.
-fn frame_echoes(c: &Classified) -> Result<(), String> {
+/// The frames written for a request (its result, its internal error, a notification carrying its
+/// method and params) are the bytes the model's `JSON.stringify` writes for those frame objects;
+/// when the model holds the params only as "too deep", they classify back to what was written.
+fn frame_echoes(c: &Classified, m: &Model) -> Result<(), String> {
     let Classified::Request(r) = c else {
         return Ok(());
     };
     let params = Value::Object(r.params.object().clone());
+    if let Model::Request {
+        id,
+        method,
+        params: model_params,
+        ..
+    } = m
+    {
+        if let Some(want) = model_frames(id, method, model_params) {
+            let mut out = Vec::new();
+            write::result(&mut out, &r.id, &params);
+            write::error(&mut out, &r.id, ErrorCode::INTERNAL_ERROR, &r.method);
+            write::notification(&mut out, &r.method, Some(&params));
+            if out != want.as_bytes() {
+                return Err(format!(
+                    "frames differ from the model's JSON.stringify:\n  wire  {}\n  model {want}",
+                    String::from_utf8_lossy(&out)
+                ));
+            }
+            return Ok(());
+        }
+    }
     let reclassify = |out: &[u8]| -> Result<Classified, String> {
         let text = std::str::from_utf8(out).map_err(|e| format!("frame is not UTF-8: {e}"))?;
         let body = text
@@ -207,8 +234,54 @@ fn frame_echoes(c: &Classified) -> Result<(), String> {
     Ok(())
 }
 
+/// The three frames [`frame_echoes`] writes, as the model writes them: `JSON.stringify` of each
+/// frame object, a newline after each; `None` when the params hold a value too deep for the model.
+fn model_frames(id: &MId, method: &[u16], params: &J) -> Option<String> {
+    let key = |k: &str| k.encode_utf16().collect::<Vec<u16>>();
+    let id = match id {
+        MId::Str(s) => J::Str(s.clone()),
+        MId::Num(n) => J::Num(*n),
+    };
+    let jsonrpc = || (key("jsonrpc"), J::Str(key("2.0")));
+    let code = ErrorCode::INTERNAL_ERROR.0 as f64;
+    let frames = [
+        J::Obj(vec![
+            jsonrpc(),
+            (key("id"), id.clone()),
+            (key("result"), params.clone()),
+        ]),
+        J::Obj(vec![
+            jsonrpc(),
+            (key("id"), id),
+            (
+                key("error"),
+                J::Obj(vec![
+                    (key("code"), J::Num(code)),
+                    (key("message"), J::Str(method.to_vec())),
+                ]),
+            ),
+        ]),
+        J::Obj(vec![
+            jsonrpc(),
+            (key("method"), J::Str(method.to_vec())),
+            (key("params"), params.clone()),
+        ]),
+    ];
+    let mut text = String::new();
+    for f in &frames {
+        text.push_str(&oracle::stringify(f)?);
+        text.push('\n');
+    }
+    Some(text)
+}
+
 /// Whether the wire's held text `t` is exactly the held text of the model's string `s`.
 fn eq16(s: &[u16], t: &str) -> bool {
+    // ASCII text is held as itself, and any other unit (a lone surrogate included) would put a
+    // non-ASCII character into the held text: compare unit by unit, with no `String` built.
+    if t.is_ascii() {
+        return s.len() == t.len() && s.iter().zip(t.bytes()).all(|(&u, b)| u == u16::from(b));
+    }
     json::held::from_utf16(s) == t
 }
 
@@ -411,6 +484,46 @@ mod tests {
         ] {
             check_line(line).unwrap();
         }
+    }
+
+    #[test]
+    fn the_model_writes_the_three_echo_frames_as_the_wire_must() {
+        let line = r#"{"id":"\ud800","method":"m\"","params":{"a":[1e400,1.50]}}"#;
+        let j = oracle::json_parse(line);
+        let Model::Request {
+            id, method, params, ..
+        } = oracle::handle_parsed(line, j.as_ref())
+        else {
+            panic!("a request");
+        };
+        assert_eq!(
+            model_frames(&id, &method, &params).unwrap(),
+            concat!(
+                r#"{"jsonrpc":"2.0","id":"\ud800","result":{"a":[null,1.5]}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m\""}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"m\"","params":{"a":[null,1.5]}}"#,
+                "\n"
+            )
+        );
+        check_line(line).unwrap();
+    }
+
+    #[test]
+    fn held_text_comparison_tells_strings_apart() {
+        let u = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        assert!(eq16(&u("abc"), "abc"));
+        assert!(eq16(&u(""), ""));
+        assert!(!eq16(&u("abc"), "abd"));
+        assert!(!eq16(&u("ab"), "abc"));
+        assert!(!eq16(&u("abé"), "abe"));
+        assert!(eq16(&u("é€😀"), "é€😀"));
+        // A lone surrogate is held as a reserved character, never as ASCII text.
+        let lone = json::held::from_utf16(&[0xd800]);
+        assert!(eq16(&[0xd800], &lone));
+        assert!(!eq16(&[0xd800], "?"));
+        assert!(!eq16(&[0xd800], "\u{fffd}"));
     }
 
     #[test]

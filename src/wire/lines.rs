@@ -61,6 +61,17 @@ impl LineDecoder {
 
     /// Feeds a chunk; calls `f` for every line it completes, in order.
     pub fn push(&mut self, mut chunk: &[u8], f: &mut dyn FnMut(LineEvent<'_>)) {
+        // Whole lines inside the chunk, with no partial line before them: no copy, one bound check.
+        if self.buf.is_empty() && self.discarding.is_none() {
+            while let Some(i) = memchr::memchr(b'\n', chunk) {
+                if i > self.max_line {
+                    f(LineEvent::TooLong(i));
+                } else {
+                    emit(&chunk[..i], f);
+                }
+                chunk = &chunk[i + 1..];
+            }
+        }
         while !chunk.is_empty() {
             let nl = memchr::memchr(b'\n', chunk);
             let (seg, rest) = match nl {
@@ -151,20 +162,61 @@ pub fn is_js_whitespace(c: char) -> bool {
 /// `String.prototype.trim()`.
 #[inline]
 pub fn trim_js(s: &str) -> &str {
-    // ASCII whitespace (`\t`..`\r`, space) is stripped byte by byte: each is a whole character,
-    // and every other JS whitespace is non-ASCII. Only when what is left starts or ends with a
-    // non-ASCII byte do characters have to be decoded (the full scan then finishes the job).
-    let ws = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
     let b = s.as_bytes();
-    let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !ws(c)).map_or(start, |i| i + 1);
-    // Both are char boundaries: only ASCII bytes were stripped.
-    let mid = &s[start..end];
-    match mid.as_bytes() {
-        [] => mid,
-        [first, .., last] if first.is_ascii() && last.is_ascii() => mid,
-        [only] if only.is_ascii() => mid,
-        _ => mid.trim_matches(is_js_whitespace),
+    // Nearly every line starts and ends with a printable ASCII character: nothing to strip.
+    if let (Some(&f), Some(&l)) = (b.first(), b.last()) {
+        if f > b' ' && f < 0x80 && l > b' ' && l < 0x80 {
+            return s;
+        }
+    }
+    // Whitespace is matched on its UTF-8 bytes, one character at a time from each end, without
+    // decoding (what is stripped is whole characters, so both ends stay char boundaries).
+    let mut start = 0;
+    loop {
+        let n = js_space_len(&b[start..]);
+        if n == 0 {
+            break;
+        }
+        start += n;
+    }
+    let mut end = b.len();
+    while end > start {
+        let n = match b[end - 1] {
+            b'\t'..=b'\r' | b' ' => 1,
+            // A JavaScript whitespace character of 2 or 3 bytes ends in one of these.
+            0x80..=0x8a | 0x9f | 0xa0 | 0xa8 | 0xa9 | 0xaf | 0xbf => {
+                if end - start >= 2 && b[end - 2] == 0xc2 && b[end - 1] == 0xa0 {
+                    2
+                } else if end - start >= 3 && js_space_len(&b[end - 3..end]) == 3 {
+                    // A lead byte and two continuation bytes: the whole last character.
+                    3
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        if n == 0 {
+            break;
+        }
+        end -= n;
+    }
+    &s[start..end]
+}
+
+/// The UTF-8 length of the JavaScript whitespace character `b` starts with, or 0 when it starts
+/// with anything else (see [`is_js_whitespace`]; U+0085 is no JavaScript whitespace).
+#[inline]
+fn js_space_len(b: &[u8]) -> usize {
+    match b {
+        [b'\t'..=b'\r' | b' ', ..] => 1,
+        [0xc2, 0xa0, ..] => 2,
+        [0xe1, 0x9a, 0x80, ..]
+        | [0xe2, 0x80, 0x80..=0x8a | 0xa8 | 0xa9 | 0xaf, ..]
+        | [0xe2, 0x81, 0x9f, ..]
+        | [0xe3, 0x80, 0x80, ..]
+        | [0xef, 0xbb, 0xbf, ..] => 3,
+        _ => 0,
     }
 }
 
@@ -200,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn trim_js_fast_path_trims_as_the_character_scan_does() {
+    fn trim_js_byte_scan_trims_as_the_character_scan_does() {
         let parts = [
             "",
             "a",
@@ -217,7 +269,24 @@ mod tests {
             "\u{2028}",
             " \u{3000}\t",
             "é ",
+            "\u{fffd}",
+            "\u{200b}",
+            "\u{180e}",
+            "\u{2030}",
+            "\u{1f600}",
         ];
+        // Every character that is JavaScript whitespace, and its neighbours, trimmed alone and
+        // around text.
+        for c in (0..0x3100).chain(0xfef0..0xff00).filter_map(char::from_u32) {
+            for s in [
+                format!("{c}"),
+                format!("{c}x{c}"),
+                format!("x{c}"),
+                format!("{c}{c}é"),
+            ] {
+                assert_eq!(trim_js(&s), s.trim_matches(is_js_whitespace), "{s:?}");
+            }
+        }
         for a in parts {
             for b in parts {
                 for c in parts {
