@@ -74,6 +74,73 @@ pub fn each_line(bytes: &[u8], max_line: usize, f: &mut dyn FnMut(LineRef<'_>)) 
     }
 }
 
+/// The events of one run of the splitter under test, recorded without an allocation per line (the
+/// lines' text in one buffer) and compared with [`each_line`] as the model finds its lines.
+///
+/// Harness, not model: it lives here, beside the model it is compared with, so that in fuzz builds
+/// the recording and the comparison run without coverage instrumentation, like the model.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LineRecord {
+    text: String,
+    /// Per event: the end of a line in `text`, or an over-long line's length.
+    events: Vec<Result<usize, usize>>,
+    /// The dropped tail, `(bytes, blank)`.
+    pub tail: TailModel,
+}
+
+impl LineRecord {
+    /// Empties the record, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.events.clear();
+        self.tail = None;
+    }
+
+    /// Reserves room for `bytes` of line text.
+    pub fn reserve(&mut self, bytes: usize) {
+        self.text.reserve(bytes);
+    }
+
+    /// Records a line.
+    pub fn line(&mut self, l: &str) {
+        self.text.push_str(l);
+        self.events.push(Ok(self.text.len()));
+    }
+
+    /// Records a line over the bound, of `n` bytes.
+    pub fn too_long(&mut self, n: usize) {
+        self.events.push(Err(n));
+    }
+
+    /// The events, in order.
+    pub fn iter(&self) -> impl Iterator<Item = LineRef<'_>> + '_ {
+        let mut start = 0;
+        self.events.iter().map(move |e| match *e {
+            Ok(end) => {
+                let l = &self.text[start..end];
+                start = end;
+                LineRef::Line(l)
+            }
+            Err(n) => LineRef::TooLong(n),
+        })
+    }
+
+    /// The events as owned model events (for messages).
+    pub fn to_models(&self) -> Vec<LineModel> {
+        self.iter().map(LineRef::to_model).collect()
+    }
+
+    /// Whether the model splits `stream` into exactly these events and tail.
+    pub fn agrees_with_model(&self, stream: &[u8], max_line: usize) -> bool {
+        let mut mine = self.iter();
+        let mut same = true;
+        let tail = each_line(stream, max_line, &mut |l| {
+            same &= mine.next() == Some(l);
+        });
+        same && mine.next().is_none() && tail == self.tail
+    }
+}
+
 /// A request/response id as `handleLine` accepts it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MId {

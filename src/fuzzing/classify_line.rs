@@ -53,7 +53,7 @@ pub fn check_stream(data: &[u8]) -> Result<(), String> {
     // 1. The splitter against the model, feeding the input whole.
     let mut got = Recorded::default();
     let mut d = LineDecoder::default();
-    d.push(data, &mut |e| got.push(e));
+    d.push(data, &mut |e| super::line_stream::record(&mut got, e));
     got.tail = d.finish().map(|t| (t.len, t.blank));
     if !got.agrees_with_model(data, DEFAULT_MAX_LINE) {
         let (want, want_tail) = oracle::split_lines(data, DEFAULT_MAX_LINE);

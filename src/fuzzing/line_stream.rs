@@ -1,14 +1,16 @@
-//! Fuzz target `line_stream`: one byte stream fed to the splitter whole and cut into arbitrary
-//! chunks must give the same lines, the same over-long reports and the same dropped tail, and both
-//! must match the whole-stream model in [`super::oracle`] (split UTF-8, CR/LF mixes, unterminated
-//! tails and small line bounds come from the input).
+//! Fuzz target `line_stream`: one byte stream, cut into arbitrary chunks and fed to the splitter,
+//! must give the lines, over-long reports and dropped tail of the whole-stream model in
+//! [`super::oracle`], and `pending()` must count the bytes of the unfinished line after every chunk
+//! (split UTF-8, CR/LF mixes, unterminated tails and small line bounds come from the input). Since
+//! every cut must give the model's lines, no two cuts of a stream can differ: chunking never changes
+//! the lines.
 //!
 //! Input layout, chosen so that mutating the stream never shifts the header:
 //! `[bound] [n] [len_1 … len_n] stream…` — `bound` < 0x80 is the line bound in bytes (0–127), else
 //! the default bound; `n % 8` chunk lengths follow, one byte each; the rest of the stream is one
 //! last chunk.
 
-use super::oracle::{self, LineModel, LineRef};
+use super::oracle::{self, LineRecord};
 use crate::wire::lines::DEFAULT_MAX_LINE;
 use crate::wire::{LineDecoder, LineEvent};
 
@@ -67,62 +69,15 @@ pub fn encode(max_line: Option<u8>, chunk_lens: &[u8], stream: &[u8]) -> Vec<u8>
     out
 }
 
-/// The events of one run, recorded without an allocation per line: the lines' text in one buffer.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Recorded {
-    text: String,
-    /// Per event: the end of a line in `text`, or an over-long line's length.
-    events: Vec<Result<usize, usize>>,
-    /// The dropped tail, `(bytes, blank)`.
-    pub tail: Option<(usize, bool)>,
-}
+/// The events of one run: the oracle's [`LineRecord`] (uninstrumented in fuzz builds, like the
+/// model it is compared with).
+pub type Recorded = LineRecord;
 
-impl Recorded {
-    /// Empties the record, keeping its buffers.
-    pub fn clear(&mut self) {
-        self.text.clear();
-        self.events.clear();
-        self.tail = None;
-    }
-
-    /// Records one event of the splitter.
-    pub fn push(&mut self, e: LineEvent<'_>) {
-        self.events.push(match e {
-            LineEvent::Line(l) => {
-                self.text.push_str(l);
-                Ok(self.text.len())
-            }
-            LineEvent::TooLong(n) => Err(n),
-        });
-    }
-
-    /// The events, in order.
-    pub fn iter(&self) -> impl Iterator<Item = LineRef<'_>> + '_ {
-        let mut start = 0;
-        self.events.iter().map(move |e| match *e {
-            Ok(end) => {
-                let l = &self.text[start..end];
-                start = end;
-                LineRef::Line(l)
-            }
-            Err(n) => LineRef::TooLong(n),
-        })
-    }
-
-    /// The events as owned model events (for messages).
-    pub fn to_models(&self) -> Vec<LineModel> {
-        self.iter().map(LineRef::to_model).collect()
-    }
-
-    /// Whether the model splits `stream` into exactly these events and tail; compared as the
-    /// model finds them, with no owned copy of its lines.
-    pub fn agrees_with_model(&self, stream: &[u8], max_line: usize) -> bool {
-        let mut mine = self.iter();
-        let mut same = true;
-        let tail = oracle::each_line(stream, max_line, &mut |l| {
-            same &= mine.next() == Some(l);
-        });
-        same && mine.next().is_none() && tail == self.tail
+/// Records one event of the splitter into `got`.
+pub fn record(got: &mut Recorded, e: LineEvent<'_>) {
+    match e {
+        LineEvent::Line(l) => got.line(l),
+        LineEvent::TooLong(n) => got.too_long(n),
     }
 }
 
@@ -130,11 +85,11 @@ impl Recorded {
 /// bytes of the incomplete line so far.
 fn feed(max_line: usize, chunks: &[&[u8]], got: &mut Recorded) -> Result<(), String> {
     got.clear();
-    got.text.reserve(chunks.iter().map(|c| c.len()).sum());
+    got.reserve(chunks.iter().map(|c| c.len()).sum());
     let mut d = LineDecoder::new(max_line);
     let mut since_nl = 0usize;
     for c in chunks {
-        d.push(c, &mut |e| got.push(e));
+        d.push(c, &mut |e| record(got, e));
         since_nl = match memchr::memrchr(b'\n', c) {
             Some(i) => c.len() - i - 1,
             None => since_nl + c.len(),
@@ -154,44 +109,48 @@ fn feed(max_line: usize, chunks: &[&[u8]], got: &mut Recorded) -> Result<(), Str
 }
 
 thread_local! {
-    /// The two runs' records, kept between inputs: their buffers are allocated once, not per
-    /// execution (a record is cleared before every run).
+    /// The record of a run and, on a finding, of the whole-stream run, kept between inputs: their
+    /// buffers are allocated once, not per execution (a record is cleared before every run).
     static SCRATCH: std::cell::RefCell<(Recorded, Recorded)> = Default::default();
 }
 
 /// Runs the check on one input.
 pub fn check(data: &[u8]) -> Result<(), String> {
-    SCRATCH.with_borrow_mut(|(whole, chunked)| check_with(data, whole, chunked))
+    SCRATCH.with_borrow_mut(|(got, whole)| check_with(data, got, whole))
 }
 
-fn check_with(data: &[u8], whole: &mut Recorded, chunked: &mut Recorded) -> Result<(), String> {
+fn check_with(data: &[u8], got: &mut Recorded, whole: &mut Recorded) -> Result<(), String> {
     let input = decode(data);
-    feed(input.max_line, &[input.stream], whole)?;
-    // One chunk is the whole stream again: feeding it twice would compare a run with itself.
-    if input.chunks.len() > 1 {
-        feed(input.max_line, &input.chunks, chunked)?;
-        if *chunked != *whole {
-            return Err(format!(
-                "chunking changed the lines (bound {}, chunks {:?}):\n  whole   {:?} tail {:?}\n  chunked {:?} tail {:?}",
-                input.max_line,
-                input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>(),
+    // The model is the reference for every cut: the lines of this feeding must be the model's, so
+    // no feeding can differ from another (the whole stream in one chunk is the inputs with no
+    // chunk lengths). Feeding the stream whole as well, every time, would redo that work.
+    feed(input.max_line, &input.chunks, got)?;
+    if got.agrees_with_model(input.stream, input.max_line) {
+        return Ok(());
+    }
+    // A finding: say whether the cut matters too.
+    let model = oracle::split_lines(input.stream, input.max_line);
+    let cut = if input.chunks.len() > 1 {
+        feed(input.max_line, &[input.stream], whole)?;
+        if *whole == *got {
+            " (fed whole it gives the same lines)".to_owned()
+        } else {
+            format!(
+                "; fed whole it gives {:?} tail {:?}",
                 whole.to_models(),
-                whole.tail,
-                chunked.to_models(),
-                chunked.tail,
-            ));
+                whole.tail
+            )
         }
-    }
-    if !whole.agrees_with_model(input.stream, input.max_line) {
-        let model = oracle::split_lines(input.stream, input.max_line);
-        return Err(format!(
-            "lines differ from the model (bound {}):\n  wire  {:?} tail {:?}\n  model {model:?}",
-            input.max_line,
-            whole.to_models(),
-            whole.tail,
-        ));
-    }
-    Ok(())
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "lines differ from the model (bound {}, chunks {:?}):\n  wire  {:?} tail {:?}{cut}\n  model {model:?}",
+        input.max_line,
+        input.chunks.iter().map(|c| c.len()).collect::<Vec<_>>(),
+        got.to_models(),
+        got.tail,
+    ))
 }
 
 #[cfg(test)]

@@ -274,7 +274,7 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
         lines.clear();
         dec.push(&bytes, &mut |e| {
             if let LineEvent::Line(_) = e {
-                lines.push(e);
+                super::line_stream::record(&mut lines, e);
             }
         });
         for l in lines.iter() {

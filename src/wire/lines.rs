@@ -59,8 +59,12 @@ impl LineDecoder {
         self.buf.len() + self.discarding.unwrap_or(0)
     }
 
-    /// Feeds a chunk; calls `f` for every line it completes, in order.
-    pub fn push(&mut self, mut chunk: &[u8], f: &mut dyn FnMut(LineEvent<'_>)) {
+    /// Feeds a chunk; calls `f` for every line it completes, in order (a type parameter, so the
+    /// call per line is direct and can be inlined; a `&mut dyn FnMut` is accepted too).
+    pub fn push<F>(&mut self, mut chunk: &[u8], f: &mut F)
+    where
+        F: FnMut(LineEvent<'_>) + ?Sized,
+    {
         // Whole lines inside the chunk, with no partial line before them: no copy, one bound check.
         if self.buf.is_empty() && self.discarding.is_none() {
             while let Some(i) = memchr::memchr(b'\n', chunk) {
@@ -127,9 +131,14 @@ impl LineDecoder {
     }
 }
 
-fn emit(bytes: &[u8], f: &mut dyn FnMut(LineEvent<'_>)) {
+fn emit<F>(bytes: &[u8], f: &mut F)
+where
+    F: FnMut(LineEvent<'_>) + ?Sized,
+{
     // Valid UTF-8 (nearly every line) goes through `from_utf8`, whose ASCII fast path is several
     // times quicker than the byte-at-a-time scan `from_utf8_lossy` starts with; same result.
+    // (Both are precompiled in std: in a coverage-instrumented build a hand-written decoding
+    // loop here would carry comparison hooks that these do not.)
     let text: Cow<'_, str> = match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
@@ -163,16 +172,17 @@ pub fn is_js_whitespace(c: char) -> bool {
 #[inline]
 pub fn trim_js(s: &str) -> &str {
     let b = s.as_bytes();
-    // Nearly every line starts and ends with a printable ASCII character: nothing to strip.
-    if let (Some(&f), Some(&l)) = (b.first(), b.last()) {
-        if f > b' ' && f < 0x80 && l > b' ' && l < 0x80 {
-            return s;
-        }
+    // Nearly every line starts with a byte no whitespace starts with and ends with one no
+    // whitespace ends with: nothing to strip (two table reads, no comparison chain).
+    match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) if !WS_FIRST[usize::from(f)] && !WS_LAST[usize::from(l)] => return s,
+        (None, _) | (_, None) => return s,
+        _ => {}
     }
     // Whitespace is matched on its UTF-8 bytes, one character at a time from each end, without
     // decoding (what is stripped is whole characters, so both ends stay char boundaries).
     let mut start = 0;
-    loop {
+    while start < b.len() && WS_FIRST[usize::from(b[start])] {
         let n = js_space_len(&b[start..]);
         if n == 0 {
             break;
@@ -180,7 +190,7 @@ pub fn trim_js(s: &str) -> &str {
         start += n;
     }
     let mut end = b.len();
-    while end > start {
+    while end > start && WS_LAST[usize::from(b[end - 1])] {
         let n = match b[end - 1] {
             b'\t'..=b'\r' | b' ' => 1,
             // A JavaScript whitespace character of 2 or 3 bytes ends in one of these.
@@ -202,6 +212,41 @@ pub fn trim_js(s: &str) -> &str {
         end -= n;
     }
     &s[start..end]
+}
+
+/// Whether a JavaScript whitespace character can start with this byte: ASCII `\t`..`\r` and space,
+/// and the lead bytes of U+00A0, U+1680, U+2000..U+205F, U+3000 and U+FEFF.
+static WS_FIRST: [bool; 256] = byte_set(&[
+    (0x09, 0x0d),
+    (0x20, 0x20),
+    (0xc2, 0xc2),
+    (0xe1, 0xe3),
+    (0xef, 0xef),
+]);
+/// Whether a JavaScript whitespace character can end with this byte (the last bytes of the same
+/// characters).
+static WS_LAST: [bool; 256] = byte_set(&[
+    (0x09, 0x0d),
+    (0x20, 0x20),
+    (0x80, 0x8a),
+    (0x9f, 0xa0),
+    (0xa8, 0xa9),
+    (0xaf, 0xaf),
+    (0xbf, 0xbf),
+]);
+
+const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut i = 0;
+    while i < ranges.len() {
+        let mut b = ranges[i].0 as usize;
+        while b <= ranges[i].1 as usize {
+            set[b] = true;
+            b += 1;
+        }
+        i += 1;
+    }
+    set
 }
 
 /// The UTF-8 length of the JavaScript whitespace character `b` starts with, or 0 when it starts
@@ -249,6 +294,32 @@ mod tests {
             });
         }
         (out, d.finish())
+    }
+
+    #[test]
+    fn invalid_utf8_decodes_as_from_utf8_lossy_does() {
+        let cases: [&[u8]; 9] = [
+            b"\xff",
+            b"ab\xffcd",
+            b"\xe2\x82",
+            b"x\xe2\x82",
+            b"\xed\xa0\x80z",
+            b"\xc0\xafq",
+            b"\xf4\x90\x80\x80",
+            b"\xe2\x82\xac\xf0\x9f\x98",
+            b" \xc2\xa0\xff\xc2\xa0 ",
+        ];
+        let mut stream = Vec::new();
+        for c in cases {
+            stream.extend_from_slice(c);
+            stream.push(b'\n');
+        }
+        let (got, _) = split_all(&stream, DEFAULT_MAX_LINE);
+        let want: Vec<Result<String, usize>> = cases
+            .iter()
+            .map(|c| Ok(trim_js(&String::from_utf8_lossy(c)).to_owned()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]
