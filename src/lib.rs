@@ -4,9 +4,10 @@
 //! Layers, bottom up (nothing below knows about anything above): [`sys`] (signals), [`edition`],
 //! [`wire`] → [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 //! [`rules`] (the contract's rule engine: frame-by-frame stream rules and whole-transcript oracles,
-//! on [`wire`] and [`edition`] only) serves [`suite`], [`fuzzing`] and [`blackbox`] alike.
+//! on [`wire`] and [`edition`] only) serves [`suite`], the fuzz targets and [`blackbox`] alike.
 //! [`ops`] (generated client operations, on [`wire`] and [`directive`]) feeds the fuzz targets
-//! ([`fuzzing`], which drive [`runtime`] in memory) and the black-box fuzzer ([`blackbox`], which
+//! (the `dsh-conformance-fuzzing` crate in `fuzzing/`, which drives [`runtime`] in memory) and the
+//! black-box fuzzer ([`blackbox`], which
 //! drives any runtime through [`runner`]). [`contract`] is the protocol those rules come from,
 //! `docs/CONTRACT.md`, built in and read by numbered section.
 
@@ -42,15 +43,14 @@
 //! assert!(a.response["result"]["serverInfo"]["version"].is_string());
 //! ```
 //!
-//! Internal modules ([`fuzzing`], [`ops`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the
-//! kit's binaries and fuzz targets; they are not a stable API.
+//! Internal modules ([`ops`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the kit's
+//! binaries and fuzz targets; they are not a stable API.
 
 pub mod blackbox;
 pub mod contract;
 pub mod directive;
 pub mod edition;
 #[doc(hidden)]
-pub mod fuzzing;
 #[doc(hidden)]
 pub mod loadgen;
 pub mod model_stub;

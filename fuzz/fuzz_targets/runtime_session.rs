@@ -1,3 +1,3 @@
 #![no_main]
 // Thin shim: the logic lives in the library so that `cargo test` replays the corpus through it.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| dsh_conformance::fuzzing::runtime_session::run(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| dsh_conformance_fuzzing::runtime_session::run(data));

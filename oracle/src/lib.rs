@@ -10,7 +10,7 @@
 //! Recursion is capped at [`MAX_DEPTH`]; deeper containers are validated by an iterative scanner and
 //! kept only as their kind ([`J::Deep`]), so a hostile input cannot overflow the oracle's stack.
 //!
-//! A crate of its own (re-exported as `dsh_conformance::fuzzing::oracle`) so that the fuzz builds
+//! A crate of its own (re-exported as `dsh_conformance_fuzzing::oracle`) so that the fuzz builds
 //! can compile it without coverage instrumentation (`fuzz/rustc-wrapper`): libFuzzer's feedback
 //! then comes from the code under test, and the model's byte loops carry no comparison hooks.
 

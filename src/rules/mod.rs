@@ -21,7 +21,7 @@
 //!   `session.status` alternates starting with `running` (`status.idle-after-turn`) (§4–§6).
 //!
 //! Nothing here knows which runtime produced the lines: the in-memory fuzz target
-//! ([`crate::fuzzing::runtime_session`]) and the black-box fuzzer ([`crate::blackbox`]) share it.
+//! (`runtime_session` in the `dsh-conformance-fuzzing` crate) and the black-box fuzzer ([`crate::blackbox`]) share it.
 
 mod notify;
 mod shape;

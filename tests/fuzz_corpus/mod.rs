@@ -2,7 +2,7 @@
 //! minimised crasher (`fuzz/regressions/<target>/`) goes through the same library check as the
 //! cargo-fuzz target, so `cargo test` alone keeps fixed crashes fixed.
 
-use dsh_conformance::fuzzing::TARGETS;
+use dsh_conformance_fuzzing::TARGETS;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! The fuzz targets' invariants as proptest properties, with small case counts so that plain
 //! `cargo test` exercises them on every run (the fuzzers go much further).
 
-use dsh_conformance::fuzzing::{classify_line, line_stream, runtime_session, trace_parse};
+use dsh_conformance_fuzzing::{classify_line, line_stream, runtime_session, trace_parse};
 use proptest::prelude::*;
 
 /// A JSON string literal mixing plain text, escapes (lone surrogates included), raw non-ASCII and

@@ -1,5 +1,5 @@
-//! Fuzz target `runtime_session`: structure-aware op sequences ([`crate::ops`]) against the
-//! in-memory reference runtime, every output frame checked by [`crate::rules`].
+//! Fuzz target `runtime_session`: structure-aware op sequences ([`dsh_conformance::ops`]) against the
+//! in-memory reference runtime, every output frame checked by [`dsh_conformance::rules`].
 //!
 //! On top of the frame invariants, the driver knows the runtime is synchronous and in-memory:
 //! - a line that is no request produces no output at all;
@@ -15,11 +15,11 @@
 
 use super::line_stream::Recorded;
 use super::oracle::LineRef;
-use crate::ops::{Op, Renderer};
-use crate::rules::{Checker, Profile, Received, Sent};
-use crate::runtime::{Config, Edition, Runtime};
-use crate::wire::{LineDecoder, LineEvent};
 use arbitrary::{Arbitrary, Unstructured};
+use dsh_conformance::ops::{Op, Renderer};
+use dsh_conformance::rules::{Checker, Profile, Received, Sent};
+use dsh_conformance::runtime::{Config, Edition, Runtime};
+use dsh_conformance::wire::{LineDecoder, LineEvent};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Epoch milliseconds the virtual clock starts at.
@@ -333,8 +333,8 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::SessionGen;
-    use crate::ops::{BlockGen, BlocksGen, Directive, IdGen, PathGen, ProviderGen};
+    use dsh_conformance::ops::SessionGen;
+    use dsh_conformance::ops::{BlockGen, BlocksGen, Directive, IdGen, PathGen, ProviderGen};
 
     fn prompt(id: u16, s: u8, d: Directive) -> Op {
         Op::Prompt {

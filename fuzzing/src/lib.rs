@@ -2,8 +2,8 @@
 //! `cargo test` replays every committed corpus file and crasher through the very same code.
 //!
 //! Each target module has `run(data)` (panics on a finding: the fuzz entry point) and
-//! `check(data) -> Result<(), String>` (what tests call). The frame rules live in [`crate::rules`]. [`oracle`] is an independent model of the
-//! contract's framing and classification, written without calling into [`crate::wire`].
+//! `check(data) -> Result<(), String>` (what tests call). The frame rules live in [`dsh_conformance::rules`]. [`oracle`] is an independent model of the
+//! contract's framing and classification, written without calling into [`dsh_conformance::wire`].
 
 pub mod classify_line;
 pub mod line_stream;

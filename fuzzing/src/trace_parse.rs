@@ -5,8 +5,8 @@
 //! - every compiled pattern of a parsed trace (expectations and `ignore` rules) prints back as
 //!   trace JSON ([`Pat::to_value`]) that compiles to the same pattern, and printing is a fixed point.
 
-use crate::trace::syntax::StepKind;
-use crate::trace::{pattern, Pat, Trace};
+use dsh_conformance::trace::syntax::StepKind;
+use dsh_conformance::trace::{pattern, Pat, Trace};
 
 /// Runs the check; panics with a description on failure (the fuzz entry point).
 pub fn run(data: &[u8]) {

@@ -11,8 +11,8 @@
 //! last chunk.
 
 use super::oracle::{self, LineRecord};
-use crate::wire::lines::DEFAULT_MAX_LINE;
-use crate::wire::{LineDecoder, LineEvent};
+use dsh_conformance::wire::lines::DEFAULT_MAX_LINE;
+use dsh_conformance::wire::{LineDecoder, LineEvent};
 
 /// Runs the check; panics with a description on failure (the fuzz entry point).
 pub fn run(data: &[u8]) {

@@ -20,8 +20,8 @@
 
 use super::line_stream::Recorded;
 use super::oracle::{self, JKind, LineRef, MId, Model, J};
-use crate::wire::json;
-use crate::wire::{
+use dsh_conformance::wire::json;
+use dsh_conformance::wire::{
     classify, classify_parsed, codes::ErrorCode, lines::DEFAULT_MAX_LINE, write, Classified, Id,
     Ignored, Kind, LineDecoder, Outcome,
 };
@@ -335,7 +335,11 @@ fn same_id(m: &MId, id: &Id) -> bool {
     }
 }
 
-fn same_params(model: &J, sent: Option<&J>, p: &crate::wire::Params) -> Result<(), String> {
+fn same_params(
+    model: &J,
+    sent: Option<&J>,
+    p: &dsh_conformance::wire::Params,
+) -> Result<(), String> {
     let shape = held_kind(sent);
     if p.shape != shape {
         return Err(format!("params shape: wire {} model {shape}", p.shape));
