@@ -36,6 +36,11 @@ impl Chain {
         self.layers.iter().any(Rewriter::ignores_eof)
     }
 
+    /// Whether some layer writes each frame to the client in pieces.
+    pub(crate) fn fragments_output(&self) -> bool {
+        self.layers.iter().any(Rewriter::fragments_output)
+    }
+
     /// The longest hold of any layer that drops unserved input at EOF (see
     /// [`Rewriter::drops_at_eof`]).
     pub(crate) fn drops_at_eof(&self) -> Option<std::time::Duration> {

@@ -86,11 +86,23 @@ pub const OWN_MODEL: Mutant = Mutant {
     strict: false,
 };
 
+/// A runtime whose output reaches the client in pieces: every frame is written in three parts a
+/// few milliseconds apart, cut inside its first multi-byte character when it has one, with the
+/// newline alone last (`dsh-conformance mutant fragmented-output -- <cmd>`). It breaks no rule
+/// (a pipe may deliver any runtime's writes so); every check must pass on it.
+pub const FRAGMENTED_OUTPUT: Mutant = Mutant {
+    name: "fragmented-output",
+    breaks: "nothing: each frame arrives in three writes a few ms apart, the newline last",
+    catches: "",
+    strict: false,
+};
+
+/// The proxies that break no rule, beside [`ALL`].
+pub const BENIGN: &[Mutant] = &[OWN_MODEL, FRAGMENTED_OUTPUT];
+
 /// Looks a mutant up by name.
 pub fn find(name: &str) -> Option<&'static Mutant> {
-    ALL.iter()
-        .chain(std::iter::once(&OWN_MODEL))
-        .find(|m| m.name == name)
+    ALL.iter().chain(BENIGN).find(|m| m.name == name)
 }
 
 /// Looks up a comma-separated list of mutant names (`a,b,c`), in order. The mutants are stacked

@@ -144,6 +144,7 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
     });
 
     let mut child_out = child.stdout.take().expect("piped stdout");
+    let fragmented = lock(&rw).fragments_output();
     let mut buf = vec![0u8; 64 * 1024];
     let mut partial: Vec<u8> = Vec::new();
     loop {
@@ -160,6 +161,12 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             start += i + 1;
         }
         partial.drain(..start);
+        if fragmented {
+            for l in lines {
+                write_in_pieces(&out, &l);
+            }
+            continue;
+        }
         let mut o = lock(&out);
         for l in lines {
             let _ = writeln!(o, "{l}");
@@ -181,6 +188,32 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             std::thread::sleep(Duration::from_secs(3600));
         },
     }
+}
+
+/// Writes `line` and its newline to the client in three writes, 3 ms apart: up to a cut inside
+/// the first multi-byte character (or a third of the way in), the rest of the line, then the
+/// newline alone. The output lock is held for the whole frame, so answers the proxy makes itself
+/// land between frames, never inside one.
+fn write_in_pieces(out: &Mutex<std::io::Stdout>, line: &str) {
+    let mut o = lock(out);
+    for (i, piece) in pieces(line).into_iter().enumerate() {
+        if i > 0 {
+            let _ = o.flush();
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        let _ = o.write_all(piece);
+    }
+    let _ = o.flush();
+}
+
+/// The three writes of [`write_in_pieces`]: they join to `line` and a newline.
+fn pieces(line: &str) -> [&[u8]; 3] {
+    let b = line.as_bytes();
+    let cut = b
+        .iter()
+        .position(|&c| c >= 0x80)
+        .map_or(b.len() / 3, |i| i + 1);
+    [&b[..cut], &b[cut..], b"\n"]
 }
 
 /// Writes `bytes` to the runtime's stdin; a runtime that stopped reading is let go.
@@ -221,4 +254,25 @@ pub fn names() -> String {
         .map(|m| m.name)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces;
+
+    #[test]
+    fn a_frame_is_cut_inside_its_first_character_and_before_its_newline() {
+        let line = r#"{"text":"a€b"}"#;
+        let p = pieces(line);
+        assert_eq!(p.concat(), format!("{line}\n").as_bytes());
+        // The first piece ends on the euro sign's lead byte: no piece but the last is a line.
+        assert_eq!(p[0], b"{\"text\":\"a\xe2");
+        assert!(std::str::from_utf8(p[0]).is_err());
+        assert_eq!(p[2], b"\n");
+        let ascii = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        let p = pieces(ascii);
+        assert_eq!(p.concat(), format!("{ascii}\n").as_bytes());
+        assert_eq!(p[0].len(), ascii.len() / 3);
+        assert!(p.iter().take(2).all(|x| !x.contains(&b'\n')));
+    }
 }

@@ -96,6 +96,11 @@ impl Rewriter {
         self.name == "ignores-eof"
     }
 
+    /// Whether every frame is written to the client in pieces ([`super::FRAGMENTED_OUTPUT`]).
+    pub(crate) fn fragments_output(&self) -> bool {
+        self.name == "fragmented-output"
+    }
+
     /// How long the mutant holds what it read before serving it, dropping it unserved when the
     /// client's EOF comes first (as a runtime whose handlers are still pending when it exits at
     /// end of input).

@@ -387,6 +387,14 @@ fn good_runtimes_pass_under_the_precision_flags() {
             strict: true,
             expected: BTreeSet::new(),
         },
+        // Frames that reach the kit in pieces (cut inside a character, the newline alone, a few ms
+        // apart) break no rule: a kit that judged writes instead of lines would fail here.
+        Case {
+            label: "the reference runtime, its output in pieces".into(),
+            cmd: mutant_cmd("fragmented-output"),
+            strict: true,
+            expected: BTreeSet::new(),
+        },
     ]);
 }
 
