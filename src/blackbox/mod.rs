@@ -72,8 +72,9 @@ pub struct Options {
     pub verify: bool,
     /// Print each new finding to stderr as it is found.
     pub progress: bool,
-    /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted
-    /// with upstream's message, as `check` does.
+    /// Hold the runtime to upstream's bytes: reject -32601 for unknown methods (upstream answers
+    /// -32603; by default it is accepted with upstream's message, as `check` does) and judge
+    /// member order.
     pub strict_upstream: bool,
     /// Sequences run at once ([`pool`]'s lanes; at least 1).
     pub jobs: usize,
@@ -222,6 +223,7 @@ pub fn run(opts: &Options) -> Summary {
     let started = Instant::now();
     let mut rules = Profile::for_edition(opts.edition, false);
     rules.allow_method_not_found = !opts.strict_upstream;
+    rules.member_order = opts.strict_upstream;
     let jobs = opts.jobs.max(1);
     let mut sum = Summary {
         seed: opts.seed,

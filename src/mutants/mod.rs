@@ -67,6 +67,7 @@ mutants! {
     "eof-drops-pending" => "lifecycle.eof-exits-0": "at stdin EOF, lines read in the last 150 ms are dropped unanswered (a runtime that exits before its pending handlers finish)",
     "crlf-output" => "stdout.lf-only": "every frame ends in \\r\\n",
     "spaced-output" => "stdout.compact": "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
+    "reordered-members" => "stdout.compact" (strict): "every object's members come in reverse order (no client cares; upstream's bytes differ, so only --strict-upstream fails it)",
     "no-event-time" => "event.time": "session.event envelopes carry no time",
     "resume-replays-history" => "resume.no-replay": "session/resume re-sends the session's stored events (kept under DSH_HOME) before its answer",
     "wd-relative-to-process" => "working-directory.get-set": "a relative working-directory path is resolved against the process's directory, not the session's",

@@ -65,6 +65,21 @@ fn s(v: &Value) -> String {
     json::to_string(v)
 }
 
+/// Reverses the member order of every object in `v`, at every depth.
+fn reverse_members(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let members: Vec<(String, Value)> = std::mem::take(m).into_iter().rev().collect();
+            for (k, mut x) in members {
+                reverse_members(&mut x);
+                m.insert(k, x);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(reverse_members),
+        _ => {}
+    }
+}
+
 impl Rewriter {
     pub(crate) fn new(name: &'static str) -> Self {
         Rewriter {
@@ -438,6 +453,11 @@ impl Rewriter {
             "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
             "crlf-output" => return vec![format!("{}\r", s(&v))],
             "spaced-output" => return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)],
+            "reordered-members" => {
+                let mut v = v;
+                reverse_members(&mut v);
+                return vec![s(&v)];
+            }
             "no-event-time" => {
                 if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {
                     ev.shift_remove("time");

@@ -162,6 +162,10 @@ pub struct Profile {
     pub legacy_prompt: bool,
     /// Whether `-32601` (with upstream's message) is acceptable for unknown methods.
     pub allow_method_not_found: bool,
+    /// Whether object members must come in upstream's order (`--strict-upstream`; the reference
+    /// runtime keeps it). JSON objects are unordered to every client, so otherwise another order
+    /// is no finding.
+    pub member_order: bool,
     /// Whether `session.finished` may be sent (legacy).
     pub session_finished: bool,
     /// Whether sessions are new (seq from 0, turns from 1); false once persistence can resume them.
@@ -189,6 +193,7 @@ impl Profile {
             methods: methods.into_iter().map(String::from).collect(),
             legacy_prompt: edition == Edition::Legacy,
             allow_method_not_found: false,
+            member_order: true,
             session_finished: edition == Edition::Legacy,
             fresh_sessions: !persistent,
             deferred: match edition {

@@ -20,15 +20,26 @@ pub(super) fn rule_of(method: &str) -> RuleId {
     }
 }
 
-/// An error member's code and message (0 and "" where missing), reporting a shape other than
-/// exactly `{code, message}`.
-pub(super) fn error_member<'a>(e: impl JsonView<'a>, sink: &mut Sink) -> (i64, String) {
+/// An error member's code and message (0 and "" where missing), reporting members other than
+/// exactly `code` and `message`, and (when `member_order`, as `stdout.compact`) another order.
+pub(super) fn error_member<'a>(
+    e: impl JsonView<'a>,
+    member_order: bool,
+    sink: &mut Sink,
+) -> (i64, String) {
     if e.kind() != JsonKind::Object {
         sink.add(RuleId::StdoutFramesOnly, "error is not an object");
         return (0, String::new());
     }
     let keys: Vec<&str> = e.members().map(|(k, _)| k).collect();
-    if keys != ["code", "message"] {
+    if keys == ["message", "code"] {
+        if member_order {
+            sink.add(
+                RuleId::StdoutCompact,
+                "error members are in the order [\"message\", \"code\"], upstream writes [\"code\", \"message\"]",
+            );
+        }
+    } else if keys != ["code", "message"] {
         sink.add(
             RuleId::ErrorNoReservedCodes,
             format!("error members are {keys:?}, not [code, message]"),

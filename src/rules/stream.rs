@@ -296,7 +296,7 @@ impl Checker {
                 return None;
             }
         };
-        if keys != order {
+        if keys != order && self.profile.member_order {
             sink.add(
                 RuleId::StdoutCompact,
                 format!("output members are in the order {keys:?}, upstream writes {order:?}"),
@@ -421,7 +421,7 @@ impl Checker {
 
     /// Credits an error answer to one of the requests pending under `key`.
     fn error_answer(&mut self, key: &str, e: TapeRef<'_>, sink: &mut Sink) -> Option<String> {
-        let (code, message) = shape::error_member(e, sink);
+        let (code, message) = shape::error_member(e, self.profile.member_order, sink);
         let methods = self.pending[key].methods.clone();
         if RESERVED.contains(&code) {
             sink.add(

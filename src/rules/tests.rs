@@ -89,6 +89,40 @@ fn compact_and_member_order() {
 }
 
 #[test]
+fn member_order_is_judged_only_when_the_profile_asks() {
+    const UNKNOWN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"no/such"}"#;
+    let reordered = [
+        r#"{"id":1,"jsonrpc":"2.0","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"message":"unknown DeepSeek Harness SDK runtime method: no/such","code":-32603}}"#,
+    ];
+    let mut lenient = Profile::for_edition(Edition::Current, false);
+    lenient.member_order = false;
+    assert!(broken(
+        &mut Checker::new(lenient.clone()),
+        &[SHUTDOWN],
+        &reordered[..1]
+    )
+    .is_empty());
+    assert!(broken(
+        &mut Checker::new(lenient.clone()),
+        &[UNKNOWN],
+        &reordered[1..]
+    )
+    .is_empty());
+    // Upstream's order, strictly: both are one rule, the frame's bytes.
+    assert_eq!(check(&[SHUTDOWN], &reordered[..1]), [RuleId::StdoutCompact]);
+    assert_eq!(check(&[UNKNOWN], &reordered[1..]), [RuleId::StdoutCompact]);
+    // A member the error must not carry is another rule's, in any order and either profile.
+    let with_data = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: no/such","data":1}}"#;
+    for p in [lenient, Profile::for_edition(Edition::Current, false)] {
+        assert_eq!(
+            broken(&mut Checker::new(p), &[UNKNOWN], &[with_data]),
+            [RuleId::ErrorNoReservedCodes]
+        );
+    }
+}
+
+#[test]
 fn lf_only() {
     let crlf = format!("{OK}\r");
     assert_eq!(check(&[SHUTDOWN], &[&crlf]), [RuleId::StdoutLfOnly]);

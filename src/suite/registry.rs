@@ -61,7 +61,7 @@ checks! {
     // transcript of the run (src/suite/stream.rs).
     // Process and output discipline.
     "stdout.frames-only" "§2.4 §7" Must ALL stream: "every stdout line is one JSON-RPC 2.0 object frame; nothing else is written to stdout";
-    "stdout.compact" "§2.4" Should ALL stream: "every frame is written as JSON.stringify writes it: no whitespace between tokens";
+    "stdout.compact" "§2.4" Should ALL stream: "every frame is written as JSON.stringify writes it: no whitespace between tokens (with --strict-upstream, members in upstream's order too)";
     "stdout.lf-only" "§2.4" Should ALL stream: "every frame ends in \\n alone, not \\r\\n";
     "response.answered" "§2.3" Must ALL: "a request sent after initialize is answered (an unknown method gets an error response at once)";
     "response.exactly-once" "§2.3" Must ALL ["response.answered" "response.id-type-preserved"] stream: "every request with a valid id gets exactly one response carrying that id; no response is sent twice";

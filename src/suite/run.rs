@@ -22,7 +22,7 @@ pub struct Options {
     /// Only checks whose id matches (substring, or a glob with `*`). Prerequisites left out by the
     /// filter are assumed to hold.
     pub filter: Option<String>,
-    /// Demand -32603 for unknown methods (no -32601).
+    /// Demand upstream's bytes: -32603 for unknown methods (no -32601), upstream's member order.
     pub strict_upstream: bool,
     /// Default deadline per expected frame.
     pub frame_timeout: Duration,

@@ -47,6 +47,7 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
     // Persistence may resume sessions in these transcripts: seq need not start at 0.
     let mut profile = Profile::for_edition(edition, true);
     profile.allow_method_not_found = !strict;
+    profile.member_order = strict;
     let mut checker = Checker::new(profile);
     let mut keys: HashSet<String> = HashSet::new();
     let mut decoder = LineDecoder::default();

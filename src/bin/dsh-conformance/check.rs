@@ -19,7 +19,8 @@ pub(crate) struct CheckArgs {
     /// Protocol edition to check: current, 2026-08 or legacy.
     #[arg(long, default_value = "current")]
     edition: Edition,
-    /// Demand -32603 for unknown methods (do not accept the transport-level -32601).
+    /// Hold the runtime to upstream's bytes where clients do not care: demand -32603 for unknown
+    /// methods (not the transport-level -32601) and upstream's member order in every frame.
     #[arg(long)]
     strict_upstream: bool,
     /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.

@@ -37,8 +37,8 @@ pub(crate) struct FuzzArgs {
     /// Do not replay written traces to check that they reproduce.
     #[arg(long)]
     no_verify: bool,
-    /// Reject -32601 for unknown methods (upstream answers -32603); by default it is accepted with
-    /// upstream's message, as `check` does.
+    /// Hold the runtime to upstream's bytes, as `check` does: reject -32601 for unknown methods
+    /// (by default accepted with upstream's message) and judge member order.
     #[arg(long)]
     strict_upstream: bool,
     /// Sequences run at once, each lane on its own runtime processes (1–64; default: the
