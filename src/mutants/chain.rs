@@ -36,6 +36,11 @@ impl Chain {
         self.layers.iter().any(Rewriter::ignores_eof)
     }
 
+    /// Whether some layer swaps adjacent responses.
+    pub(crate) fn swaps_responses(&self) -> bool {
+        self.layers.iter().any(Rewriter::swaps_responses)
+    }
+
     /// Whether some layer writes each frame to the client in pieces.
     pub(crate) fn fragments_output(&self) -> bool {
         self.layers.iter().any(Rewriter::fragments_output)

@@ -98,8 +98,19 @@ pub const FRAGMENTED_OUTPUT: Mutant = Mutant {
     strict: false,
 };
 
+/// A runtime that answers pipelined requests out of order: of two responses written one after
+/// the other, the second goes out first (a response waits up to 20 ms for a second one; it never
+/// moves past a notification). The contract lets responses come back in any order (§2.3) and
+/// clients match them by id, so every check must pass on it.
+pub const SWAPPED_RESPONSES: Mutant = Mutant {
+    name: "swapped-responses",
+    breaks: "nothing: of two adjacent responses the second comes first (any order is allowed)",
+    catches: "",
+    strict: false,
+};
+
 /// The proxies that break no rule, beside [`ALL`].
-pub const BENIGN: &[Mutant] = &[OWN_MODEL, FRAGMENTED_OUTPUT];
+pub const BENIGN: &[Mutant] = &[OWN_MODEL, FRAGMENTED_OUTPUT, SWAPPED_RESPONSES];
 
 /// Looks a mutant up by name.
 pub fn find(name: &str) -> Option<&'static Mutant> {

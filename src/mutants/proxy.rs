@@ -145,9 +145,17 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
 
     let mut child_out = child.stdout.take().expect("piped stdout");
     let fragmented = lock(&rw).fragments_output();
+    let mut swap = lock(&rw).swaps_responses().then(Swap::default);
     let mut buf = vec![0u8; 64 * 1024];
     let mut partial: Vec<u8> = Vec::new();
     loop {
+        if let Some(sw) = swap.as_mut() {
+            use std::os::fd::AsRawFd;
+            if sw.held.is_some() && !fd_readable_within(child_out.as_raw_fd(), SWAP_WAIT) {
+                // No second response came soon: the held one goes out alone, late.
+                sw.flush(&out);
+            }
+        }
         let n = match child_out.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
@@ -161,6 +169,12 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             start += i + 1;
         }
         partial.drain(..start);
+        if let Some(sw) = swap.as_mut() {
+            for l in lines {
+                sw.line(&out, l);
+            }
+            continue;
+        }
         if fragmented {
             for l in lines {
                 write_in_pieces(&out, &l);
@@ -172,6 +186,9 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             let _ = writeln!(o, "{l}");
         }
         let _ = o.flush();
+    }
+    if let Some(sw) = swap.as_mut() {
+        sw.flush(&out);
     }
     let status = child.wait();
     let code = match status {
@@ -206,6 +223,47 @@ fn write_in_pieces(out: &Mutex<std::io::Stdout>, line: &str) {
     let _ = o.flush();
 }
 
+/// How long [`Swap`] holds a response for a second one to come.
+const SWAP_WAIT: Duration = Duration::from_millis(20);
+
+/// Output with adjacent responses swapped ([`super::SWAPPED_RESPONSES`]): a response is held until
+/// the next frame; when that is a response too, it goes out first; anything else, or
+/// [`SWAP_WAIT`] without a frame, sends the held response first. Notifications keep their place
+/// relative to every response.
+#[derive(Default)]
+struct Swap {
+    held: Option<String>,
+}
+
+impl Swap {
+    fn line(&mut self, out: &Mutex<std::io::Stdout>, l: String) {
+        let response = matches!(
+            crate::wire::classify(&l),
+            crate::wire::Classified::Response(_)
+        );
+        match (self.held.take(), response) {
+            (None, true) => self.held = Some(l),
+            (None, false) => write_lines(out, &[l]),
+            (Some(h), true) => write_lines(out, &[l, h]),
+            (Some(h), false) => write_lines(out, &[h, l]),
+        }
+    }
+
+    fn flush(&mut self, out: &Mutex<std::io::Stdout>) {
+        if let Some(h) = self.held.take() {
+            write_lines(out, &[h]);
+        }
+    }
+}
+
+fn write_lines(out: &Mutex<std::io::Stdout>, lines: &[String]) {
+    let mut o = lock(out);
+    for l in lines {
+        let _ = writeln!(o, "{l}");
+    }
+    let _ = o.flush();
+}
+
 /// The three writes of [`write_in_pieces`]: they join to `line` and a newline.
 fn pieces(line: &str) -> [&[u8]; 3] {
     let b = line.as_bytes();
@@ -230,8 +288,13 @@ fn forward(child_in: &mut Option<std::process::ChildStdin>, bytes: &[u8]) {
 
 /// Whether the proxy's stdin has something to read (data or EOF) within `wait`.
 fn readable_within(wait: Duration) -> bool {
+    fd_readable_within(0, wait)
+}
+
+/// Whether file descriptor `fd` has something to read (data or EOF) within `wait`.
+fn fd_readable_within(fd: libc::c_int, wait: Duration) -> bool {
     let mut fd = libc::pollfd {
-        fd: 0,
+        fd,
         events: libc::POLLIN,
         revents: 0,
     };

@@ -111,6 +111,11 @@ impl Rewriter {
         self.name == "ignores-eof"
     }
 
+    /// Whether adjacent responses are swapped ([`super::SWAPPED_RESPONSES`]).
+    pub(crate) fn swaps_responses(&self) -> bool {
+        self.name == "swapped-responses"
+    }
+
     /// Whether every frame is written to the client in pieces ([`super::FRAGMENTED_OUTPUT`]).
     pub(crate) fn fragments_output(&self) -> bool {
         self.name == "fragmented-output"

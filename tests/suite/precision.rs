@@ -395,6 +395,14 @@ fn good_runtimes_pass_under_the_precision_flags() {
             strict: true,
             expected: BTreeSet::new(),
         },
+        // Responses to pipelined requests may come back in any order (§2.3): clients match them
+        // by id, and so must every check.
+        Case {
+            label: "the reference runtime, adjacent responses swapped".into(),
+            cmd: mutant_cmd("swapped-responses"),
+            strict: true,
+            expected: BTreeSet::new(),
+        },
         // Members in another order break nothing a client sees: only --strict-upstream, which
         // wants upstream's bytes, fails it (the mutant's own case, in the test above).
         Case {
