@@ -8,6 +8,8 @@
 //! while the unwrapped runtime passes everything.
 
 mod chain;
+mod frames;
+mod history_file;
 mod proxy;
 mod rewrite;
 

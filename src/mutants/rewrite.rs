@@ -1,5 +1,9 @@
 //! The frame rewriting of each mutant: pure, line in → lines out, so it is testable without processes.
 
+use super::frames::{
+    is_prompt_receipt, is_response, reverse_members, s, session_event, status_idle_session,
+};
+use super::history_file;
 use crate::wire::{classify, json, Classified, Id, Ignored, Kind};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -31,53 +35,6 @@ pub(crate) struct Rewriter {
     event_count: HashMap<String, u64>,
     /// Next seq per session, for mutants that drop or move events (see [`Rewriter::output`]).
     next_seq: HashMap<String, u64>,
-}
-
-fn session_event(v: &Value) -> Option<(&str, &str, &Value)> {
-    if v.get("method")?.as_str()? != "session.event" {
-        return None;
-    }
-    let p = v.get("params")?;
-    let ev = p.get("event")?;
-    Some((p.get("sessionId")?.as_str()?, ev.get("type")?.as_str()?, ev))
-}
-
-fn is_prompt_receipt(v: &Value) -> bool {
-    matches!(session_event(v), Some((_, "agent/inbox/spliced", ev))
-        if ev.pointer("/data/inserted").and_then(Value::as_array).is_some_and(|a| !a.is_empty()
-            && a.iter().any(|m| m.pointer("/source/kind") == Some(&json!("user")))))
-}
-
-fn status_idle_session(v: &Value) -> Option<&str> {
-    if v.get("method")?.as_str()? == "session.status"
-        && v.pointer("/params/status")?.as_str()? == "idle"
-    {
-        return v.pointer("/params/sessionId")?.as_str();
-    }
-    None
-}
-
-fn is_response(v: &Value) -> bool {
-    v.get("id").is_some() && v.get("method").is_none()
-}
-
-fn s(v: &Value) -> String {
-    json::to_string(v)
-}
-
-/// Reverses the member order of every object in `v`, at every depth.
-fn reverse_members(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            let members: Vec<(String, Value)> = std::mem::take(m).into_iter().rev().collect();
-            for (k, mut x) in members {
-                reverse_members(&mut x);
-                m.insert(k, x);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(reverse_members),
-        _ => {}
-    }
 }
 
 impl Rewriter {
@@ -506,42 +463,6 @@ impl Rewriter {
             _ => {}
         }
         vec![s(&v)]
-    }
-}
-
-/// The event lines `resume-replays-history` forwarded, per session, in a file under `DSH_HOME`
-/// (so that a runtime's next process, behind its own proxy, can replay them). Nothing is kept
-/// without `DSH_HOME`.
-mod history_file {
-    use std::io::Write;
-    use std::path::PathBuf;
-
-    fn path(sid: &str) -> Option<PathBuf> {
-        let home = std::env::var_os("DSH_HOME")?;
-        let hex: String = sid.bytes().map(|b| format!("{b:02x}")).collect();
-        Some(PathBuf::from(home).join("mutant-resume-history").join(hex))
-    }
-
-    /// Appends one line to the session's history.
-    pub(super) fn append(sid: &str, line: &str) {
-        let Some(p) = path(sid) else { return };
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p);
-        if let Ok(mut f) = f {
-            let _ = writeln!(f, "{line}");
-        }
-    }
-
-    /// The session's history, oldest first (empty when there is none); `None` without `DSH_HOME`.
-    pub(super) fn read(sid: &str) -> Option<Vec<String>> {
-        let p = path(sid)?;
-        let text = std::fs::read_to_string(p).unwrap_or_default();
-        Some(text.lines().map(str::to_owned).collect())
     }
 }
 
