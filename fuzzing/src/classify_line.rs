@@ -39,11 +39,7 @@ pub fn run(data: &[u8]) {
 
 /// Runs every check on one input: the input is one line (see the module docs).
 pub fn check(data: &[u8]) -> Result<(), String> {
-    // `from_utf8` first: its ASCII fast path is quicker than the lossy scan, with the same result.
-    match std::str::from_utf8(data) {
-        Ok(line) => check_line(line),
-        Err(_) => check_line(&String::from_utf8_lossy(data)),
-    }
+    check_line(&dsh_conformance::wire::lines::decode(data))
 }
 
 /// Runs a whole stream through the splitter (compared with the model's) and every line it yields

@@ -65,14 +65,8 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
 
     let rw = Arc::new(Mutex::new(Chain::new(&layers)));
     let out = Arc::new(Mutex::new(std::io::stdout()));
-    {
-        let mut o = lock(&out);
-        let startup = lock(&rw).startup();
-        for l in startup {
-            let _ = writeln!(o, "{l}");
-        }
-        let _ = o.flush();
-    }
+    let startup = lock(&rw).startup();
+    write_lines(&out, &startup);
 
     let mut child_in = child.stdin.take();
     let (rw_in, out_in) = (rw.clone(), out.clone());
@@ -114,11 +108,7 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             }
             partial.drain(..start);
             if !to_client.is_empty() {
-                let mut o = lock(&out_in);
-                for a in to_client {
-                    let _ = writeln!(o, "{a}");
-                }
-                let _ = o.flush();
+                write_lines(&out_in, &to_client);
             }
             if hold.is_some() {
                 held = to_child;
@@ -179,13 +169,9 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             for l in lines {
                 write_in_pieces(&out, &l);
             }
-            continue;
+        } else {
+            write_lines(&out, &lines);
         }
-        let mut o = lock(&out);
-        for l in lines {
-            let _ = writeln!(o, "{l}");
-        }
-        let _ = o.flush();
     }
     if let Some(sw) = swap.as_mut() {
         sw.flush(&out);
@@ -256,6 +242,7 @@ impl Swap {
     }
 }
 
+/// Writes `lines` to the client, each with its newline, under one lock, then flushes.
 fn write_lines(out: &Mutex<std::io::Stdout>, lines: &[String]) {
     let mut o = lock(out);
     for l in lines {

@@ -32,17 +32,19 @@ pub(super) fn error_member<'a>(
         return (0, String::new());
     }
     let keys: Vec<&str> = e.members().map(|(k, _)| k).collect();
-    if keys == ["message", "code"] {
-        if member_order {
-            sink.add(
-                RuleId::StdoutCompact,
-                "error members are in the order [\"message\", \"code\"], upstream writes [\"code\", \"message\"]",
-            );
-        }
-    } else if keys != ["code", "message"] {
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    if sorted != ["code", "message"] {
         sink.add(
             RuleId::ErrorNoReservedCodes,
             format!("error members are {keys:?}, not [code, message]"),
+        );
+    } else if member_order && keys != sorted {
+        sink.add(
+            RuleId::StdoutCompact,
+            format!(
+                "error members are in the order {keys:?}, upstream writes [\"code\", \"message\"]"
+            ),
         );
     }
     let code = e.get("code").and_then(JsonView::as_i64);

@@ -131,18 +131,24 @@ impl LineDecoder {
     }
 }
 
-fn emit<F>(bytes: &[u8], f: &mut F)
-where
-    F: FnMut(LineEvent<'_>) + ?Sized,
-{
+/// A line's bytes decoded as the splitter decodes them, before trimming: UTF-8, each maximal
+/// invalid subpart replaced by U+FFFD (`from_utf8_lossy`'s rule).
+pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
     // Valid UTF-8 (nearly every line) goes through `from_utf8`, whose ASCII fast path is several
     // times quicker than the byte-at-a-time scan `from_utf8_lossy` starts with; same result.
     // (Both are precompiled in std: in a coverage-instrumented build a hand-written decoding
     // loop here would carry comparison hooks that these do not.)
-    let text: Cow<'_, str> = match std::str::from_utf8(bytes) {
+    match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
-    };
+    }
+}
+
+fn emit<F>(bytes: &[u8], f: &mut F)
+where
+    F: FnMut(LineEvent<'_>) + ?Sized,
+{
+    let text = decode(bytes);
     let line = trim_js(&text);
     if !line.is_empty() {
         f(LineEvent::Line(line));
@@ -151,7 +157,7 @@ where
 
 /// Whether `c` is stripped by JavaScript's `String.prototype.trim()` (WhiteSpace + LineTerminator).
 #[inline]
-pub fn is_js_whitespace(c: char) -> bool {
+pub const fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{9}'..='\u{d}'
@@ -179,90 +185,53 @@ pub fn trim_js(s: &str) -> &str {
         (None, _) | (_, None) => return s,
         _ => {}
     }
-    // Whitespace is matched on its UTF-8 bytes, one character at a time from each end, without
-    // decoding (what is stripped is whole characters, so both ends stay char boundaries).
-    let mut start = 0;
-    while start < b.len() && WS_FIRST[usize::from(b[start])] {
-        let n = js_space_len(&b[start..]);
-        if n == 0 {
+    // A character is decoded only where the table says whitespace may start (or end) there.
+    let mut t = s;
+    while let Some(c) = t
+        .chars()
+        .next()
+        .filter(|_| WS_FIRST[usize::from(t.as_bytes()[0])])
+    {
+        if !is_js_whitespace(c) {
             break;
         }
-        start += n;
+        t = &t[c.len_utf8()..];
     }
-    let mut end = b.len();
-    while end > start && WS_LAST[usize::from(b[end - 1])] {
-        let n = match b[end - 1] {
-            b'\t'..=b'\r' | b' ' => 1,
-            // A JavaScript whitespace character of 2 or 3 bytes ends in one of these.
-            0x80..=0x8a | 0x9f | 0xa0 | 0xa8 | 0xa9 | 0xaf | 0xbf => {
-                if end - start >= 2 && b[end - 2] == 0xc2 && b[end - 1] == 0xa0 {
-                    2
-                } else if end - start >= 3 && js_space_len(&b[end - 3..end]) == 3 {
-                    // A lead byte and two continuation bytes: the whole last character.
-                    3
-                } else {
-                    0
-                }
-            }
-            _ => 0,
-        };
-        if n == 0 {
+    while let Some(c) = t
+        .chars()
+        .next_back()
+        .filter(|_| WS_LAST[usize::from(t.as_bytes()[t.len() - 1])])
+    {
+        if !is_js_whitespace(c) {
             break;
         }
-        end -= n;
+        t = &t[..t.len() - c.len_utf8()];
     }
-    &s[start..end]
+    t
 }
 
-/// Whether a JavaScript whitespace character can start with this byte: ASCII `\t`..`\r` and space,
-/// and the lead bytes of U+00A0, U+1680, U+2000..U+205F, U+3000 and U+FEFF.
-static WS_FIRST: [bool; 256] = byte_set(&[
-    (0x09, 0x0d),
-    (0x20, 0x20),
-    (0xc2, 0xc2),
-    (0xe1, 0xe3),
-    (0xef, 0xef),
-]);
-/// Whether a JavaScript whitespace character can end with this byte (the last bytes of the same
-/// characters).
-static WS_LAST: [bool; 256] = byte_set(&[
-    (0x09, 0x0d),
-    (0x20, 0x20),
-    (0x80, 0x8a),
-    (0x9f, 0xa0),
-    (0xa8, 0xa9),
-    (0xaf, 0xaf),
-    (0xbf, 0xbf),
-]);
+/// Whether a JavaScript whitespace character ([`is_js_whitespace`]) starts with this byte.
+static WS_FIRST: [bool; 256] = ends_of_js_whitespace(false);
+/// Whether a JavaScript whitespace character ends with this byte.
+static WS_LAST: [bool; 256] = ends_of_js_whitespace(true);
 
-const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
+/// The first (or last) UTF-8 bytes of every JavaScript whitespace character, derived from
+/// [`is_js_whitespace`]. Every one is in the Basic Multilingual Plane (the unit test checks all of
+/// Unicode), so the scan stops there.
+const fn ends_of_js_whitespace(last: bool) -> [bool; 256] {
     let mut set = [false; 256];
-    let mut i = 0;
-    while i < ranges.len() {
-        let mut b = ranges[i].0 as usize;
-        while b <= ranges[i].1 as usize {
-            set[b] = true;
-            b += 1;
+    let mut u = 0u32;
+    while u < 0x1_0000 {
+        if let Some(c) = char::from_u32(u) {
+            if is_js_whitespace(c) {
+                let mut buf = [0u8; 4];
+                let n = c.encode_utf8(&mut buf).len();
+                set[buf[if last { n - 1 } else { 0 }] as usize] = true;
+            }
         }
-        i += 1;
+        u += 1;
     }
     set
-}
-
-/// The UTF-8 length of the JavaScript whitespace character `b` starts with, or 0 when it starts
-/// with anything else (see [`is_js_whitespace`]; U+0085 is no JavaScript whitespace).
-#[inline]
-fn js_space_len(b: &[u8]) -> usize {
-    match b {
-        [b'\t'..=b'\r' | b' ', ..] => 1,
-        [0xc2, 0xa0, ..] => 2,
-        [0xe1, 0x9a, 0x80, ..]
-        | [0xe2, 0x80, 0x80..=0x8a | 0xa8 | 0xa9 | 0xaf, ..]
-        | [0xe2, 0x81, 0x9f, ..]
-        | [0xe3, 0x80, 0x80, ..]
-        | [0xef, 0xbb, 0xbf, ..] => 3,
-        _ => 0,
-    }
 }
 
 /// Splits a whole byte stream; convenience for tests and tools. Returns the lines and the dropped tail.
@@ -323,7 +292,26 @@ mod tests {
     }
 
     #[test]
-    fn trim_js_byte_scan_trims_as_the_character_scan_does() {
+    fn the_byte_tables_hold_the_ends_of_every_js_whitespace_character() {
+        let mut found = 0;
+        for c in (0..=0x10_ffff).filter_map(char::from_u32) {
+            if is_js_whitespace(c) {
+                let mut buf = [0u8; 4];
+                let b = c.encode_utf8(&mut buf).as_bytes();
+                assert!(WS_FIRST[usize::from(b[0])], "{c:?}");
+                assert!(WS_LAST[usize::from(b[b.len() - 1])], "{c:?}");
+                found += 1;
+            }
+        }
+        // \t..\r, space, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF.
+        assert_eq!(found, 25);
+        // The fast path: printable ASCII and U+FFFD's ends are no whitespace ends.
+        assert!(!WS_FIRST[usize::from(b'{')] && !WS_LAST[usize::from(b'}')]);
+        assert!(!WS_LAST[0xbd]);
+    }
+
+    #[test]
+    fn trim_js_trims_as_the_character_scan_does() {
         let parts = [
             "",
             "a",
