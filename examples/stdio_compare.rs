@@ -313,7 +313,7 @@ fn main() {
                         .results
                         .iter()
                         .filter(|c| matches!(c.verdict, suite::Verdict::Fail(_)))
-                        .map(|c| c.info.id)
+                        .map(|c| c.info.id.as_str())
                         .collect();
                     match failed.is_empty() {
                         true => r.summary_line(),

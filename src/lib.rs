@@ -47,10 +47,10 @@
 //! binaries and fuzz targets; they are not a stable API.
 
 pub mod blackbox;
+pub mod check;
 pub mod contract;
 pub mod directive;
 pub mod edition;
-#[doc(hidden)]
 #[doc(hidden)]
 pub mod loadgen;
 pub mod model_stub;

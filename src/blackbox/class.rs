@@ -3,7 +3,7 @@
 //! fuzzer and `dsh-conformance check` speak of the same rules; what only the fuzzer can see
 //! (hangs, broken stdout lines, differences from the reference runtime) has classes of its own.
 
-use crate::rules::RuleId;
+use crate::rules::CheckId;
 use std::fmt;
 
 /// Where the fuzzer waited in vain for an answer it needs to go on.
@@ -65,7 +65,7 @@ impl DiffKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FindingClass {
     /// A contract rule, by its check id (shown as the id: `stdout.compact`).
-    Rule(RuleId),
+    Rule(CheckId),
     /// No answer within the deadline (`hang:initialize`, `hang:barrier`).
     Hang(HangAt),
     /// Stdout closed before the fuzzer ended the sequence (`exit:early`).
@@ -92,16 +92,16 @@ pub enum Pin {
 
 impl FindingClass {
     /// The check id the class is filed under, if it is a contract rule.
-    pub fn check(&self) -> Option<&'static str> {
+    pub fn check(&self) -> Option<CheckId> {
         match self {
-            FindingClass::Rule(r) => Some(r.id()),
+            FindingClass::Rule(r) => Some(*r),
             _ => None,
         }
     }
 
     /// How a reproducing trace can pin this class.
     pub fn pin(&self) -> Pin {
-        use RuleId as R;
+        use CheckId as R;
         match self {
             FindingClass::Rule(r) => match r {
                 R::ResponseExactlyOnce
@@ -153,7 +153,7 @@ impl FindingClass {
 impl fmt::Display for FindingClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FindingClass::Rule(r) => f.write_str(r.id()),
+            FindingClass::Rule(r) => f.write_str(r.as_str()),
             FindingClass::Hang(HangAt::Initialize) => f.write_str("hang:initialize"),
             FindingClass::Hang(HangAt::Barrier) => f.write_str("hang:barrier"),
             FindingClass::ExitEarly => f.write_str("exit:early"),
@@ -176,18 +176,18 @@ mod tests {
 
     #[test]
     fn rule_classes_are_named_by_their_check_ids() {
-        let c = FindingClass::Rule(RuleId::StdoutCompact);
+        let c = FindingClass::Rule(CheckId::StdoutCompact);
         assert_eq!(c.to_string(), "stdout.compact");
-        assert_eq!(c.check(), Some("stdout.compact"));
+        assert_eq!(c.check(), Some(CheckId::StdoutCompact));
         assert_eq!(
-            FindingClass::Reference(Box::new(FindingClass::Rule(RuleId::EventTime))).to_string(),
+            FindingClass::Reference(Box::new(FindingClass::Rule(CheckId::EventTime))).to_string(),
             "reference:event.time"
         );
         let d = FindingClass::Diff(DiffKind::Events, "turn/end->status:idle".into());
         assert_eq!(d.to_string(), "diff:events:turn/end->status:idle");
         assert!(matches!(c.pin(), Pin::None(_)));
         assert_eq!(
-            FindingClass::Rule(RuleId::ResponseExactlyOnce).pin(),
+            FindingClass::Rule(CheckId::ResponseExactlyOnce).pin(),
             Pin::Responses
         );
     }

@@ -331,7 +331,7 @@ pub(super) fn write(
     let messages = matches!(
         class,
         FindingClass::Diff(DiffKind::ErrorMessage, _)
-            | FindingClass::Rule(crate::rules::RuleId::ErrorUnknownMethod)
+            | FindingClass::Rule(crate::rules::CheckId::ErrorUnknownMethod)
     );
     let h = Header {
         finding: &rep.finding,

@@ -6,6 +6,7 @@
 //! answers directly (e.g. `answers-notifications`) still passes the rewriters in front of it.
 
 use super::rewrite::{InputAction, Rewriter};
+use super::MutantKind;
 
 /// The rewriters of a mutant list, outermost (closest to the client) first.
 pub(crate) struct Chain {
@@ -14,9 +15,9 @@ pub(crate) struct Chain {
 
 impl Chain {
     /// A chain of the named mutants, outermost first.
-    pub(crate) fn new(names: &[&'static str]) -> Self {
+    pub(crate) fn new(kinds: &[MutantKind]) -> Self {
         Chain {
-            layers: names.iter().copied().map(Rewriter::new).collect(),
+            layers: kinds.iter().copied().map(Rewriter::new).collect(),
         }
     }
 
@@ -110,8 +111,8 @@ mod tests {
 
     #[test]
     fn a_chain_of_one_is_that_mutant() {
-        let mut c = Chain::new(&["no-idle"]);
-        let mut r = Rewriter::new("no-idle");
+        let mut c = Chain::new(&[MutantKind::NoIdle]);
+        let mut r = Rewriter::new(MutantKind::NoIdle);
         for l in [IDLE, UNKNOWN] {
             assert_eq!(c.output(l), r.output(l));
         }
@@ -120,7 +121,11 @@ mod tests {
 
     #[test]
     fn every_layer_rewrites_every_frame() {
-        let mut c = Chain::new(&["no-idle", "unknown-method-32000", "string-ids"]);
+        let mut c = Chain::new(&[
+            MutantKind::NoIdle,
+            MutantKind::UnknownMethod32000,
+            MutantKind::StringIds,
+        ]);
         assert!(c.output(IDLE).is_empty());
         assert_eq!(
             c.output(UNKNOWN),
@@ -131,9 +136,9 @@ mod tests {
     #[test]
     fn startup_lines_and_direct_answers_pass_the_outer_layers() {
         let mut c = Chain::new(&[
-            "duplicate-response",
-            "stdout-log-line",
-            "answers-notifications",
+            MutantKind::DuplicateResponse,
+            MutantKind::StdoutLogLine,
+            MutantKind::AnswersNotifications,
         ]);
         assert_eq!(c.startup().len(), 1);
         let act = c.input(br#"{"jsonrpc":"2.0","method":"n"}"#);
@@ -144,26 +149,30 @@ mod tests {
 
     #[test]
     fn input_rewrites_feed_the_next_layer() {
-        let mut c = Chain::new(&["cr-as-separator", "bom-rejected"]);
+        let mut c = Chain::new(&[MutantKind::CrAsSeparator, MutantKind::BomRejected]);
         let act = c.input("{\"id\":1,\"method\":\"a\"}\r\u{feff}{\"id\":2}".as_bytes());
         assert_eq!(act.forward, vec![b"{\"id\":1,\"method\":\"a\"}".to_vec()]);
     }
 
     #[test]
     fn exit_and_eof_behaviours_combine() {
-        let mut c = Chain::new(&["seq-gap", "shutdown-exit-1", "ignores-eof"]);
+        let mut c = Chain::new(&[
+            MutantKind::SeqGap,
+            MutantKind::ShutdownExit1,
+            MutantKind::IgnoresEof,
+        ]);
         assert!(c.ignores_eof());
         assert_eq!(c.exit_code(0), Some(0), "no shutdown answered yet");
         c.input(br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#);
         c.output(r#"{"jsonrpc":"2.0","id":"bye","result":{}}"#);
         assert_eq!(c.exit_code(0), Some(1));
         assert_eq!(c.exit_code(130), Some(130));
-        let mut c = Chain::new(&["shutdown-exit-1", "shutdown-no-exit"]);
+        let mut c = Chain::new(&[MutantKind::ShutdownExit1, MutantKind::ShutdownNoExit]);
         c.input(br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#);
         c.output(r#"{"jsonrpc":"2.0","id":"bye","result":{}}"#);
         assert_eq!(c.exit_code(0), None, "an inner layer that never exits wins");
         assert_eq!(
-            Chain::new(&["tail-processed", "seq-gap"]).tail(b"x"),
+            Chain::new(&[MutantKind::TailProcessed, MutantKind::SeqGap]).tail(b"x"),
             b"x\n".to_vec()
         );
     }

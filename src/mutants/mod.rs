@@ -13,26 +13,44 @@ mod history_file;
 mod proxy;
 mod rewrite;
 
+use crate::check::CheckId;
+
 pub use proxy::run;
 
-/// One way of breaking the contract.
+/// One way of breaking the contract (or, for [`BENIGN`], of keeping it unusually).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Mutant {
+    /// Which mutant.
+    pub kind: MutantKind,
     /// Stable name (the CLI argument).
     pub name: &'static str,
     /// What it breaks, in one line.
     pub breaks: &'static str,
-    /// The id of the check that must catch it.
-    pub catches: &'static str,
+    /// The check that must catch it; `None` for a benign proxy, which every check must pass.
+    pub catches: Option<CheckId>,
     /// Caught only with `--strict-upstream` (it breaks upstream fidelity, not what clients need).
     pub strict: bool,
 }
 
 macro_rules! mutants {
-    ($($name:literal => $catches:literal $(($strict:ident))? : $breaks:literal,)*) => {
+    (breaking { $($v:ident = $name:literal => $catches:ident $(($strict:ident))? : $breaks:literal,)* }
+     benign { $($bv:ident = $bname:literal : $bbreaks:literal,)* }) => {
+        /// Every mutant and benign proxy, by name ([`Mutant::name`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum MutantKind {
+            $(#[doc = $breaks] $v,)*
+            $(#[doc = $bbreaks] $bv,)*
+        }
+
         /// Every mutant, in a stable order.
         pub const ALL: &[Mutant] = &[$(Mutant {
-            name: $name, breaks: $breaks, catches: $catches, strict: mutants!(@strict $($strict)?),
+            kind: MutantKind::$v, name: $name, breaks: $breaks, catches: Some(CheckId::$catches),
+            strict: mutants!(@strict $($strict)?),
+        },)*];
+
+        /// The proxies that break no rule, beside [`ALL`]: every check must pass on each.
+        pub const BENIGN: &[Mutant] = &[$(Mutant {
+            kind: MutantKind::$bv, name: $bname, breaks: $bbreaks, catches: None, strict: false,
         },)*];
     };
     (@strict strict) => { true };
@@ -40,79 +58,60 @@ macro_rules! mutants {
 }
 
 mutants! {
-    "wrong-server-name" => "initialize.server-info": "initialize answers serverInfo.name \"my-runtime\"",
-    "unknown-method-32000" => "error.unknown-method": "unknown methods answer code -32000 instead of -32603",
-    "unknown-method-32601" => "error.unknown-method" (strict): "unknown methods answer the transport's code -32601 (with upstream's message)",
-    "answers-notifications" => "frame.notifications-ignored": "a client notification gets a response frame",
-    "replies-to-malformed" => "frame.malformed-ignored": "a malformed line gets a -32700 error frame",
-    "message-id-mismatch" => "receipt.id-matches-inserted": "the prompt response carries a messageId the receipt never had",
-    "no-receipt" => "receipt.id-matches-inserted": "the agent/inbox/spliced receipt of a prompt is never sent",
-    "response-before-receipt" => "receipt.precedes-response": "the prompt response is sent before its receipt",
-    "frozen-turn" => "turn.counts-per-session": "every turn is numbered 1",
-    "shared-turn-counter" => "turn.sessions-isolated": "turn numbers count across all sessions, not per session",
-    "replays-old-events" => "turn.no-replay": "a later prompt re-sends the session's earlier events first",
-    "idle-before-turn-end" => "turn.end-before-idle": "session.status idle is sent before the turn/end event",
-    "no-idle" => "status.idle-after-turn": "session.status idle is never sent",
-    "seq-gap" => "session.seq-contiguous": "event seq skips a number after the third event",
-    "stdout-log-line" => "stdout.frames-only": "a plain-text log line is written to stdout",
-    "pretty-printed" => "stdout.frames-only": "frames are pretty-printed over several lines",
-    "string-ids" => "response.id-type-preserved": "numeric request ids are echoed as strings",
-    "duplicate-response" => "response.exactly-once": "every response is sent twice",
-    "null-id-answered" => "frame.id-invalid-is-notification": "a request with id null is answered",
-    "batch-supported" => "frame.batch-ignored": "a JSON array of requests is unpacked and served",
-    "cr-as-separator" => "frame.cr-not-separator": "a lone \\r ends a frame",
-    "bom-rejected" => "frame.whitespace-trimmed": "a line starting with a BOM is dropped",
-    "tail-processed" => "frame.unterminated-tail-dropped": "an unterminated last line is served at EOF",
-    "shutdown-no-exit" => "lifecycle.shutdown-exits-0": "the process stays alive after answering shutdown",
-    "shutdown-exit-1" => "lifecycle.shutdown-exits-0": "the process exits 1 after shutdown",
-    "ignores-eof" => "lifecycle.eof-exits-0": "stdin EOF is ignored; the process never exits",
-    "eof-drops-pending" => "lifecycle.eof-exits-0": "at stdin EOF, lines read in the last 150 ms are dropped unanswered (a runtime that exits before its pending handlers finish)",
-    "crlf-output" => "stdout.lf-only": "every frame ends in \\r\\n",
-    "spaced-output" => "stdout.compact": "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
-    "reordered-members" => "stdout.compact" (strict): "every object's members come in reverse order (no client cares; upstream's bytes differ, so only --strict-upstream fails it)",
-    "no-event-time" => "event.time": "session.event envelopes carry no time",
-    "resume-replays-history" => "resume.no-replay": "session/resume re-sends the session's stored events (kept under DSH_HOME) before its answer",
-    "wd-relative-to-process" => "working-directory.get-set": "a relative working-directory path is resolved against the process's directory, not the session's",
-    "prototype-methods" => "error.unknown-method": "method names an object inherits (`constructor`, `toString` …) are served from Object.prototype, as `handlers[method]` would",
-    "refuses-reinitialize" => "initialize.repeatable": "an initialize after one succeeded is refused with -32603 `already initialized`",
-    "invalid-params-32602" => "error.no-reserved-codes": "a known method's errors carry JSON-RPC's -32602 (Invalid params) instead of -32603, messages unchanged",
-    "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
+breaking {
+    WrongServerName = "wrong-server-name" => InitializeServerInfo: "initialize answers serverInfo.name \"my-runtime\"",
+    UnknownMethod32000 = "unknown-method-32000" => ErrorUnknownMethod: "unknown methods answer code -32000 instead of -32603",
+    UnknownMethod32601 = "unknown-method-32601" => ErrorUnknownMethod (strict): "unknown methods answer the transport's code -32601 (with upstream's message)",
+    AnswersNotifications = "answers-notifications" => FrameNotificationsIgnored: "a client notification gets a response frame",
+    RepliesToMalformed = "replies-to-malformed" => FrameMalformedIgnored: "a malformed line gets a -32700 error frame",
+    MessageIdMismatch = "message-id-mismatch" => ReceiptIdMatchesInserted: "the prompt response carries a messageId the receipt never had",
+    NoReceipt = "no-receipt" => ReceiptIdMatchesInserted: "the agent/inbox/spliced receipt of a prompt is never sent",
+    ResponseBeforeReceipt = "response-before-receipt" => ReceiptPrecedesResponse: "the prompt response is sent before its receipt",
+    FrozenTurn = "frozen-turn" => TurnCountsPerSession: "every turn is numbered 1",
+    SharedTurnCounter = "shared-turn-counter" => TurnSessionsIsolated: "turn numbers count across all sessions, not per session",
+    ReplaysOldEvents = "replays-old-events" => TurnNoReplay: "a later prompt re-sends the session's earlier events first",
+    IdleBeforeTurnEnd = "idle-before-turn-end" => TurnEndBeforeIdle: "session.status idle is sent before the turn/end event",
+    NoIdle = "no-idle" => StatusIdleAfterTurn: "session.status idle is never sent",
+    SeqGap = "seq-gap" => SessionSeqContiguous: "event seq skips a number after the third event",
+    StdoutLogLine = "stdout-log-line" => StdoutFramesOnly: "a plain-text log line is written to stdout",
+    PrettyPrinted = "pretty-printed" => StdoutFramesOnly: "frames are pretty-printed over several lines",
+    StringIds = "string-ids" => ResponseIdTypePreserved: "numeric request ids are echoed as strings",
+    DuplicateResponse = "duplicate-response" => ResponseExactlyOnce: "every response is sent twice",
+    NullIdAnswered = "null-id-answered" => FrameIdInvalidIsNotification: "a request with id null is answered",
+    BatchSupported = "batch-supported" => FrameBatchIgnored: "a JSON array of requests is unpacked and served",
+    CrAsSeparator = "cr-as-separator" => FrameCrNotSeparator: "a lone \\r ends a frame",
+    BomRejected = "bom-rejected" => FrameWhitespaceTrimmed: "a line starting with a BOM is dropped",
+    TailProcessed = "tail-processed" => FrameUnterminatedTailDropped: "an unterminated last line is served at EOF",
+    ShutdownNoExit = "shutdown-no-exit" => LifecycleShutdownExits0: "the process stays alive after answering shutdown",
+    ShutdownExit1 = "shutdown-exit-1" => LifecycleShutdownExits0: "the process exits 1 after shutdown",
+    IgnoresEof = "ignores-eof" => LifecycleEofExits0: "stdin EOF is ignored; the process never exits",
+    EofDropsPending = "eof-drops-pending" => LifecycleEofExits0: "at stdin EOF, lines read in the last 150 ms are dropped unanswered (a runtime that exits before its pending handlers finish)",
+    CrlfOutput = "crlf-output" => StdoutLfOnly: "every frame ends in \\r\\n",
+    SpacedOutput = "spaced-output" => StdoutCompact: "frames have a space after \"jsonrpc\":, as a pretty encoder writes",
+    ReorderedMembers = "reordered-members" => StdoutCompact (strict): "every object's members come in reverse order (no client cares; upstream's bytes differ, so only --strict-upstream fails it)",
+    NoEventTime = "no-event-time" => EventTime: "session.event envelopes carry no time",
+    ResumeReplaysHistory = "resume-replays-history" => ResumeNoReplay: "session/resume re-sends the session's stored events (kept under DSH_HOME) before its answer",
+    WdRelativeToProcess = "wd-relative-to-process" => WorkingDirectoryGetSet: "a relative working-directory path is resolved against the process's directory, not the session's",
+    PrototypeMethods = "prototype-methods" => ErrorUnknownMethod: "method names an object inherits (`constructor`, `toString` …) are served from Object.prototype, as `handlers[method]` would",
+    RefusesReinitialize = "refuses-reinitialize" => InitializeRepeatable: "an initialize after one succeeded is refused with -32603 `already initialized`",
+    InvalidParams32602 = "invalid-params-32602" => ErrorNoReservedCodes: "a known method's errors carry JSON-RPC's -32602 (Invalid params) instead of -32603, messages unchanged",
+    RejectsNoJsonrpc = "rejects-no-jsonrpc" => FrameJsonrpcMemberNotChecked: "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
-
-/// A runtime with a model of its own: every assistant text is replaced, so the stub's `reply:`
-/// directives are not followed. It breaks no rule; the checks that need a scripted model must be
-/// UNTESTABLE on it (`dsh-conformance mutant own-model -- <cmd>`), not FAIL.
-pub const OWN_MODEL: Mutant = Mutant {
-    name: "own-model",
-    breaks: "assistant texts come from a model of its own, not from the stub's directives",
-    catches: "",
-    strict: false,
-};
-
-/// A runtime whose output reaches the client in pieces: every frame is written in three parts a
-/// few milliseconds apart, cut inside its first multi-byte character when it has one, with the
-/// newline alone last (`dsh-conformance mutant fragmented-output -- <cmd>`). It breaks no rule
-/// (a pipe may deliver any runtime's writes so); every check must pass on it.
-pub const FRAGMENTED_OUTPUT: Mutant = Mutant {
-    name: "fragmented-output",
-    breaks: "nothing: each frame arrives in three writes a few ms apart, the newline last",
-    catches: "",
-    strict: false,
-};
-
-/// A runtime that answers pipelined requests out of order: of two responses written one after
-/// the other, the second goes out first (a response waits up to 20 ms for a second one; it never
-/// moves past a notification). The contract lets responses come back in any order (§2.3) and
-/// clients match them by id, so every check must pass on it.
-pub const SWAPPED_RESPONSES: Mutant = Mutant {
-    name: "swapped-responses",
-    breaks: "nothing: of two adjacent responses the second comes first (any order is allowed)",
-    catches: "",
-    strict: false,
-};
-
-/// The proxies that break no rule, beside [`ALL`].
-pub const BENIGN: &[Mutant] = &[OWN_MODEL, FRAGMENTED_OUTPUT, SWAPPED_RESPONSES];
+benign {
+    // A runtime with a model of its own: every assistant text is replaced, so the stub's `reply:`
+    // directives are not followed. The checks that need a scripted model must be UNTESTABLE on
+    // it, not FAIL.
+    OwnModel = "own-model": "assistant texts come from a model of its own, not from the stub's directives",
+    // A runtime whose output reaches the client in pieces: every frame is written in three parts
+    // a few milliseconds apart, cut inside its first multi-byte character when it has one, with
+    // the newline alone last (a pipe may deliver any runtime's writes so).
+    FragmentedOutput = "fragmented-output": "nothing: each frame arrives in three writes a few ms apart, the newline last",
+    // A runtime that answers pipelined requests out of order: of two responses written one after
+    // the other, the second goes out first (a response waits up to 20 ms for a second one; it
+    // never moves past a notification). Responses may come back in any order (§2.3).
+    SwappedResponses = "swapped-responses": "nothing: of two adjacent responses the second comes first (any order is allowed)",
+}
+}
 
 /// Looks a mutant up by name.
 pub fn find(name: &str) -> Option<&'static Mutant> {
@@ -158,7 +157,6 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ALL.len());
         for m in ALL {
-            assert!(m.catches.contains('.'), "{} catches {}", m.name, m.catches);
             assert_eq!(find(m.name), Some(m));
         }
     }

@@ -21,7 +21,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// returns the process exit code (never returns for the mutants that refuse to exit, until killed).
 pub fn run(name: &str, cmd: &[String]) -> i32 {
     let layers = match super::find_all(name) {
-        Ok(ms) => ms.iter().map(|m| m.name).collect::<Vec<_>>(),
+        Ok(ms) => ms.iter().map(|m| m.kind).collect::<Vec<_>>(),
         Err(e) => {
             eprintln!("dsh-conformance mutant: {e}; known: {}", names());
             return 2;
@@ -212,7 +212,7 @@ fn write_in_pieces(out: &Mutex<std::io::Stdout>, line: &str) {
 /// How long [`Swap`] holds a response for a second one to come.
 const SWAP_WAIT: Duration = Duration::from_millis(20);
 
-/// Output with adjacent responses swapped ([`super::SWAPPED_RESPONSES`]): a response is held until
+/// Output with adjacent responses swapped ([`super::MutantKind::SwappedResponses`]): a response is held until
 /// the next frame; when that is a response too, it goes out first; anything else, or
 /// [`SWAP_WAIT`] without a frame, sends the held response first. Notifications keep their place
 /// relative to every response.

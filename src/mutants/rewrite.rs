@@ -4,6 +4,7 @@ use super::frames::{
     is_prompt_receipt, is_response, reverse_members, s, session_event, status_idle_session,
 };
 use super::history_file;
+use super::MutantKind::{self, self as M};
 use crate::wire::{classify, json, Classified, Id, Ignored, Kind};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -19,7 +20,7 @@ pub(crate) struct InputAction {
 
 /// Per-mutant state.
 pub(crate) struct Rewriter {
-    name: &'static str,
+    kind: Option<MutantKind>,
     shutdown_ids: HashSet<Id>,
     /// A shutdown request has been answered.
     pub shutdown_answered: bool,
@@ -38,9 +39,19 @@ pub(crate) struct Rewriter {
 }
 
 impl Rewriter {
-    pub(crate) fn new(name: &'static str) -> Self {
+    pub(crate) fn new(kind: MutantKind) -> Self {
+        Rewriter::with(Some(kind))
+    }
+
+    /// A rewriter that changes nothing (tests compare mutants with it).
+    #[cfg(test)]
+    pub(crate) fn identity() -> Self {
+        Rewriter::with(None)
+    }
+
+    fn with(kind: Option<MutantKind>) -> Self {
         Rewriter {
-            name,
+            kind,
             shutdown_ids: HashSet::new(),
             shutdown_answered: false,
             initialized: false,
@@ -57,39 +68,39 @@ impl Rewriter {
 
     /// Lines the mutant writes to stdout before anything else.
     pub(crate) fn startup(&self) -> Vec<String> {
-        match self.name {
-            "stdout-log-line" => vec!["[info] runtime starting, logging to stdout".to_owned()],
+        match self.kind {
+            Some(M::StdoutLogLine) => vec!["[info] runtime starting, logging to stdout".to_owned()],
             _ => Vec::new(),
         }
     }
 
     /// Whether the mutant keeps the runtime's stdin open after the client's EOF.
     pub(crate) fn ignores_eof(&self) -> bool {
-        self.name == "ignores-eof"
+        self.kind == Some(M::IgnoresEof)
     }
 
-    /// Whether adjacent responses are swapped ([`super::SWAPPED_RESPONSES`]).
+    /// Whether adjacent responses are swapped ([`super::MutantKind::SwappedResponses`]).
     pub(crate) fn swaps_responses(&self) -> bool {
-        self.name == "swapped-responses"
+        self.kind == Some(M::SwappedResponses)
     }
 
-    /// Whether every frame is written to the client in pieces ([`super::FRAGMENTED_OUTPUT`]).
+    /// Whether every frame is written to the client in pieces ([`super::MutantKind::FragmentedOutput`]).
     pub(crate) fn fragments_output(&self) -> bool {
-        self.name == "fragmented-output"
+        self.kind == Some(M::FragmentedOutput)
     }
 
     /// How long the mutant holds what it read before serving it, dropping it unserved when the
     /// client's EOF comes first (as a runtime whose handlers are still pending when it exits at
     /// end of input).
     pub(crate) fn drops_at_eof(&self) -> Option<std::time::Duration> {
-        (self.name == "eof-drops-pending").then(|| std::time::Duration::from_millis(150))
+        (self.kind == Some(M::EofDropsPending)).then(|| std::time::Duration::from_millis(150))
     }
 
     /// The exit code the proxy reports, given the runtime's; `None` means never exit.
     pub(crate) fn exit_code(&self, runtime_code: i32) -> Option<i32> {
-        match self.name {
-            "shutdown-no-exit" if self.shutdown_answered => None,
-            "shutdown-exit-1" if self.shutdown_answered && runtime_code == 0 => Some(1),
+        match self.kind {
+            Some(M::ShutdownNoExit) if self.shutdown_answered => None,
+            Some(M::ShutdownExit1) if self.shutdown_answered && runtime_code == 0 => Some(1),
             _ => Some(runtime_code),
         }
     }
@@ -97,7 +108,7 @@ impl Rewriter {
     /// What an unterminated last line at EOF becomes: `Some(bytes)` to forward as they are.
     pub(crate) fn tail(&self, raw: &[u8]) -> Vec<u8> {
         let mut t = raw.to_vec();
-        if self.name == "tail-processed" {
+        if self.kind == Some(M::TailProcessed) {
             t.push(b'\n');
         }
         t
@@ -118,15 +129,17 @@ impl Rewriter {
                 }
             }
         }
-        match (self.name, &class) {
-            ("answers-notifications", Classified::Notification(n)) if n.id_kind == Kind::Absent => {
+        match (self.kind, &class) {
+            (Some(M::AnswersNotifications), Classified::Notification(n))
+                if n.id_kind == Kind::Absent =>
+            {
                 act.answer
                     .push(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_owned());
             }
-            ("replies-to-malformed", Classified::Ignored(Ignored::Malformed(_))) => {
+            (Some(M::RepliesToMalformed), Classified::Ignored(Ignored::Malformed(_))) => {
                 act.answer.push(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#.to_owned());
             }
-            ("null-id-answered", Classified::Notification(n)) if n.id_kind == Kind::Null => {
+            (Some(M::NullIdAnswered), Classified::Notification(n)) if n.id_kind == Kind::Null => {
                 let mut out = Vec::new();
                 crate::wire::write::error(
                     &mut out,
@@ -138,7 +151,7 @@ impl Rewriter {
                     .push(String::from_utf8_lossy(&out).trim_end().to_owned());
                 return act;
             }
-            ("batch-supported", Classified::Ignored(Ignored::Batch { .. })) => {
+            (Some(M::BatchSupported), Classified::Ignored(Ignored::Batch { .. })) => {
                 if let Ok(p) = json::parse(crate::wire::trim_js(&text)) {
                     if let Value::Array(items) = p.value {
                         act.forward.extend(items.iter().map(|i| s(i).into_bytes()));
@@ -146,7 +159,7 @@ impl Rewriter {
                     }
                 }
             }
-            ("cr-as-separator", _) if raw.contains(&b'\r') => {
+            (Some(M::CrAsSeparator), _) if raw.contains(&b'\r') => {
                 act.forward.extend(
                     raw.split(|b| *b == b'\r')
                         .filter(|p| !p.is_empty())
@@ -154,8 +167,8 @@ impl Rewriter {
                 );
                 return act;
             }
-            ("bom-rejected", _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
-            ("wd-relative-to-process", Classified::Request(r))
+            (Some(M::BomRejected), _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            (Some(M::WdRelativeToProcess), Classified::Request(r))
                 if r.method == "session/working-directory/set" =>
             {
                 // As `path.resolve(p.path)` does: against the process's directory, which the
@@ -172,7 +185,7 @@ impl Rewriter {
                     }
                 }
             }
-            ("prototype-methods", Classified::Request(r)) => {
+            (Some(M::PrototypeMethods), Classified::Request(r)) => {
                 // What `handlers[method](params)` answers in JavaScript for these names.
                 let answer = match r.method.as_str() {
                     "constructor" => Ok(json!({})),
@@ -205,7 +218,7 @@ impl Rewriter {
                     Err(_) => {}
                 }
             }
-            ("refuses-reinitialize", Classified::Request(r))
+            (Some(M::RefusesReinitialize), Classified::Request(r))
                 if r.method == "initialize" && self.initialized =>
             {
                 let mut out = Vec::new();
@@ -219,7 +232,7 @@ impl Rewriter {
                     .push(String::from_utf8_lossy(&out).trim_end().to_owned());
                 return act;
             }
-            ("rejects-no-jsonrpc", Classified::Request(r)) => {
+            (Some(M::RejectsNoJsonrpc), Classified::Request(r)) => {
                 let jsonrpc = json::parse(crate::wire::trim_js(&text))
                     .ok()
                     .and_then(|p| p.value.get("jsonrpc").cloned());
@@ -249,8 +262,8 @@ impl Rewriter {
     pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
         let out = self.rewrite(line);
         if !matches!(
-            self.name,
-            "no-receipt" | "response-before-receipt" | "resume-replays-history"
+            self.kind,
+            Some(M::NoReceipt | M::ResponseBeforeReceipt | M::ResumeReplaysHistory)
         ) {
             return out;
         }
@@ -297,13 +310,13 @@ impl Rewriter {
         if v.pointer("/result/serverInfo").is_some() {
             self.initialized = true;
         }
-        match self.name {
-            "wrong-server-name" => {
+        match self.kind {
+            Some(M::WrongServerName) => {
                 if let Some(name) = v.pointer_mut("/result/serverInfo/name") {
                     *name = json!("my-runtime");
                 }
             }
-            "unknown-method-32000"
+            Some(M::UnknownMethod32000)
                 if v.pointer("/error/message")
                     .and_then(Value::as_str)
                     .is_some_and(|m| {
@@ -314,7 +327,7 @@ impl Rewriter {
             }
             // Only the code changes: the message stays upstream's, which the check accepts with
             // -32601 unless --strict-upstream.
-            "unknown-method-32601"
+            Some(M::UnknownMethod32601)
                 if v.pointer("/error/message")
                     .and_then(Value::as_str)
                     .is_some_and(|m| {
@@ -323,20 +336,20 @@ impl Rewriter {
             {
                 v["error"]["code"] = json!(-32601);
             }
-            "invalid-params-32602"
+            Some(M::InvalidParams32602)
                 if v.pointer("/error/message")
                     .and_then(Value::as_str)
                     .is_some_and(|m| !m.starts_with(crate::rules::UNKNOWN_METHOD)) =>
             {
                 v["error"]["code"] = json!(-32602);
             }
-            "message-id-mismatch" => {
+            Some(M::MessageIdMismatch) => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
                     *m = json!(uuid::Uuid::new_v4().to_string());
                 }
             }
-            "no-receipt" if is_prompt_receipt(&v) => return Vec::new(),
-            "response-before-receipt" => {
+            Some(M::NoReceipt) if is_prompt_receipt(&v) => return Vec::new(),
+            Some(M::ResponseBeforeReceipt) => {
                 if is_prompt_receipt(&v) {
                     self.held_receipts.push(s(&v));
                     return Vec::new();
@@ -347,12 +360,12 @@ impl Rewriter {
                     return out;
                 }
             }
-            "frozen-turn" => {
+            Some(M::FrozenTurn) => {
                 if let Some(t) = v.pointer_mut("/params/event/data/turn") {
                     *t = json!(1);
                 }
             }
-            "shared-turn-counter" => {
+            Some(M::SharedTurnCounter) => {
                 let sid = v
                     .pointer("/params/sessionId")
                     .and_then(Value::as_str)
@@ -368,7 +381,7 @@ impl Rewriter {
                     }
                 }
             }
-            "replays-old-events" => {
+            Some(M::ReplaysOldEvents) => {
                 if let Some((sid, _, _)) = session_event(&v) {
                     let sid = sid.to_owned();
                     let line = s(&v);
@@ -381,7 +394,7 @@ impl Rewriter {
                     return out;
                 }
             }
-            "idle-before-turn-end" => {
+            Some(M::IdleBeforeTurnEnd) => {
                 if let Some((sid, "turn/end", _)) = session_event(&v) {
                     self.held_turn_end.insert(sid.to_owned(), s(&v));
                     return Vec::new();
@@ -396,7 +409,7 @@ impl Rewriter {
                     }
                 }
             }
-            "resume-replays-history" => {
+            Some(M::ResumeReplaysHistory) => {
                 if let Some((sid, _, _)) = session_event(&v) {
                     history_file::append(sid, &s(&v));
                     self.history.entry(sid.to_owned()).or_default().push(s(&v));
@@ -412,20 +425,22 @@ impl Rewriter {
                     }
                 }
             }
-            "no-idle" if status_idle_session(&v).is_some() => return Vec::new(),
-            "crlf-output" => return vec![format!("{}\r", s(&v))],
-            "spaced-output" => return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)],
-            "reordered-members" => {
+            Some(M::NoIdle) if status_idle_session(&v).is_some() => return Vec::new(),
+            Some(M::CrlfOutput) => return vec![format!("{}\r", s(&v))],
+            Some(M::SpacedOutput) => {
+                return vec![s(&v).replacen("\"jsonrpc\":", "\"jsonrpc\": ", 1)]
+            }
+            Some(M::ReorderedMembers) => {
                 let mut v = v;
                 reverse_members(&mut v);
                 return vec![s(&v)];
             }
-            "no-event-time" => {
+            Some(M::NoEventTime) => {
                 if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {
                     ev.shift_remove("time");
                 }
             }
-            "own-model" => {
+            Some(M::OwnModel) => {
                 if let Some(Value::Array(blocks)) =
                     v.pointer_mut("/params/event/data/message/content")
                 {
@@ -436,7 +451,7 @@ impl Rewriter {
                     }
                 }
             }
-            "seq-gap" => {
+            Some(M::SeqGap) => {
                 if let Some((sid, _, _)) = session_event(&v) {
                     let n = self.event_count.entry(sid.to_owned()).or_default();
                     *n += 1;
@@ -447,19 +462,19 @@ impl Rewriter {
                     }
                 }
             }
-            "pretty-printed" => {
+            Some(M::PrettyPrinted) => {
                 return serde_json::to_string_pretty(&v)
                     .unwrap_or_default()
                     .lines()
                     .map(str::to_owned)
                     .collect()
             }
-            "string-ids" if is_response(&v) => {
+            Some(M::StringIds) if is_response(&v) => {
                 if let Some(n) = v.get("id").and_then(Value::as_f64) {
                     v["id"] = json!(json::js_number(n));
                 }
             }
-            "duplicate-response" if is_response(&v) => return vec![s(&v), s(&v)],
+            Some(M::DuplicateResponse) if is_response(&v) => return vec![s(&v), s(&v)],
             _ => {}
         }
         vec![s(&v)]
@@ -497,8 +512,8 @@ mod tests {
             "\u{feff}{\"id\":1,\"method\":\"m\"}".as_bytes(),
         ];
         for m in super::super::ALL {
-            let mut r = Rewriter::new(m.name);
-            let mut id = Rewriter::new("identity");
+            let mut r = Rewriter::new(m.kind);
+            let mut id = Rewriter::identity();
             let mut differs = !r.startup().is_empty()
                 || r.ignores_eof()
                 || r.drops_at_eof().is_some()
@@ -534,14 +549,14 @@ mod tests {
 
     #[test]
     fn the_identity_rewriter_passes_frames_through_unchanged() {
-        let mut id = Rewriter::new("identity");
+        let mut id = Rewriter::identity();
         assert_eq!(id.output(RECEIPT), vec![RECEIPT.to_owned()]);
         assert_eq!(id.input(b"{not json").forward, vec![b"{not json".to_vec()]);
     }
 
     #[test]
     fn response_before_receipt_moves_the_receipt_after_the_response() {
-        let mut r = Rewriter::new("response-before-receipt");
+        let mut r = Rewriter::new(M::ResponseBeforeReceipt);
         assert!(r.output(RECEIPT).is_empty());
         assert_eq!(
             r.output(RESPONSE),

@@ -1,5 +1,5 @@
 //! The stream rule engine: contract rules judged frame by frame over one client↔runtime
-//! conversation, each violation named by the check id (`src/suite/registry.rs`) it breaks.
+//! conversation, each violation named by the [`CheckId`] it breaks.
 //!
 //! Feed a [`Checker`] every line the runtime *read* ([`Checker::sent`]) and every line it *wrote*
 //! ([`Checker::received`]). It never stops at a violation: each line gives its frame (when the line
@@ -38,106 +38,13 @@ use std::fmt;
 /// The message every runtime of this protocol gives unknown methods (docs/CONTRACT.md#s2.3, #s9).
 pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
 
-macro_rules! rule_ids {
-    ($($(#[$doc:meta])* $v:ident = $id:literal,)*) => {
-        /// A rule a violation breaks, named by its check id in the suite's registry.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum RuleId {
-            $($(#[$doc])* $v,)*
-        }
-
-        impl RuleId {
-            /// Every rule id.
-            pub const ALL: &'static [RuleId] = &[$(RuleId::$v,)*];
-
-            /// The check id (`area.rule`), as `dsh-conformance check` reports it.
-            pub fn id(self) -> &'static str {
-                match self {
-                    $(RuleId::$v => $id,)*
-                }
-            }
-        }
-    };
-}
-
-rule_ids! {
-    /// A line that is not a JSON-RPC 2.0 object frame the runtime sends (not JSON, not an object,
-    /// no `"jsonrpc":"2.0"`, members of neither a response nor a notification, a notification
-    /// method or envelope the runtime does not send).
-    StdoutFramesOnly = "stdout.frames-only",
-    /// A frame not written exactly as `JSON.stringify` writes it (whitespace, member order).
-    StdoutCompact = "stdout.compact",
-    /// A line ending in `\r\n`.
-    StdoutLfOnly = "stdout.lf-only",
-    /// A response to no pending request (unsolicited, a second answer), or a request never answered.
-    ResponseExactlyOnce = "response.exactly-once",
-    /// A response whose id echoes a pending request's id with another type (`7` answered as `"7"`).
-    ResponseIdTypePreserved = "response.id-type-preserved",
-    /// An event `seq` that skips, repeats or is not a non-negative integer.
-    SessionSeqContiguous = "session.seq-contiguous",
-    /// An event without a numeric `time`, or whose time goes backwards.
-    EventTime = "event.time",
-    /// Turn numbers that do not count 1, 2, 3 … per session, or overlap.
-    TurnCountsPerSession = "turn.counts-per-session",
-    /// An answer to a client notification (a frame with a string method and no `id`).
-    FrameNotificationsIgnored = "frame.notifications-ignored",
-    /// An answer to a request whose id is null, boolean, object or array.
-    FrameIdInvalidIsNotification = "frame.id-invalid-is-notification",
-    /// An answer to a line that is not JSON.
-    FrameMalformedIgnored = "frame.malformed-ignored",
-    /// An answer to a JSON scalar.
-    FrameNonObjectIgnored = "frame.non-object-ignored",
-    /// An answer to a JSON array (a batch).
-    FrameBatchIgnored = "frame.batch-ignored",
-    /// An answer to a frame with an id and a non-string method.
-    FrameNonStringMethodIgnored = "frame.non-string-method-ignored",
-    /// An answer to a client response (an id, no method).
-    FrameUnknownResponseIgnored = "frame.unknown-response-ignored",
-    /// A `turn/end` without `{turn: <int>, reason: {kind: <string>}}`.
-    TurnEndReason = "turn.end-reason",
-    /// An error with a reserved or other non-`-32603` code, or members beyond `{code, message}`.
-    ErrorNoReservedCodes = "error.no-reserved-codes",
-    /// An unknown method answered with a result, another code, or not upstream's message.
-    ErrorUnknownMethod = "error.unknown-method",
-    /// A prompt's response before its receipt.
-    ReceiptPrecedesResponse = "receipt.precedes-response",
-    /// An `agent/inbox/spliced` receipt without an `inserted` array.
-    ReceiptIdMatchesInserted = "receipt.id-matches-inserted",
-    /// `session.status` that is malformed or does not alternate running → idle.
-    StatusIdleAfterTurn = "status.idle-after-turn",
-    /// An `initialize` result without `serverInfo {name, version}`.
-    InitializeServerInfo = "initialize.server-info",
-    /// A `session/prompt` result without a string `messageId`.
-    PromptMessageId = "prompt.message-id",
-    /// A legacy prompt result other than `{accepted: true}`, or a malformed `session.finished`.
-    LegacySessionFinished = "legacy.session-finished",
-    /// A malformed `subagent.started` / `subagent.finished`.
-    SubagentNotifications = "subagent.notifications",
-    /// A `session/resume` result other than `{}`.
-    ResumeValidation = "resume.validation",
-    /// A `session/wait` result other than `{}`.
-    WaitSettlesAfterIdle = "wait.settles-after-idle",
-    /// A working-directory result other than `{cwd: <absolute path>}`.
-    WorkingDirectoryGetSet = "working-directory.get-set",
-    /// `shutdown` answered with something other than `{}` (or not at all, judged by a driver).
-    LifecycleShutdownResponds = "lifecycle.shutdown-responds",
-    /// No exit 0 after `shutdown` (judged by a driver, not by the stream checker).
-    LifecycleShutdownExits0 = "lifecycle.shutdown-exits-0",
-    /// No exit 0 after stdin EOF (judged by a driver, not by the stream checker).
-    LifecycleEofExits0 = "lifecycle.eof-exits-0",
-}
-
-impl fmt::Display for RuleId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
+pub use crate::check::CheckId;
 
 /// One broken rule, seen in one output line (or at the end of the conversation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// The rule broken.
-    pub rule: RuleId,
+    pub rule: CheckId,
     /// The 1-based number of the stdout line that showed it (`None`: judged at the end).
     pub stdout_line: Option<usize>,
     /// What exactly was seen.

@@ -3,7 +3,7 @@
 
 use super::shape::object;
 use super::stream::{Checker, Sink};
-use super::{Received, RuleId};
+use super::{CheckId, Received};
 use crate::wire::json::{JsonKind, JsonView};
 
 impl Checker {
@@ -15,7 +15,7 @@ impl Checker {
     ) -> Option<Received> {
         let Some(method) = frame.get("method").and_then(JsonView::as_str) else {
             sink.add(
-                RuleId::StdoutFramesOnly,
+                CheckId::StdoutFramesOnly,
                 "notification method is not a string",
             );
             return None;
@@ -23,19 +23,19 @@ impl Checker {
         let done = Some(Received::Notification(method.to_owned()));
         let Some(p) = object(frame.get("params")) else {
             sink.add(
-                RuleId::StdoutFramesOnly,
+                CheckId::StdoutFramesOnly,
                 format!("{method}: params is not an object"),
             );
             return done;
         };
         match method {
             "session.event" => {
-                if let Some(sid) = string(p, "sessionId", RuleId::StdoutFramesOnly, sink) {
+                if let Some(sid) = string(p, "sessionId", CheckId::StdoutFramesOnly, sink) {
                     self.event(sid, p, sink);
                 }
             }
             "session.status" => {
-                let rule = RuleId::StatusIdleAfterTurn;
+                let rule = CheckId::StatusIdleAfterTurn;
                 let (Some(sid), Some(status)) = (
                     string(p, "sessionId", rule, sink),
                     string(p, "status", rule, sink),
@@ -60,7 +60,7 @@ impl Checker {
                 t.running = Some(running);
             }
             "subagent.started" => {
-                let rule = RuleId::SubagentNotifications;
+                let rule = CheckId::SubagentNotifications;
                 string(p, "parentSessionId", rule, sink);
                 if let Some(child) = string(p, "childSessionId", rule, sink) {
                     self.sessions.entry(child.to_owned()).or_default().child = true;
@@ -68,7 +68,7 @@ impl Checker {
             }
             "subagent.finished" => subagent_finished(p, sink),
             "session.finished" if self.profile.session_finished => {
-                let rule = RuleId::LegacySessionFinished;
+                let rule = CheckId::LegacySessionFinished;
                 string(p, "sessionId", rule, sink);
                 if let Some(s) = string(p, "status", rule, sink) {
                     if !["ok", "error"].contains(&s) {
@@ -77,7 +77,7 @@ impl Checker {
                 }
             }
             m => sink.add(
-                RuleId::StdoutFramesOnly,
+                CheckId::StdoutFramesOnly,
                 format!("notification method {m:?} is not one the runtime sends"),
             ),
         }
@@ -87,28 +87,28 @@ impl Checker {
     fn event<'a>(&mut self, sid: &str, p: impl JsonView<'a>, sink: &mut Sink) {
         let Some(e) = object(p.get("event")) else {
             sink.add(
-                RuleId::StdoutFramesOnly,
+                CheckId::StdoutFramesOnly,
                 "session.event without an event object",
             );
             return;
         };
         let ty = e.get("type").and_then(JsonView::as_str);
         if ty.is_none() {
-            sink.add(RuleId::StdoutFramesOnly, "event.type is not a string");
+            sink.add(CheckId::StdoutFramesOnly, "event.type is not a string");
         }
         let data = e.get("data");
         if data.is_none() {
-            sink.add(RuleId::StdoutFramesOnly, "event without data");
+            sink.add(CheckId::StdoutFramesOnly, "event without data");
         }
         let time = e.get("time").and_then(JsonView::as_f64);
         if time.is_none() {
-            sink.add(RuleId::EventTime, "event.time is not a number");
+            sink.add(CheckId::EventTime, "event.time is not a number");
         }
         let fresh = self.profile.fresh_sessions;
         let t = self.sessions.entry(sid.to_owned()).or_default();
         match e.get("seq").and_then(JsonView::as_u64) {
             None => sink.add(
-                RuleId::SessionSeqContiguous,
+                CheckId::SessionSeqContiguous,
                 "event.seq is not a non-negative integer",
             ),
             Some(seq) => {
@@ -117,7 +117,7 @@ impl Checker {
                     .unwrap_or(if fresh && !t.child { 0 } else { seq });
                 if seq != want {
                     sink.add(
-                        RuleId::SessionSeqContiguous,
+                        CheckId::SessionSeqContiguous,
                         format!("{sid:?}: event seq {seq}, expected {want}"),
                     );
                 }
@@ -128,14 +128,14 @@ impl Checker {
         if let Some(time) = time {
             if t.last_time.is_some_and(|last| time < last) {
                 sink.add(
-                    RuleId::EventTime,
+                    CheckId::EventTime,
                     format!("{sid:?}: event time went backwards"),
                 );
             }
             t.last_time = Some(time);
         }
         let turn = data.and_then(|d| d.get("turn")).and_then(JsonView::as_u64);
-        let counts = RuleId::TurnCountsPerSession;
+        let counts = CheckId::TurnCountsPerSession;
         match ty.unwrap_or("") {
             "turn/start" => {
                 let Some(n) = turn else {
@@ -159,7 +159,7 @@ impl Checker {
                 t.open_turn = Some(n);
             }
             "turn/end" => {
-                let reason = RuleId::TurnEndReason;
+                let reason = CheckId::TurnEndReason;
                 match turn {
                     None => sink.add(reason, "turn/end without an integer data.turn"),
                     Some(n) if t.open_turn != Some(n) => sink.add(
@@ -183,7 +183,7 @@ impl Checker {
                 let inserted = data.and_then(|d| d.get("inserted"));
                 let Some(inserted) = inserted.filter(|i| i.kind() == JsonKind::Array) else {
                     sink.add(
-                        RuleId::ReceiptIdMatchesInserted,
+                        CheckId::ReceiptIdMatchesInserted,
                         "agent/inbox/spliced without an inserted array",
                     );
                     return;
@@ -200,7 +200,7 @@ impl Checker {
 }
 
 fn subagent_finished<'a>(p: impl JsonView<'a>, sink: &mut Sink) {
-    let rule = RuleId::SubagentNotifications;
+    let rule = CheckId::SubagentNotifications;
     string(p, "parentSessionId", rule, sink);
     let child = string(p, "childSessionId", rule, sink);
     string(p, "provider", rule, sink);
@@ -233,7 +233,7 @@ fn subagent_finished<'a>(p: impl JsonView<'a>, sink: &mut Sink) {
 }
 
 /// A string member of notification params, reporting its absence against `rule`.
-fn string<'a>(p: impl JsonView<'a>, k: &str, rule: RuleId, sink: &mut Sink) -> Option<&'a str> {
+fn string<'a>(p: impl JsonView<'a>, k: &str, rule: CheckId, sink: &mut Sink) -> Option<&'a str> {
     let s = p.get(k).and_then(JsonView::as_str);
     if s.is_none() {
         sink.add(rule, format!("params.{k} is not a string"));

@@ -1,22 +1,22 @@
 //! Shapes of error members and of each method's result (docs/CONTRACT.md#s2.3, #s3).
 
 use super::stream::Sink;
-use super::{Profile, RuleId};
+use super::{CheckId, Profile};
 use crate::wire::json::{JsonKind, JsonView};
 use std::collections::HashSet;
 
 /// The check a method's result shape belongs to.
-pub(super) fn rule_of(method: &str) -> RuleId {
+pub(super) fn rule_of(method: &str) -> CheckId {
     match method {
-        "initialize" => RuleId::InitializeServerInfo,
-        "session/prompt" => RuleId::PromptMessageId,
-        "shutdown" => RuleId::LifecycleShutdownResponds,
-        "session/resume" => RuleId::ResumeValidation,
-        "session/wait" => RuleId::WaitSettlesAfterIdle,
+        "initialize" => CheckId::InitializeServerInfo,
+        "session/prompt" => CheckId::PromptMessageId,
+        "shutdown" => CheckId::LifecycleShutdownResponds,
+        "session/resume" => CheckId::ResumeValidation,
+        "session/wait" => CheckId::WaitSettlesAfterIdle,
         "session/working-directory/get" | "session/working-directory/set" => {
-            RuleId::WorkingDirectoryGetSet
+            CheckId::WorkingDirectoryGetSet
         }
-        _ => RuleId::ErrorUnknownMethod,
+        _ => CheckId::ErrorUnknownMethod,
     }
 }
 
@@ -28,7 +28,7 @@ pub(super) fn error_member<'a>(
     sink: &mut Sink,
 ) -> (i64, String) {
     if e.kind() != JsonKind::Object {
-        sink.add(RuleId::StdoutFramesOnly, "error is not an object");
+        sink.add(CheckId::StdoutFramesOnly, "error is not an object");
         return (0, String::new());
     }
     let keys: Vec<&str> = e.members().map(|(k, _)| k).collect();
@@ -36,12 +36,12 @@ pub(super) fn error_member<'a>(
     sorted.sort_unstable();
     if sorted != ["code", "message"] {
         sink.add(
-            RuleId::ErrorNoReservedCodes,
+            CheckId::ErrorNoReservedCodes,
             format!("error members are {keys:?}, not [code, message]"),
         );
     } else if member_order && keys != sorted {
         sink.add(
-            RuleId::StdoutCompact,
+            CheckId::StdoutCompact,
             format!(
                 "error members are in the order {keys:?}, upstream writes [\"code\", \"message\"]"
             ),
@@ -49,11 +49,11 @@ pub(super) fn error_member<'a>(
     }
     let code = e.get("code").and_then(JsonView::as_i64);
     if code.is_none() {
-        sink.add(RuleId::StdoutFramesOnly, "error code is not an integer");
+        sink.add(CheckId::StdoutFramesOnly, "error code is not an integer");
     }
     let message = e.get("message").and_then(JsonView::as_str);
     if message.is_none() {
-        sink.add(RuleId::StdoutFramesOnly, "error message is not a string");
+        sink.add(CheckId::StdoutFramesOnly, "error message is not a string");
     }
     (code.unwrap_or(0), message.unwrap_or("").to_owned())
 }
@@ -70,7 +70,7 @@ pub(super) fn result_fits<'a>(
     receipts: &HashSet<String>,
     method: &str,
     frame: impl JsonView<'a>,
-) -> Result<(), (RuleId, String)> {
+) -> Result<(), (CheckId, String)> {
     let rule = rule_of(method);
     let fail = |m: String| Err((rule, m));
     if !profile.methods.iter().any(|m| m == method) {
@@ -97,7 +97,7 @@ pub(super) fn result_fits<'a>(
                     || r.get("accepted").and_then(JsonView::as_bool) != Some(true)) =>
         {
             return Err((
-                RuleId::LegacySessionFinished,
+                CheckId::LegacySessionFinished,
                 "legacy prompt result is not {accepted: true}".into(),
             ));
         }
@@ -108,7 +108,7 @@ pub(super) fn result_fits<'a>(
             };
             if !receipts.contains(id) {
                 return Err((
-                    RuleId::ReceiptPrecedesResponse,
+                    CheckId::ReceiptPrecedesResponse,
                     format!("prompt response {id} came before its receipt"),
                 ));
             }

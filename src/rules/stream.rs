@@ -1,6 +1,6 @@
 //! The checker: framing and responses (docs/CONTRACT.md#s2, #s3); notifications are in `notify`.
 
-use super::{clip, shape, Judged, Profile, Received, RuleId, Sent, Violation, UNKNOWN_METHOD};
+use super::{clip, shape, CheckId, Judged, Profile, Received, Sent, Violation, UNKNOWN_METHOD};
 use crate::wire::json::{self, JsonKind, JsonView, Tape, TapeRef};
 use crate::wire::{classify, Classified};
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub(super) struct Sink {
 
 impl Sink {
     /// Records a violation of `rule`.
-    pub fn add(&mut self, rule: RuleId, message: impl Into<String>) {
+    pub fn add(&mut self, rule: CheckId, message: impl Into<String>) {
         self.list.push(Violation {
             rule,
             stdout_line: self.line,
@@ -60,7 +60,7 @@ pub struct Checker {
     /// The rules of the lines read that must get no answer, oldest first, not yet "answered":
     /// an answer to no request is blamed on the oldest (a notification answered is
     /// `frame.notifications-ignored`, not a duplicate), as `check`'s frame checks blame it.
-    ignored: Vec<(usize, RuleId)>,
+    ignored: Vec<(usize, CheckId)>,
     /// How many lines were read, and the send index of each request id echo's requests.
     sent_lines: usize,
     sent_at: HashMap<String, std::collections::VecDeque<usize>>,
@@ -90,23 +90,23 @@ fn requests_of(methods: &[String]) -> String {
 }
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
-fn silence_rule(c: &Classified, line: &str) -> Option<RuleId> {
+fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
     use crate::wire::{Ignored, Kind};
     Some(match c {
         Classified::Request(_) => return None,
         Classified::Notification(n) if n.id_kind == Kind::Absent => {
-            RuleId::FrameNotificationsIgnored
+            CheckId::FrameNotificationsIgnored
         }
-        Classified::Notification(_) => RuleId::FrameIdInvalidIsNotification,
+        Classified::Notification(_) => CheckId::FrameIdInvalidIsNotification,
         Classified::Response(r) if r.method_kind != Kind::Absent => {
-            RuleId::FrameNonStringMethodIgnored
+            CheckId::FrameNonStringMethodIgnored
         }
-        Classified::Response(_) => RuleId::FrameUnknownResponseIgnored,
-        Classified::Ignored(Ignored::Malformed(_)) => RuleId::FrameMalformedIgnored,
-        Classified::Ignored(Ignored::NotAnObject(_)) => RuleId::FrameNonObjectIgnored,
-        Classified::Ignored(Ignored::Batch { .. }) => RuleId::FrameBatchIgnored,
+        Classified::Response(_) => CheckId::FrameUnknownResponseIgnored,
+        Classified::Ignored(Ignored::Malformed(_)) => CheckId::FrameMalformedIgnored,
+        Classified::Ignored(Ignored::NotAnObject(_)) => CheckId::FrameNonObjectIgnored,
+        Classified::Ignored(Ignored::Batch { .. }) => CheckId::FrameBatchIgnored,
         Classified::Ignored(Ignored::NoIdNoMethod { .. }) if line.contains("\"id\"") => {
-            RuleId::FrameIdInvalidIsNotification
+            CheckId::FrameIdInvalidIsNotification
         }
         Classified::Ignored(_) => return None,
     })
@@ -208,7 +208,7 @@ impl Checker {
         self.pending()
             .into_iter()
             .map(|(k, m)| Violation {
-                rule: RuleId::ResponseExactlyOnce,
+                rule: CheckId::ResponseExactlyOnce,
                 stdout_line: None,
                 message: format!("{m} request {k} was never answered"),
             })
@@ -247,14 +247,17 @@ impl Checker {
     fn judge_on(&mut self, tape: &mut Tape, raw: &str, sink: &mut Sink) -> Option<Received> {
         let line = match raw.strip_suffix('\r') {
             Some(l) => {
-                sink.add(RuleId::StdoutLfOnly, "the line ends in \\r\\n");
+                sink.add(CheckId::StdoutLfOnly, "the line ends in \\r\\n");
                 l
             }
             None => raw,
         };
         // The tape's errors are `json::parse`'s, and it reads as the `Value` that builds.
         if let Err(e) = tape.parse(line) {
-            sink.add(RuleId::StdoutFramesOnly, format!("output is not JSON: {e}"));
+            sink.add(
+                CheckId::StdoutFramesOnly,
+                format!("output is not JSON: {e}"),
+            );
             return None;
         }
         let frame = tape.root(line);
@@ -264,7 +267,7 @@ impl Checker {
         frame.write(&mut text);
         if text != line.as_bytes() {
             sink.add(
-                RuleId::StdoutCompact,
+                CheckId::StdoutCompact,
                 format!(
                     "output is not written as JSON.stringify writes it (expected {})",
                     clip(&String::from_utf8_lossy(&text))
@@ -275,11 +278,14 @@ impl Checker {
             self.written = text;
         }
         if frame.kind() != JsonKind::Object {
-            sink.add(RuleId::StdoutFramesOnly, "output is not a JSON object");
+            sink.add(CheckId::StdoutFramesOnly, "output is not a JSON object");
             return None;
         }
         if frame.get("jsonrpc").and_then(JsonView::as_str) != Some("2.0") {
-            sink.add(RuleId::StdoutFramesOnly, "output lacks \"jsonrpc\":\"2.0\"");
+            sink.add(
+                CheckId::StdoutFramesOnly,
+                "output lacks \"jsonrpc\":\"2.0\"",
+            );
         }
         let keys: Vec<&str> = frame.members().map(|(k, _)| k).collect();
         let mut sorted = keys.clone();
@@ -290,7 +296,7 @@ impl Checker {
             ["jsonrpc", "method", "params"] => (["jsonrpc", "method", "params"], false),
             _ => {
                 sink.add(
-                    RuleId::StdoutFramesOnly,
+                    CheckId::StdoutFramesOnly,
                     format!("output members are {keys:?}, neither a response nor a notification"),
                 );
                 return None;
@@ -298,7 +304,7 @@ impl Checker {
         };
         if keys != order && self.profile.member_order {
             sink.add(
-                RuleId::StdoutCompact,
+                CheckId::StdoutCompact,
                 format!("output members are in the order {keys:?}, upstream writes {order:?}"),
             );
         }
@@ -335,7 +341,7 @@ impl Checker {
             match self.retyped(&id) {
                 Some(alt) => {
                     sink.add(
-                        RuleId::ResponseIdTypePreserved,
+                        CheckId::ResponseIdTypePreserved,
                         format!("response id {key} answers the request with id {alt}: the id changed type"),
                     );
                     key = alt;
@@ -357,16 +363,16 @@ impl Checker {
                         .and_then(|e| e.get("code"))
                         .and_then(JsonView::as_i64)
                         == Some(-32700);
-                    let fits = |rule: &RuleId| {
+                    let fits = |rule: &CheckId| {
                         let unparsed = matches!(
                             rule,
-                            RuleId::FrameMalformedIgnored | RuleId::FrameNonObjectIgnored
+                            CheckId::FrameMalformedIgnored | CheckId::FrameNonObjectIgnored
                         );
                         let named = matches!(
                             rule,
-                            RuleId::FrameNotificationsIgnored
-                                | RuleId::FrameIdInvalidIsNotification
-                                | RuleId::FrameNonStringMethodIgnored
+                            CheckId::FrameNotificationsIgnored
+                                | CheckId::FrameIdInvalidIsNotification
+                                | CheckId::FrameNonStringMethodIgnored
                         );
                         if parse_error {
                             unparsed
@@ -394,7 +400,7 @@ impl Checker {
                 }
                 None => {
                     sink.add(
-                        RuleId::ResponseExactlyOnce,
+                        CheckId::ResponseExactlyOnce,
                         format!("response to id {key}, which no unanswered request carries"),
                     );
                     return Received::Response {
@@ -425,7 +431,7 @@ impl Checker {
         let methods = self.pending[key].methods.clone();
         if RESERVED.contains(&code) {
             sink.add(
-                RuleId::ErrorNoReservedCodes,
+                CheckId::ErrorNoReservedCodes,
                 format!(
                     "error code {code} (reserved by JSON-RPC, never written upstream) answers {} {message:?}: the runtime's errors are -32603",
                     requests_of(&methods)
@@ -454,7 +460,7 @@ impl Checker {
         {
             if !allowed {
                 sink.add(
-                    RuleId::ErrorUnknownMethod,
+                    CheckId::ErrorUnknownMethod,
                     format!(
                         "unknown method {:?} answered with code {code}, expected {codes}",
                         methods[i]
@@ -467,7 +473,7 @@ impl Checker {
         let misworded = |this: &mut Checker, sink: &mut Sink, i: usize| {
             let m = &methods[i];
             sink.add(
-                RuleId::ErrorUnknownMethod,
+                CheckId::ErrorUnknownMethod,
                 format!(
                     "unknown method {m:?} answered {code} {message:?}, expected {codes} `{UNKNOWN_METHOD}{m}`"
                 ),
@@ -481,7 +487,7 @@ impl Checker {
             }
             if !RESERVED.contains(&code) {
                 sink.add(
-                    RuleId::ErrorNoReservedCodes,
+                    CheckId::ErrorNoReservedCodes,
                     format!(
                         "error code {code} answers {} {message:?}: the runtime's errors are -32603",
                         requests_of(&methods)
@@ -498,7 +504,7 @@ impl Checker {
         }
         if self.pending[key].floated.contains(&(code, message.clone())) {
             sink.add(
-                RuleId::ResponseExactlyOnce,
+                CheckId::ResponseExactlyOnce,
                 format!("error {code} {message:?} answers id {key} a second time"),
             );
             return None;
@@ -517,7 +523,7 @@ impl Checker {
             return take(self, i);
         }
         sink.add(
-            RuleId::ResponseExactlyOnce,
+            CheckId::ResponseExactlyOnce,
             format!("more answers than requests with id {key}"),
         );
         None
@@ -561,7 +567,7 @@ impl Checker {
             open.floating = room;
             open.floated.truncate(room);
             sink.add(
-                RuleId::ResponseExactlyOnce,
+                CheckId::ResponseExactlyOnce,
                 format!(
                     "more answers than requests with id {key} (an error answered {m:?} earlier?)"
                 ),

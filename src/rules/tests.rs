@@ -9,7 +9,7 @@ fn checker() -> Checker {
 }
 
 /// The rules `lines` break after `sent` was read (in order, one entry per violation).
-fn broken(ck: &mut Checker, sent: &[&str], lines: &[&str]) -> Vec<RuleId> {
+fn broken(ck: &mut Checker, sent: &[&str], lines: &[&str]) -> Vec<CheckId> {
     for l in sent {
         ck.sent(l);
     }
@@ -20,7 +20,7 @@ fn broken(ck: &mut Checker, sent: &[&str], lines: &[&str]) -> Vec<RuleId> {
         .collect()
 }
 
-fn check(sent: &[&str], lines: &[&str]) -> Vec<RuleId> {
+fn check(sent: &[&str], lines: &[&str]) -> Vec<CheckId> {
     broken(&mut checker(), sent, lines)
 }
 
@@ -40,31 +40,20 @@ fn status(sid: &str, s: &str) -> String {
 }
 
 #[test]
-fn every_rule_id_is_a_registered_check() {
-    for r in RuleId::ALL {
-        assert!(
-            crate::suite::registry::find(r.id()).is_some(),
-            "{} is not in src/suite/registry.rs",
-            r.id()
-        );
-    }
-}
-
-#[test]
 fn frames_only() {
-    assert_eq!(check(&[], &["hello"]), [RuleId::StdoutFramesOnly]);
-    assert_eq!(check(&[], &["[1]"]), [RuleId::StdoutFramesOnly]);
+    assert_eq!(check(&[], &["hello"]), [CheckId::StdoutFramesOnly]);
+    assert_eq!(check(&[], &["[1]"]), [CheckId::StdoutFramesOnly]);
     assert_eq!(
         check(&[], &[r#"{"jsonrpc":"2.0","x":1}"#]),
-        [RuleId::StdoutFramesOnly]
+        [CheckId::StdoutFramesOnly]
     );
     assert_eq!(
         check(&[SHUTDOWN], &[r#"{"jsonrpc":"1.0","id":1,"result":{}}"#]),
-        [RuleId::StdoutFramesOnly]
+        [CheckId::StdoutFramesOnly]
     );
     assert_eq!(
         check(&[], &[r#"{"jsonrpc":"2.0","method":"log","params":{}}"#]),
-        [RuleId::StdoutFramesOnly]
+        [CheckId::StdoutFramesOnly]
     );
     assert!(check(&[SHUTDOWN], &[OK]).is_empty());
 }
@@ -74,7 +63,7 @@ fn compact_and_member_order() {
     let mut ck = checker();
     let j = ck.received(r#"{"jsonrpc": "2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}"#);
     assert_eq!(j.violations.len(), 1, "{j:?}");
-    assert_eq!(j.violations[0].rule, RuleId::StdoutCompact);
+    assert_eq!(j.violations[0].rule, CheckId::StdoutCompact);
     assert_eq!(j.violations[0].stdout_line, Some(1));
     // The frame is still judged: the status change counted.
     assert_eq!(
@@ -84,7 +73,7 @@ fn compact_and_member_order() {
     assert!(broken(&mut ck, &[], &[&status("s", "idle")]).is_empty());
     assert_eq!(
         check(&[SHUTDOWN], &[r#"{"id":1,"jsonrpc":"2.0","result":{}}"#]),
-        [RuleId::StdoutCompact]
+        [CheckId::StdoutCompact]
     );
 }
 
@@ -110,14 +99,17 @@ fn member_order_is_judged_only_when_the_profile_asks() {
     )
     .is_empty());
     // Upstream's order, strictly: both are one rule, the frame's bytes.
-    assert_eq!(check(&[SHUTDOWN], &reordered[..1]), [RuleId::StdoutCompact]);
-    assert_eq!(check(&[UNKNOWN], &reordered[1..]), [RuleId::StdoutCompact]);
+    assert_eq!(
+        check(&[SHUTDOWN], &reordered[..1]),
+        [CheckId::StdoutCompact]
+    );
+    assert_eq!(check(&[UNKNOWN], &reordered[1..]), [CheckId::StdoutCompact]);
     // A member the error must not carry is another rule's, in any order and either profile.
     let with_data = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: no/such","data":1}}"#;
     for p in [lenient, Profile::for_edition(Edition::Current, false)] {
         assert_eq!(
             broken(&mut Checker::new(p), &[UNKNOWN], &[with_data]),
-            [RuleId::ErrorNoReservedCodes]
+            [CheckId::ErrorNoReservedCodes]
         );
     }
 }
@@ -125,21 +117,24 @@ fn member_order_is_judged_only_when_the_profile_asks() {
 #[test]
 fn lf_only() {
     let crlf = format!("{OK}\r");
-    assert_eq!(check(&[SHUTDOWN], &[&crlf]), [RuleId::StdoutLfOnly]);
+    assert_eq!(check(&[SHUTDOWN], &[&crlf]), [CheckId::StdoutLfOnly]);
     // A raw CR inside a string is not JSON; outside, it is whitespace.
     assert_eq!(
         check(&[], &["{\"a\":\"x\ry\"}"]),
-        [RuleId::StdoutFramesOnly]
+        [CheckId::StdoutFramesOnly]
     );
 }
 
 #[test]
 fn exactly_once() {
-    assert_eq!(check(&[SHUTDOWN], &[OK, OK]), [RuleId::ResponseExactlyOnce]);
-    assert_eq!(check(&[], &[OK]), [RuleId::ResponseExactlyOnce]);
+    assert_eq!(
+        check(&[SHUTDOWN], &[OK, OK]),
+        [CheckId::ResponseExactlyOnce]
+    );
+    assert_eq!(check(&[], &[OK]), [CheckId::ResponseExactlyOnce]);
     let mut ck = checker();
     ck.sent(SHUTDOWN);
-    assert_eq!(ck.unanswered()[0].rule, RuleId::ResponseExactlyOnce);
+    assert_eq!(ck.unanswered()[0].rule, CheckId::ResponseExactlyOnce);
     ck.received(OK);
     assert!(ck.unanswered().is_empty());
 }
@@ -152,12 +147,12 @@ fn id_type_preserved() {
         &[SHUTDOWN],
         &[r#"{"jsonrpc":"2.0","id":"1","result":{}}"#],
     );
-    assert_eq!(got, [RuleId::ResponseIdTypePreserved]);
+    assert_eq!(got, [CheckId::ResponseIdTypePreserved]);
     assert!(ck.pending().is_empty(), "the request counts as answered");
     let s = r#"{"jsonrpc":"2.0","id":"2","method":"shutdown"}"#;
     assert_eq!(
         check(&[s], &[r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]),
-        [RuleId::ResponseIdTypePreserved]
+        [CheckId::ResponseIdTypePreserved]
     );
     assert!(check(&[s], &[r#"{"jsonrpc":"2.0","id":"2","result":{}}"#]).is_empty());
 }
@@ -170,16 +165,16 @@ fn seq_contiguous_reports_one_gap_once() {
         event("s", 3, "x", "{}"),
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-    assert_eq!(check(&[], &lines), [RuleId::SessionSeqContiguous]);
+    assert_eq!(check(&[], &lines), [CheckId::SessionSeqContiguous]);
     assert!(check(&[], &[&event("s", 0, "x", "{}"), &event("s", 1, "x", "{}")]).is_empty());
 }
 
 #[test]
 fn event_time() {
     let no_time = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"x","seq":0,"data":{}}}}"#;
-    assert_eq!(check(&[], &[no_time]), [RuleId::EventTime]);
+    assert_eq!(check(&[], &[no_time]), [CheckId::EventTime]);
     let text_time = no_time.replace(r#""seq":0"#, r#""seq":0,"time":"1""#);
-    assert_eq!(check(&[], &[&text_time]), [RuleId::EventTime]);
+    assert_eq!(check(&[], &[&text_time]), [CheckId::EventTime]);
     assert!(check(&[], &[&event("s", 0, "x", "{}")]).is_empty());
 }
 
@@ -201,19 +196,19 @@ fn turn_counts_and_end_reason() {
         event("s", 3, "turn/end", &end(3)),
     ];
     let skip: Vec<&str> = skip.iter().map(String::as_str).collect();
-    assert_eq!(check(&[], &skip), [RuleId::TurnCountsPerSession]);
+    assert_eq!(check(&[], &skip), [CheckId::TurnCountsPerSession]);
     let no_reason = [
         event("s", 0, "turn/start", r#"{"turn":1}"#),
         event("s", 1, "turn/end", r#"{"turn":1}"#),
     ];
     let no_reason: Vec<&str> = no_reason.iter().map(String::as_str).collect();
-    assert_eq!(check(&[], &no_reason), [RuleId::TurnEndReason]);
+    assert_eq!(check(&[], &no_reason), [CheckId::TurnEndReason]);
 }
 
 #[test]
 fn status_alternates() {
     let idle = status("s", "idle");
-    assert_eq!(check(&[], &[&idle]), [RuleId::StatusIdleAfterTurn]);
+    assert_eq!(check(&[], &[&idle]), [CheckId::StatusIdleAfterTurn]);
     assert!(check(&[], &[&status("s", "running"), &idle]).is_empty());
 }
 
@@ -223,11 +218,11 @@ fn error_codes_and_members() {
     let err = |e: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"error":{e}}}"#);
     assert_eq!(
         check(&[p], &[&err(r#"{"code":-32602,"message":"x"}"#)]),
-        [RuleId::ErrorNoReservedCodes]
+        [CheckId::ErrorNoReservedCodes]
     );
     assert_eq!(
         check(&[p], &[&err(r#"{"code":-32603,"message":"x","data":1}"#)]),
-        [RuleId::ErrorNoReservedCodes]
+        [CheckId::ErrorNoReservedCodes]
     );
     assert!(check(&[p], &[&err(r#"{"code":-32603,"message":"x"}"#)]).is_empty());
 }
@@ -242,20 +237,20 @@ fn unknown_method_code_and_message() {
     assert!(check(&[q], &[&err(-32603, &upstream)]).is_empty());
     assert_eq!(
         check(&[q], &[&err(-32603, "no such method")]),
-        [RuleId::ErrorUnknownMethod]
+        [CheckId::ErrorUnknownMethod]
     );
     assert_eq!(
         check(&[q], &[&err(-32601, "method not found: x/y")]),
-        [RuleId::ErrorUnknownMethod]
+        [CheckId::ErrorUnknownMethod]
     );
     assert_eq!(
         check(&[q], &[r#"{"jsonrpc":"2.0","id":1,"result":{}}"#]),
-        [RuleId::ErrorUnknownMethod]
+        [CheckId::ErrorUnknownMethod]
     );
     // -32601 with upstream's message: accepted only where the profile allows it.
     assert_eq!(
         check(&[q], &[&err(-32601, &upstream)]),
-        [RuleId::ErrorUnknownMethod]
+        [CheckId::ErrorUnknownMethod]
     );
     let mut lenient = Profile::for_edition(Edition::Current, false);
     lenient.allow_method_not_found = true;
@@ -274,30 +269,30 @@ fn receipt_precedes_response_and_result_shapes() {
         "agent/inbox/spliced",
         r#"{"inserted":[{"id":"m1"}]}"#,
     );
-    assert_eq!(check(&[p], &[answer]), [RuleId::ReceiptPrecedesResponse]);
+    assert_eq!(check(&[p], &[answer]), [CheckId::ReceiptPrecedesResponse]);
     assert!(check(&[p], &[&receipt, answer]).is_empty());
     assert_eq!(
         check(&[p], &[r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]),
-        [RuleId::PromptMessageId]
+        [CheckId::PromptMessageId]
     );
     let init = r#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#;
     assert_eq!(
         check(&[init], &[r#"{"jsonrpc":"2.0","id":3,"result":{}}"#]),
-        [RuleId::InitializeServerInfo]
+        [CheckId::InitializeServerInfo]
     );
     assert_eq!(
         check(
             &[SHUTDOWN],
             &[r#"{"jsonrpc":"2.0","id":1,"result":{"bye":1}}"#]
         ),
-        [RuleId::LifecycleShutdownResponds]
+        [CheckId::LifecycleShutdownResponds]
     );
     assert_eq!(
         check(
             &[SHUTDOWN],
             &[r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}"#]
         ),
-        [RuleId::LifecycleShutdownResponds]
+        [CheckId::LifecycleShutdownResponds]
     );
     let wd = r#"{"jsonrpc":"2.0","id":4,"method":"session/working-directory/get","params":{}}"#;
     assert_eq!(
@@ -305,7 +300,7 @@ fn receipt_precedes_response_and_result_shapes() {
             &[wd],
             &[r#"{"jsonrpc":"2.0","id":4,"result":{"cwd":"rel"}}"#]
         ),
-        [RuleId::WorkingDirectoryGetSet]
+        [CheckId::WorkingDirectoryGetSet]
     );
     assert!(check(
         &[wd],
@@ -327,13 +322,13 @@ fn the_checker_goes_on_after_a_violation() {
         .collect();
     all.extend(ck.received(OK).violations);
     all.extend(ck.received(OK).violations);
-    let rules: Vec<RuleId> = all.iter().map(|v| v.rule).collect();
+    let rules: Vec<CheckId> = all.iter().map(|v| v.rule).collect();
     assert_eq!(
         rules,
         [
-            RuleId::StdoutCompact,
-            RuleId::SessionSeqContiguous,
-            RuleId::ResponseExactlyOnce
+            CheckId::StdoutCompact,
+            CheckId::SessionSeqContiguous,
+            CheckId::ResponseExactlyOnce
         ]
     );
     assert_eq!(all[1].stdout_line, Some(2));
@@ -343,24 +338,24 @@ fn the_checker_goes_on_after_a_violation() {
 #[test]
 fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
     let err = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"x"}}"#;
-    let cases: [(&str, RuleId); 6] = [
+    let cases: [(&str, CheckId); 6] = [
         (
             r#"{"jsonrpc":"2.0","method":"n"}"#,
-            RuleId::FrameNotificationsIgnored,
+            CheckId::FrameNotificationsIgnored,
         ),
         (
             r#"{"jsonrpc":"2.0","id":null,"method":"n"}"#,
-            RuleId::FrameIdInvalidIsNotification,
+            CheckId::FrameIdInvalidIsNotification,
         ),
-        ("{not json", RuleId::FrameMalformedIgnored),
-        ("42", RuleId::FrameNonObjectIgnored),
+        ("{not json", CheckId::FrameMalformedIgnored),
+        ("42", CheckId::FrameNonObjectIgnored),
         (
             r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
-            RuleId::FrameBatchIgnored,
+            CheckId::FrameBatchIgnored,
         ),
         (
             r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
-            RuleId::FrameUnknownResponseIgnored,
+            CheckId::FrameUnknownResponseIgnored,
         ),
     ];
     for (line, rule) in cases {
@@ -371,25 +366,25 @@ fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
     let malformed = "{not json";
     assert_eq!(
         check(&[malformed, r#"{"jsonrpc":"2.0","method":"n"}"#], &[err]),
-        [RuleId::FrameNotificationsIgnored]
+        [CheckId::FrameNotificationsIgnored]
     );
     let parse = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
     assert_eq!(
         check(&[r#"{"jsonrpc":"2.0","method":"n"}"#, malformed], &[parse]),
-        [RuleId::FrameMalformedIgnored]
+        [CheckId::FrameMalformedIgnored]
     );
     // Two notifications answered alike: the same bytes twice are two answers, not a repeat.
     let n = r#"{"jsonrpc":"2.0","method":"n"}"#;
     assert_eq!(
         check(&[n, n], &[err, err]),
         [
-            RuleId::FrameNotificationsIgnored,
-            RuleId::FrameNotificationsIgnored
+            CheckId::FrameNotificationsIgnored,
+            CheckId::FrameNotificationsIgnored
         ]
     );
     // With nothing of the kind sent, an answer to nobody is response.exactly-once's; so is a
     // second answer to a request, even when a notification was sent too.
-    assert_eq!(check(&[], &[err]), [RuleId::ResponseExactlyOnce]);
+    assert_eq!(check(&[], &[err]), [CheckId::ResponseExactlyOnce]);
     let a = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#;
     assert_eq!(
         check(
@@ -399,7 +394,7 @@ fn an_answer_to_a_line_that_must_get_none_is_blamed_on_that_lines_rule() {
             ],
             &[a, a]
         ),
-        [RuleId::ResponseExactlyOnce]
+        [CheckId::ResponseExactlyOnce]
     );
 }
 

@@ -555,8 +555,8 @@ impl Oracle {
     }
 
     /// The rule it enforces: its findings are blamed on this check.
-    pub fn rule(self) -> super::RuleId {
-        use super::RuleId as R;
+    pub fn rule(self) -> super::CheckId {
+        use super::CheckId as R;
         match self {
             Oracle::ExactlyOnce => R::ResponseExactlyOnce,
             Oracle::IdTypes => R::ResponseIdTypePreserved,

@@ -4,7 +4,6 @@
 //! comments. An entry without a reason, an unknown check id or a duplicate is an error: a baseline
 //! is a list of justified exceptions, not a mute button.
 
-use super::registry;
 use std::collections::BTreeMap;
 
 /// Parsed baseline: check id → reason.
@@ -31,7 +30,7 @@ impl Baseline {
                     format!("expected one check id before '#', found {id:?}"),
                 ));
             }
-            if registry::find(id).is_none() {
+            if crate::check::find(id).is_none() {
                 return Err(at(
                     0,
                     format!("unknown check id {id:?} (see `dsh-conformance check --list`)"),

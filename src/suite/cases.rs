@@ -4,7 +4,8 @@
 //! once its expectations held (`# oracle: exactly-once seq-contiguous`), and may mark where its
 //! setup ends (`# ---- check ----`): a failure before that line means the check could not be tested.
 
-use super::registry::{self, CheckInfo, Edition};
+use crate::check::CheckInfo;
+use crate::edition::Edition;
 use crate::rules::transcript::Oracle;
 use crate::trace::{ParseError, Trace};
 
@@ -107,11 +108,13 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
             let l = line.trim();
             if let Some(v) = l.strip_prefix("# check:") {
                 let id = v.trim();
-                check = Some(registry::find(id).ok_or_else(|| CaseError::UnknownCheck {
-                    file,
-                    line: i + 1,
-                    id: id.to_owned(),
-                })?);
+                check = Some(
+                    crate::check::find(id).ok_or_else(|| CaseError::UnknownCheck {
+                        file,
+                        line: i + 1,
+                        id: id.to_owned(),
+                    })?,
+                );
             } else if let Some(v) = l.strip_prefix("# oracle:") {
                 for o in v.split_whitespace() {
                     let known = Oracle::from_name(o).ok_or_else(|| CaseError::UnknownOracle {
@@ -167,7 +170,7 @@ mod tests {
     fn every_check_has_a_trace_for_each_of_its_editions() {
         let cases = all().unwrap();
         let mut missing = Vec::new();
-        for info in registry::CHECKS.iter().filter(|c| !c.stream) {
+        for info in crate::check::CHECKS.iter().filter(|c| !c.is_stream()) {
             for ed in info.editions.iter() {
                 if !cases
                     .iter()
@@ -194,7 +197,7 @@ mod strict_tests {
         let c = all()
             .unwrap()
             .into_iter()
-            .find(|c| c.check.id == "error.unknown-method")
+            .find(|c| c.check.id == crate::check::CheckId::ErrorUnknownMethod)
             .unwrap();
         let text = format!("{:?}", c.trace(true).unwrap());
         assert!(!text.contains("\"-32603\""), "{text}");

@@ -1,14 +1,14 @@
 //! Root causes: the failures a runtime author should fix first, each with the checks it blocks.
 
-use super::registry::Severity;
 use super::report::CheckResult;
 use super::verdict::Verdict;
+use crate::check::{CheckId, Severity};
 
 /// One failing check at the root of the report, with what it blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootCause {
     /// The failing (or untestable) check.
-    pub check: &'static str,
+    pub check: CheckId,
     /// Its severity.
     pub severity: Severity,
     /// The contract section it enforces.
@@ -18,7 +18,7 @@ pub struct RootCause {
     /// One line: what broke.
     pub reason: String,
     /// The checks that were not run because of it.
-    pub blocks: Vec<&'static str>,
+    pub blocks: Vec<CheckId>,
 }
 
 /// The root causes of a run: every FAIL and NOT TESTABLE check, those blocking most first, MUST
@@ -67,7 +67,7 @@ impl RootCause {
         );
         if !self.blocks.is_empty() {
             const SHOWN: usize = 8;
-            let mut names = self.blocks[..self.blocks.len().min(SHOWN)].join(", ");
+            let mut names = crate::check::list(&self.blocks[..self.blocks.len().min(SHOWN)]);
             if self.blocks.len() > SHOWN {
                 names.push_str(&format!(" and {} more", self.blocks.len() - SHOWN));
             }

@@ -3,7 +3,7 @@
 //! its traces.
 
 use super::cases::{self, CheckCase};
-use super::registry::{self, CheckInfo};
+use crate::check::CheckInfo;
 use crate::contract::{CitationError, Contract, Section};
 use std::fmt;
 
@@ -26,7 +26,7 @@ pub enum ExplainError {
     /// The check cites a section the built-in contract does not have.
     Citation {
         /// The check.
-        check: &'static str,
+        check: crate::check::CheckId,
         /// What is wrong with its citation.
         error: CitationError,
     },
@@ -50,7 +50,7 @@ impl std::error::Error for ExplainError {}
 
 /// Explains the check `id`.
 pub fn explain(id: &str) -> Result<Explanation, ExplainError> {
-    let check = registry::find(id).ok_or_else(|| ExplainError::UnknownCheck(id.to_owned()))?;
+    let check = crate::check::find(id).ok_or_else(|| ExplainError::UnknownCheck(id.to_owned()))?;
     let sections = Contract::builtin()
         .resolve(check.section)
         .map_err(|error| ExplainError::Citation {
@@ -87,10 +87,10 @@ impl fmt::Display for Explanation {
             writeln!(
                 f,
                 "requires: {} (when one fails, this check is BLOCKED, not run)",
-                info.requires.join(", ")
+                crate::check::list(info.requires)
             )?;
         }
-        if info.stream {
+        if info.is_stream() {
             writeln!(
                 f,
                 "judged by the rule engine over every transcript of the run, whichever check produced it"
@@ -124,15 +124,19 @@ mod tests {
 
     #[test]
     fn every_check_explains_with_the_sections_it_cites() {
-        for c in registry::CHECKS {
-            let e = explain(c.id).unwrap_or_else(|e| panic!("{e}"));
+        for c in crate::check::CHECKS {
+            let e = explain(c.id.as_str()).unwrap_or_else(|e| panic!("{e}"));
             let cited: Vec<_> = e
                 .sections
                 .iter()
                 .map(|s| format!("§{}", s.number))
                 .collect();
             assert_eq!(cited.join(" "), c.section, "{}", c.id);
-            assert!(c.stream || !e.cases.is_empty(), "{} has no trace", c.id);
+            assert!(
+                c.is_stream() || !e.cases.is_empty(),
+                "{} has no trace",
+                c.id
+            );
         }
     }
 

@@ -5,6 +5,7 @@ use super::cases::CheckCase;
 use super::run::Options;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
+use crate::check::CheckId;
 use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Blame {
     /// The check whose rule broke.
-    pub check: &'static str,
+    pub check: crate::check::CheckId,
     /// What broke.
     pub failure: Failure,
 }
@@ -99,7 +100,7 @@ fn stream_blames(r: &CaseReport, opts: &Options, out: &mut Vec<Blame>) {
 /// Runs one check's cases; returns its own verdict (before baselines and stream findings) and
 /// what its transcripts showed about other rules.
 pub fn judge(
-    id: &'static str,
+    id: crate::check::CheckId,
     cases: &[&CheckCase],
     cmd: &CommandSpec,
     opts: &Options,
@@ -130,7 +131,10 @@ pub fn judge(
         // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
         // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
         let mut ro = runner_opts(opts);
-        ro.skip_repeats = (id != "response.exactly-once", id != "turn.no-replay");
+        ro.skip_repeats = (
+            id != CheckId::ResponseExactlyOnce,
+            id != CheckId::TurnNoReplay,
+        );
         let stub_before = opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
         let r = match &trace.meta.continues {
             Some(prev) => match kept.get(prev) {
@@ -193,7 +197,7 @@ pub fn judge(
                 let mut failure = Failure::new(FailureKind::Rule, e);
                 failure.case = Some(r.file.clone());
                 failure.stderr_tail = r.stderr_tail.clone();
-                let owner = o.rule().id();
+                let owner = o.rule();
                 if owner == id {
                     return (Verdict::Fail(Box::new(failure)), blames);
                 }

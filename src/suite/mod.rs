@@ -8,14 +8,14 @@ pub mod causes;
 pub mod explain;
 pub mod judge;
 pub mod preflight;
-pub mod registry;
 pub mod report;
 pub mod run;
 mod schedule;
 pub mod stream;
 pub mod verdict;
 
+pub use crate::check::{CheckId, CheckInfo, Severity, CHECKS};
+pub use crate::edition::{Edition, Editions};
 pub use baseline::Baseline;
-pub use registry::{CheckInfo, Edition, Editions, Severity, CHECKS};
 pub use report::{CheckResult, Report, Summary};
 pub use verdict::{Failure, FailureKind, Verdict};

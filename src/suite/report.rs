@@ -2,8 +2,9 @@
 //! and JUnit XML.
 
 use super::causes::{root_causes, RootCause};
-use super::registry::{CheckInfo, Edition, Severity};
 use super::verdict::{Failure, Verdict};
+use crate::check::{CheckId, CheckInfo, Severity};
+use crate::edition::Edition;
 use crate::runner::Halt;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -185,7 +186,7 @@ impl Report {
         let w = self
             .results
             .iter()
-            .map(|r| r.info.id.len())
+            .map(|r| r.info.id.as_str().len())
             .max()
             .unwrap_or(10);
         let mut not_run = Vec::new();
@@ -217,7 +218,7 @@ impl Report {
                 out,
                 "NOT RUN ({}): {}{}",
                 not_run.len(),
-                not_run[..shown].join(", "),
+                crate::check::list(&not_run[..shown]),
                 if more > 0 {
                     format!(" and {more} more")
                 } else {
@@ -266,28 +267,28 @@ impl Report {
                 "after_ms": st.after.as_millis() as u64,
             })),
             "root_causes": self.root_causes().iter().map(|c| json!({
-                "check": c.check,
+                "check": c.check.as_str(),
                 "severity": c.severity.to_string(),
                 "section": c.section,
                 "verdict": c.verdict,
                 "reason": c.reason,
-                "blocks": c.blocks,
+                "blocks": ids(&c.blocks),
             })).collect::<Vec<_>>(),
             "checks": self.results.iter().map(|r| {
                 let mut c = json!({
-                    "id": r.info.id,
+                    "id": r.info.id.as_str(),
                     "section": r.info.section,
                     "severity": r.info.severity.to_string(),
                     "editions": r.info.editions.iter().map(Edition::name).collect::<Vec<_>>(),
                     "rule": r.info.rule,
-                    "requires": r.info.requires,
+                    "requires": ids(r.info.requires),
                     "verdict": r.verdict.word(),
                     "duration_ms": r.duration.as_millis() as u64,
                 });
                 match &r.verdict {
                     Verdict::Pass => {}
                     Verdict::Fail(f) => { c["reason"] = json!(f.reason); c["failure"] = failure_json(f); }
-                    Verdict::Blocked { by } => { c["reason"] = json!(r.verdict.summary()); c["blocked_by"] = json!(by); }
+                    Verdict::Blocked { by } => { c["reason"] = json!(r.verdict.summary()); c["blocked_by"] = ids(by); }
                     Verdict::NotTestable { reason } | Verdict::Skip { reason } => c["reason"] = json!(reason),
                     Verdict::KnownFailing { failure, baseline } => { c["reason"] = json!(failure.reason); c["failure"] = failure_json(failure); c["baseline"] = json!(baseline); }
                     Verdict::StaleBaseline { baseline } => c["baseline"] = json!(baseline),
@@ -364,12 +365,12 @@ impl Report {
         }
         x.push_str("</properties>\n");
         for r in &self.results {
-            let class = r.info.id.split('.').next().unwrap_or("check");
+            let class = r.info.id.as_str().split('.').next().unwrap_or("check");
             let _ = write!(
                 x,
                 "    <testcase classname=\"dsh-conformance.{}\" name=\"{}\" time=\"{:.3}\"",
                 esc(class),
-                esc(r.info.id),
+                esc(r.info.id.as_str()),
                 r.duration.as_secs_f64()
             );
             match &r.verdict {
@@ -426,6 +427,11 @@ impl Report {
 }
 
 /// The structured fields of a failure, for the JSON report.
+/// Check ids as a JSON array of their ids.
+fn ids(v: &[CheckId]) -> Value {
+    v.iter().map(|c| Value::from(c.as_str())).collect()
+}
+
 fn failure_json(f: &Failure) -> Value {
     json!({
         "kind": f.kind.name(),
@@ -463,8 +469,8 @@ fn esc(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::find;
     use super::*;
+    use crate::check::find;
 
     fn report() -> Report {
         let r = |id: &str, verdict: Verdict| CheckResult {

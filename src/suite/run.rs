@@ -4,11 +4,12 @@
 use super::cases::{self, CheckCase};
 use super::judge::{self, ModelCapability};
 pub use super::preflight::{preflight, Preflight};
-use super::registry::{CheckInfo, Edition, CHECKS};
 use super::report::{CheckResult, Report, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
 use super::verdict::{Failure, FailureKind, Verdict};
 use super::Baseline;
+use crate::check::{CheckId, CheckInfo, CHECKS};
+use crate::edition::Edition;
 use crate::runner::{Cancel, CommandSpec, Halt, StdoutLimit};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -159,7 +160,7 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Run
         .filter(|c| {
             opts.filter
                 .as_deref()
-                .is_none_or(|f| matches_filter(c.id, f))
+                .is_none_or(|f| matches_filter(c.id.as_str(), f))
         })
         .collect();
     if selected.is_empty() {
@@ -222,7 +223,7 @@ fn run_checks(
                 b.started[i] = true;
                 b.verdicts[i] = Some(if !applies(c, opts) {
                     skip(c)
-                } else if c.id == "stdout.frames-only" {
+                } else if c.id == CheckId::StdoutFramesOnly {
                     let mut f = Failure::new(FailureKind::NotAFrame, why.clone());
                     f.closest = Some(first_line.clone());
                     f.stdout_line = Some(1);
@@ -230,7 +231,7 @@ fn run_checks(
                     Verdict::Fail(Box::new(f))
                 } else {
                     Verdict::Blocked {
-                        by: vec!["stdout.frames-only"],
+                        by: vec![CheckId::StdoutFramesOnly],
                     }
                 });
             }

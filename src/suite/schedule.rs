@@ -4,10 +4,10 @@
 
 use super::cases::CheckCase;
 use super::judge::{self, Blame, ModelCapability};
-use super::registry::CheckInfo;
 use super::report::CheckResult;
 use super::run::Options;
 use super::verdict::{FailureKind, Verdict};
+use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
 use std::io::Write;
 use std::sync::{Condvar, Mutex};
@@ -66,8 +66,8 @@ fn blockers(
     sel: &[&'static CheckInfo],
     b: &Board,
     opts: &Options,
-) -> Option<Vec<&'static str>> {
-    let mut roots: Vec<&'static str> = Vec::new();
+) -> Option<Vec<CheckId>> {
+    let mut roots: Vec<CheckId> = Vec::new();
     for r in sel[i].requires {
         let Some(j) = sel.iter().position(|c| c.id == *r) else {
             continue; // filtered out: assumed to hold
@@ -199,7 +199,7 @@ pub(super) fn worker(
 
 /// One progress line on stderr per finished check: rewritten in place on a terminal, one line
 /// each otherwise (CI logs).
-fn progress(done: usize, total: usize, id: &str, v: Option<&Verdict>) {
+fn progress(done: usize, total: usize, id: CheckId, v: Option<&Verdict>) {
     let mut err = std::io::stderr().lock();
     let word = v.map_or("", Verdict::word);
     if std::io::IsTerminal::is_terminal(&err) {
@@ -250,7 +250,7 @@ pub(super) fn finish(
             ) {
                 // Judged only over others' transcripts, and those stopped short: no evidence.
                 verdict = Verdict::NotRun(h);
-            } else if info.stream
+            } else if info.is_stream()
                 && b.transcripts == 0
                 && !cases.iter().any(|c| c.check.id == info.id)
             {
@@ -259,7 +259,7 @@ pub(super) fn finish(
                 };
             }
         }
-        let verdict = match (verdict, opts.baseline.reason(info.id)) {
+        let verdict = match (verdict, opts.baseline.reason(info.id.as_str())) {
             (Verdict::Fail(failure), Some(bl)) => Verdict::KnownFailing {
                 failure,
                 baseline: bl.to_owned(),
@@ -282,15 +282,15 @@ pub(super) fn finish(
 mod tests {
     use super::*;
 
-    const fn check(id: &'static str, requires: &'static [&'static str]) -> CheckInfo {
+    const fn check(id: CheckId, requires: &'static [CheckId]) -> CheckInfo {
         CheckInfo {
             id,
             section: "",
-            severity: crate::suite::registry::Severity::Must,
+            severity: crate::check::Severity::Must,
             editions: crate::edition::Editions::ALL,
             rule: "",
             requires,
-            stream: false,
+            judge: crate::check::Judge::Trace,
         }
     }
 
@@ -298,9 +298,10 @@ mod tests {
     /// not left waiting for a notification (this hung a run against a flooding runtime).
     #[test]
     fn a_check_waiting_on_a_later_blocked_one_is_blocked_too() {
-        static A: CheckInfo = check("a", &["b"]);
-        static B: CheckInfo = check("b", &["c"]);
-        static C: CheckInfo = check("c", &[]);
+        use CheckId::{FrameBatchIgnored as A_, FrameCrlfAccepted as B_, FrameDeepNesting as C_};
+        static A: CheckInfo = check(A_, &[B_]);
+        static B: CheckInfo = check(B_, &[C_]);
+        static C: CheckInfo = check(C_, &[]);
         let sel: Vec<&'static CheckInfo> = vec![&A, &B, &C];
         let mut b = Board {
             verdicts: vec![None; 3],
@@ -317,7 +318,7 @@ mod tests {
         assert!(matches!(next(&sel, &mut b, &opts), Next::Stop));
         for v in &b.verdicts[..2] {
             assert!(
-                matches!(v, Some(Verdict::Blocked { by }) if by == &vec!["c"]),
+                matches!(v, Some(Verdict::Blocked { by }) if by == &vec![C_]),
                 "{v:?}"
             );
         }

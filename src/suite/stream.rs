@@ -3,10 +3,9 @@
 //! does not trip it (an unsolicited response is left to the frame checks, a replayed event to
 //! `turn.no-replay`), which keeps one bug from failing several checks.
 
-use super::registry;
 use crate::edition::Edition;
 use crate::rules::Profile;
-use crate::rules::{Checker, RuleId, Sent};
+use crate::rules::{CheckId, Checker, Sent};
 use crate::runner::Transcript;
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -16,7 +15,7 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// The check id of the rule.
-    pub check: &'static str,
+    pub check: CheckId,
     /// 1-based stdout line of the first offending frame, when there is one.
     pub stdout_line: Option<usize>,
     /// The offending line, clipped.
@@ -38,7 +37,7 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
     };
     if t.crlf_lines > 0 {
         push(Finding {
-            check: "stdout.lf-only",
+            check: CheckId::StdoutLfOnly,
             stdout_line: None,
             line: None,
             message: format!("{} stdout line(s) ended in \\r\\n", t.crlf_lines),
@@ -72,12 +71,12 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
         for v in checker.received(l).violations {
             // The registry marks the stream rules; line endings were judged above (the
             // transcript's lines are trimmed).
-            let stream = registry::find(v.rule.id()).is_some_and(|c| c.stream);
-            if !stream || v.rule == RuleId::StdoutLfOnly {
+            let stream = v.rule.info().is_stream();
+            if !stream || v.rule == CheckId::StdoutLfOnly {
                 continue;
             }
             push(Finding {
-                check: v.rule.id(),
+                check: v.rule,
                 stdout_line: v.stdout_line.or(Some(i + 1)),
                 line: Some(crate::trace::explain::clip(l, 200)),
                 message: v.message,
@@ -126,7 +125,7 @@ mod tests {
     }
 
     fn rules(f: &[Finding]) -> Vec<&'static str> {
-        f.iter().map(|f| f.check).collect()
+        f.iter().map(|f| f.check.as_str()).collect()
     }
 
     #[test]

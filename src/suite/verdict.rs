@@ -96,7 +96,7 @@ pub enum Verdict {
     /// Not run: a prerequisite check failed. Names the failed checks at the root of the chain.
     Blocked {
         /// The failing checks that block this one.
-        by: Vec<&'static str>,
+        by: Vec<crate::check::CheckId>,
     },
     /// The rule could not be exercised on this runtime; never counted as a pass.
     NotTestable {
@@ -164,7 +164,7 @@ impl Verdict {
         match self {
             Verdict::Pass => String::new(),
             Verdict::Fail(f) => f.reason.clone(),
-            Verdict::Blocked { by } => format!("blocked by {}", by.join(", ")),
+            Verdict::Blocked { by } => format!("blocked by {}", crate::check::list(by)),
             Verdict::NotTestable { reason } => format!("not testable: {reason}"),
             Verdict::Skip { reason } => reason.clone(),
             Verdict::KnownFailing { failure, baseline } => {

@@ -358,7 +358,7 @@ fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
     // The header bug's entry covers session ids with controls or non-Latin-1 characters, as the
     // fuzzer words the finding, and nothing else.
     let idle = |sid: &str| blackbox::Finding {
-        class: blackbox::FindingClass::Rule(dsh_conformance::rules::RuleId::StatusIdleAfterTurn),
+        class: blackbox::FindingClass::Rule(dsh_conformance::rules::CheckId::StatusIdleAfterTurn),
         detail: format!("sessions never went idle within 10s: {sid:?}"),
     };
     for sid in [
@@ -458,8 +458,8 @@ fn two_stream_rules_broken_at_once_are_both_reported_without_misleading_traces()
     );
     for r in &s.findings {
         assert_eq!(
-            r.finding.class.check(),
-            Some(r.finding.class.to_string().as_str())
+            r.finding.class.check().map(|c| c.as_str().to_owned()),
+            Some(r.finding.class.to_string())
         );
         // Neither lives in what a trace pins: no trace, and the report says why.
         assert!(r.trace.is_none(), "{}", s.human());

@@ -232,7 +232,7 @@ fn progress_lines_reach_a_non_terminal_stderr_one_per_check() {
     let lines = r.stderr.lines().filter(|l| l.starts_with('[')).count();
     let checks = dsh_conformance::suite::CHECKS
         .iter()
-        .filter(|c| c.id.starts_with("frame."))
+        .filter(|c| c.id.as_str().starts_with("frame."))
         .count();
     assert_eq!(lines, checks, "{r}");
 }
@@ -295,14 +295,17 @@ fn list_honours_filter_edition_and_format() {
         })
         .expect("a check of another edition only");
     let current = kit(&["check", "--list"], None);
-    assert!(!current.stdout.contains(legacy_only.id), "{current}");
+    assert!(
+        !current.stdout.contains(legacy_only.id.as_str()),
+        "{current}"
+    );
     let all_editions = dsh_conformance::edition::Edition::ALL.map(|e| e.to_string());
     let other = all_editions
         .iter()
         .find(|e| legacy_only.editions.contains(e.parse().unwrap()))
         .unwrap();
     let theirs = kit(&["check", "--list", "--edition", other], None);
-    assert!(theirs.stdout.contains(legacy_only.id), "{theirs}");
+    assert!(theirs.stdout.contains(legacy_only.id.as_str()), "{theirs}");
     let none = kit(&["check", "--list", "--filter", "no-such-check"], None);
     none.assert_clean(2, MINUTES);
 }

@@ -217,10 +217,10 @@ fn nothing_points_at_notes_outside_the_repository() {
 fn explain_prints_the_text_of_each_cited_section() {
     let check = CHECKS
         .iter()
-        .find(|c| c.id == "stdout.frames-only")
+        .find(|c| c.id == dsh_conformance::check::CheckId::StdoutFramesOnly)
         .unwrap();
     let out = Command::new(KIT)
-        .args(["explain", check.id])
+        .args(["explain", check.id.as_str()])
         .assert()
         .code(0)
         .get_output()

@@ -5,9 +5,9 @@
 //! of the reference runtime), and each mutant's `catches` (one mutant at a time, full suite).
 
 use super::{KIT, RUNTIME};
+use dsh_conformance::check::{CheckId, Severity};
 use dsh_conformance::mutants;
 use dsh_conformance::runner::CommandSpec;
-use dsh_conformance::suite::registry::{self, Severity};
 use dsh_conformance::suite::run::{run, Options};
 use dsh_conformance::suite::Verdict;
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ struct Case {
     label: String,
     cmd: CommandSpec,
     strict: bool,
-    expected: BTreeSet<String>,
+    expected: BTreeSet<CheckId>,
 }
 
 fn mutant_cmd(list: &str) -> CommandSpec {
@@ -35,6 +35,16 @@ fn mutant_cmd(list: &str) -> CommandSpec {
         .arg(list)
         .arg("--")
         .arg(RUNTIME)
+}
+
+/// The check `id` names; panics on an id no check has (a typo in a ground-truth file).
+fn check_id(id: &str) -> CheckId {
+    CheckId::parse(id).unwrap_or_else(|| panic!("no check {id:?} is registered"))
+}
+
+/// Check ids, space-separated.
+fn ids(set: &BTreeSet<CheckId>) -> String {
+    set.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 /// Runs the full suite against `case`; `None` when exactly the expected checks failed, else a
@@ -58,11 +68,11 @@ fn judge(case: &Case) -> Option<String> {
             _ => None,
         })
         .collect();
-    let got: BTreeSet<String> = failed.iter().map(|(id, _)| id.to_string()).collect();
+    let got: BTreeSet<CheckId> = failed.iter().map(|(id, _)| *id).collect();
     let must = case
         .expected
         .iter()
-        .any(|id| registry::find(id).is_some_and(|c| c.severity == Severity::Must));
+        .any(|id| id.info().severity == Severity::Must);
     if got == case.expected {
         if must && report.exit_code() == 0 {
             return Some(format!(
@@ -85,18 +95,17 @@ fn judge(case: &Case) -> Option<String> {
     let mut m = format!(
         "{}\n  expected FAIL: {}\n  got FAIL:      {}",
         case.label,
-        case.expected.iter().cloned().collect::<Vec<_>>().join(" "),
-        got.iter().cloned().collect::<Vec<_>>().join(" ")
+        ids(&case.expected),
+        ids(&got)
     );
     for id in case.expected.difference(&got) {
-        let why = match report.results.iter().find(|c| c.info.id == id) {
-            Some(c) => c.verdict.word().to_owned(),
-            None if registry::find(id).is_none() => "no such check is registered".into(),
-            None => "did not run".into(),
+        let why = match report.results.iter().find(|c| c.info.id == *id) {
+            Some(c) => c.verdict.word(),
+            None => "did not run",
         };
         m.push_str(&format!("\n  missed:     {id} ({why})"));
     }
-    for (id, reason) in failed.iter().filter(|(id, _)| !case.expected.contains(*id)) {
+    for (id, reason) in failed.iter().filter(|(id, _)| !case.expected.contains(id)) {
         m.push_str(&format!("\n  unexpected: {id}: {reason}"));
     }
     Some(m)
@@ -204,17 +213,17 @@ impl Naive {
         std::fs::read_to_string(fixture(self.file)).expect("the naive runtime")
     }
 
-    /// The check ids of its `BUG <check-id>: <what>` lines, in file order.
-    fn bug_lines(&self) -> Vec<String> {
+    /// The checks of its `BUG <check-id>: <what>` lines, in file order (an unknown id panics).
+    fn bug_lines(&self) -> Vec<CheckId> {
         self.text()
             .lines()
             .filter_map(|l| l.strip_prefix(self.bug_prefix))
-            .map(|l| l.split(':').next().unwrap_or("").trim().to_owned())
+            .map(|l| check_id(l.split(':').next().unwrap_or("").trim()))
             .collect()
     }
 
     /// The checks it must fail.
-    fn bugs(&self) -> BTreeSet<String> {
+    fn bugs(&self) -> BTreeSet<CheckId> {
         self.bug_lines().into_iter().collect()
     }
 
@@ -259,7 +268,7 @@ impl Naive {
 }
 
 /// The lines of `multi-bug.txt`: (mutant list, expected check ids).
-fn multi_bug() -> Vec<(String, BTreeSet<String>)> {
+fn multi_bug() -> Vec<(String, BTreeSet<CheckId>)> {
     let text = std::fs::read_to_string(fixture("multi-bug.txt")).expect("multi-bug.txt");
     text.lines()
         .map(str::trim)
@@ -268,7 +277,7 @@ fn multi_bug() -> Vec<(String, BTreeSet<String>)> {
             let (list, ids) = l.split_once("=>").expect("`<mutants> => <check ids>`");
             (
                 list.trim().to_owned(),
-                ids.split_whitespace().map(str::to_owned).collect(),
+                ids.split_whitespace().map(check_id).collect(),
             )
         })
         .collect()
@@ -285,19 +294,12 @@ fn the_ground_truth_files_are_consistent() {
             "{}: a check listed twice",
             naive.file
         );
-        for id in &lines {
-            assert!(
-                registry::find(id).is_some(),
-                "{}: no check {id}",
-                naive.file
-            );
-        }
     }
     for (list, expected) in multi_bug() {
         let ms = mutants::find_all(&list).unwrap_or_else(|e| panic!("{list}: {e}"));
         // A benign layer (`mutants::BENIGN`) breaks nothing: it adds no check to fail.
-        let breaking: Vec<_> = ms.iter().filter(|m| !m.catches.is_empty()).collect();
-        let catches: BTreeSet<String> = breaking.iter().map(|m| m.catches.to_owned()).collect();
+        let breaking: Vec<_> = ms.iter().filter_map(|m| m.catches).collect();
+        let catches: BTreeSet<CheckId> = breaking.iter().copied().collect();
         assert_eq!(
             catches.len(),
             breaking.len(),
@@ -333,7 +335,7 @@ fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
             label: format!("mutant {} ({})", m.name, m.breaks),
             cmd: mutant_cmd(m.name),
             strict: m.strict,
-            expected: [m.catches.to_owned()].into(),
+            expected: m.catches.into_iter().collect(),
         })
         .collect();
     judge_all(cases);
@@ -421,7 +423,7 @@ fn good_runtimes_pass_under_the_precision_flags() {
 }
 
 /// The black-box fuzzer on the naive runtime: a few fixed sequences, no shrinking.
-fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<String>, String) {
+fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
     use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Options, Target};
     let target = |cmd| Target {
         cmd,
@@ -454,7 +456,7 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<String>, String) {
     let classes = s
         .findings
         .iter()
-        .map(|r| r.finding.class.to_string())
+        .map(|r| check_id(&r.finding.class.to_string()))
         .collect();
     (classes, s.human())
 }
@@ -480,7 +482,7 @@ fn a_runtime_with_its_own_model_is_untestable_where_the_stub_is_needed_not_faile
         ..Options::default()
     };
     let report = run(&mutant_cmd("own-model"), "own-model", &opts).expect("preflight");
-    let with = |word: &str| -> BTreeSet<&str> {
+    let with = |word: &str| -> BTreeSet<CheckId> {
         report
             .results
             .iter()
@@ -494,7 +496,7 @@ fn a_runtime_with_its_own_model_is_untestable_where_the_stub_is_needed_not_faile
         "{}",
         super::failures(&report)
     );
-    let needs_model: BTreeSet<&str> = dsh_conformance::suite::cases::all()
+    let needs_model: BTreeSet<CheckId> = dsh_conformance::suite::cases::all()
         .unwrap()
         .iter()
         .filter(|c| {
@@ -504,7 +506,10 @@ fn a_runtime_with_its_own_model_is_untestable_where_the_stub_is_needed_not_faile
         })
         .map(|c| c.check.id)
         .collect();
-    assert!(needs_model.contains("turn.final-text"), "{needs_model:?}");
+    assert!(
+        needs_model.contains(&CheckId::TurnFinalText),
+        "{needs_model:?}"
+    );
     assert_eq!(
         with("UNTESTABLE"),
         needs_model,

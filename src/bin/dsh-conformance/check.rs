@@ -198,7 +198,11 @@ fn list_checks(a: &CheckArgs) -> i32 {
     use dsh_conformance::suite::{self, run::matches_filter};
     let picked: Vec<&suite::CheckInfo> = suite::CHECKS
         .iter()
-        .filter(|c| a.filter.as_deref().is_none_or(|f| matches_filter(c.id, f)))
+        .filter(|c| {
+            a.filter
+                .as_deref()
+                .is_none_or(|f| matches_filter(c.id.as_str(), f))
+        })
         .filter(|c| c.editions.contains(a.edition))
         .collect();
     if picked.is_empty() {

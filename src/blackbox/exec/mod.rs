@@ -16,7 +16,7 @@ use super::Finding;
 mod live;
 mod state;
 use crate::ops::{Op, Renderer};
-use crate::rules::{Checker, Profile, Received, RuleId, Sent};
+use crate::rules::{CheckId, Checker, Profile, Received, Sent};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
@@ -260,7 +260,7 @@ fn drive_ops(
                 .ids
                 .extend(pending.iter().map(|(k, _)| k.clone()));
             st.fail(
-                FindingClass::Rule(RuleId::ResponseExactlyOnce),
+                FindingClass::Rule(CheckId::ResponseExactlyOnce),
                 format!(
                     "requests still unanswered {settle:?} after the barrier: {}",
                     list(pending.iter().map(|(k, m)| format!("{m} {k}")))
@@ -278,7 +278,7 @@ fn drive_ops(
                 st.obs.flagged.sessions.insert(label);
             }
             st.fail(
-                FindingClass::Rule(RuleId::StatusIdleAfterTurn),
+                FindingClass::Rule(CheckId::StatusIdleAfterTurn),
                 format!(
                     "sessions never went idle within {settle:?}: {}",
                     list(busy.iter().map(|s| format!("{s:?}")))
@@ -308,7 +308,7 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                 if !st.fatal && !st.cut {
                     st.obs.flagged.exit = true;
                     st.fail(
-                        FindingClass::Rule(RuleId::LifecycleShutdownResponds),
+                        FindingClass::Rule(CheckId::LifecycleShutdownResponds),
                         format!("shutdown was not answered within {:?}", dl.exit),
                     );
                 }
@@ -337,8 +337,8 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         return;
     }
     let (how, rule) = match end {
-        End::Shutdown => ("shutdown", RuleId::LifecycleShutdownExits0),
-        End::Eof => ("EOF", RuleId::LifecycleEofExits0),
+        End::Shutdown => ("shutdown", CheckId::LifecycleShutdownExits0),
+        End::Eof => ("EOF", CheckId::LifecycleEofExits0),
     };
     let answer = st
         .obs

@@ -266,15 +266,15 @@ impl<'a> State<'a> {
 /// How a frame is written (whitespace, line ending, member order) and the numbering the
 /// comparison does not look at (seq, time, turn numbers) do not: frames that broke only those are
 /// still compared, so a runtime that has such a class everywhere is compared all the same.
-fn shows_in_comparison(rule: RuleId) -> bool {
+fn shows_in_comparison(rule: CheckId) -> bool {
     !matches!(
         rule,
-        RuleId::StdoutCompact
-            | RuleId::StdoutLfOnly
-            | RuleId::SessionSeqContiguous
-            | RuleId::EventTime
-            | RuleId::TurnCountsPerSession
-            | RuleId::TurnEndReason
+        CheckId::StdoutCompact
+            | CheckId::StdoutLfOnly
+            | CheckId::SessionSeqContiguous
+            | CheckId::EventTime
+            | CheckId::TurnCountsPerSession
+            | CheckId::TurnEndReason
     )
 }
 
