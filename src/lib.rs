@@ -2,6 +2,7 @@
 //! Harness SDK runtime protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).
 //!
 //! Layers, bottom up (nothing below knows about anything above): [`sys`] (signals), [`edition`],
+//! [`mod@check`] (the typed check model: every check's id, severity and owning judge),
 //! [`wire`] → [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 //! [`rules`] (the contract's rule engine: frame-by-frame stream rules and whole-transcript oracles,
 //! on [`wire`] and [`edition`] only) serves [`suite`], the fuzz targets and [`blackbox`] alike.
@@ -14,7 +15,7 @@
 //!
 //! # Using it from your own tests
 //!
-//! The entry points are re-exported here: [`check`] runs the conformance suite against a runtime
+//! The entry points are re-exported here: [`check()`] runs the conformance suite against a runtime
 //! command and returns a [`Report`]; [`replay`] replays one golden [`Trace`]; [`Connection`] is
 //! the reference runtime in-process, for a client's tests; [`ModelStub`] is the scripted model
 //! endpoint a real runtime can be pointed at.
