@@ -13,7 +13,8 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use dsh_conformance::runtime::{Config, Edition, Runtime};
-use dsh_conformance::trace::{Action, Env, Line, Matcher, Trace};
+use dsh_conformance::trace::{Action, Env, Matcher, Trace};
+use dsh_conformance::wire::output::Output;
 use dsh_conformance::wire::{LineDecoder, LineEvent};
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -147,7 +148,7 @@ fn record(trace: &Trace) -> Vec<String> {
             }
             Action::WaitUntil(_) => {
                 if let Some(l) = pending.pop_front() {
-                    m.on_line(Line::Text(&l), NOW);
+                    m.on_output(&Output::parse(fed.len() + 1, l.clone()), NOW);
                     fed.push(l);
                 } else if let Some(due) = rt.next_deadline() {
                     now_ms = now_ms.max(due);
@@ -177,7 +178,8 @@ fn replay(mut m: Matcher, lines: &[String]) -> usize {
                 black_box(b);
             }
             Action::WaitUntil(_) => {
-                m.on_line(Line::Text(&lines[next]), NOW);
+                // The reader's parse is part of each line's cost, as in a real run.
+                m.on_output(&Output::parse(next + 1, lines[next].clone()), NOW);
                 next += 1;
             }
             other => panic!("unexpected action {other:?}"),

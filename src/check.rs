@@ -186,8 +186,8 @@ checks! {
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
     StatusIdleAfterTurn = "status.idle-after-turn" "§4 §8.4" Must QUEUED [PromptMessageId TurnEndBeforeIdle] Trace: "a prompted session reports session.status running, then idle when its turns end";
     TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [TurnEndReason] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
-    TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
-    TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Trace: "a second prompt on a session streams only new events";
+    TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Stream: "turns of a session are numbered 1, 2, 3 … across prompts";
+    TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
     SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
     TurnOverlapQueued = "turn.overlap-queued" "§6" Must QUEUED [TurnEndReason StatusIdleAfterTurn] Trace: "a prompt to a running session is accepted and runs as the next turn; one idle after both";

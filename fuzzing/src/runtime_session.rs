@@ -112,7 +112,7 @@ impl Driver {
         for line in body.split('\n') {
             got.push(
                 self.ck
-                    .received(line)
+                    .received_text(line)
                     .into_result(line)
                     .map_err(|e| format!("{}: {e}", what()))?,
             );
@@ -426,10 +426,10 @@ mod tests {
         let mut ck = Checker::new(Profile::for_edition(Edition::Current, false));
         ck.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
         assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
-        let bad = ck.received(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#);
+        let bad = ck.received_text(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#);
         assert!(!bad.violations.is_empty());
         assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
-        let good = ck.received(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        let good = ck.received_text(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
         assert!(good.violations.is_empty(), "{good:?}");
         assert!(ck.pending().is_empty());
     }

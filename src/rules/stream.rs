@@ -1,7 +1,8 @@
 //! The checker: framing and responses (docs/CONTRACT.md#s2, #s3); notifications are in `notify`.
 
 use super::{clip, shape, CheckId, Judged, Profile, Received, Sent, Violation, UNKNOWN_METHOD};
-use crate::wire::json::{self, JsonKind, JsonView, Tape, TapeRef};
+use crate::wire::json::{self, JsonKind, JsonView, TapeRef};
+use crate::wire::output::{Frame, NotAFrame, Output};
 use crate::wire::{classify, Classified};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -72,9 +73,6 @@ pub struct Checker {
     responses_seen: HashSet<String>,
     /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
     written: Vec<u8>,
-    /// The line read, as a tape kept between lines: the rules read a frame through it, so no
-    /// `Value` is built per frame (its buffers are allocated once, not per line).
-    tape: Tape,
 }
 
 /// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
@@ -127,7 +125,6 @@ impl Checker {
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
             written: Vec::new(),
-            tape: Tape::default(),
             lines: 0,
         }
     }
@@ -215,18 +212,25 @@ impl Checker {
             .collect()
     }
 
-    /// Judges one line the runtime wrote (without its `\n`).
-    pub fn received(&mut self, line: &str) -> Judged {
-        self.lines += 1;
+    /// Judges one line the runtime wrote, parsed once by the reader ([`Output`]).
+    pub fn received(&mut self, out: &Output) -> Judged {
+        self.lines = self.lines.max(out.line);
         let mut sink = Sink {
-            line: Some(self.lines),
+            line: Some(out.line),
             list: Vec::new(),
         };
-        let frame = self.judge(line, &mut sink);
+        let frame = self.judge(out, &mut sink);
         Judged {
             frame,
             violations: sink.list,
         }
+    }
+
+    /// Judges one line given as text (without its `\n`): parses it into an [`Output`] numbered
+    /// after the lines judged so far, for drivers that hold text (the fuzz targets, tests).
+    pub fn received_text(&mut self, line: &str) -> Judged {
+        let out = Output::parse(self.lines + 1, line.to_owned());
+        self.received(&out)
     }
 
     fn known(&self, m: &str) -> bool {
@@ -237,30 +241,29 @@ impl Checker {
         self.known(m) && !self.profile.never_fail.iter().any(|k| k == m)
     }
 
-    fn judge(&mut self, raw: &str, sink: &mut Sink) -> Option<Received> {
-        let mut tape = std::mem::take(&mut self.tape);
-        let judged = self.judge_on(&mut tape, raw, sink);
-        self.tape = tape;
-        judged
-    }
-
-    fn judge_on(&mut self, tape: &mut Tape, raw: &str, sink: &mut Sink) -> Option<Received> {
-        let line = match raw.strip_suffix('\r') {
-            Some(l) => {
-                sink.add(CheckId::StdoutLfOnly, "the line ends in \\r\\n");
-                l
-            }
-            None => raw,
-        };
-        // The tape's errors are `json::parse`'s, and it reads as the `Value` that builds.
-        if let Err(e) = tape.parse(line) {
-            sink.add(
-                CheckId::StdoutFramesOnly,
-                format!("output is not JSON: {e}"),
-            );
-            return None;
+    fn judge(&mut self, out: &Output, sink: &mut Sink) -> Option<Received> {
+        if out.crlf {
+            sink.add(CheckId::StdoutLfOnly, "the line ends in \\r\\n");
         }
-        let frame = tape.root(line);
+        let line = out.text();
+        let frame = match (out.json(), out.frame()) {
+            (Some(v), _) => v,
+            (None, Frame::NotAFrame(NotAFrame::NotJson(e))) => {
+                sink.add(
+                    CheckId::StdoutFramesOnly,
+                    format!("output is not JSON: {e}"),
+                );
+                return None;
+            }
+            (None, f) => {
+                let why = match f {
+                    Frame::NotAFrame(w) => w.to_string(),
+                    _ => "not JSON".to_owned(),
+                };
+                sink.add(CheckId::StdoutFramesOnly, format!("output is {why}"));
+                return None;
+            }
+        };
         // Written into a buffer kept between lines: frames are checked by the thousand.
         let mut text = std::mem::take(&mut self.written);
         text.clear();

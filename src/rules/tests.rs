@@ -15,7 +15,7 @@ fn broken(ck: &mut Checker, sent: &[&str], lines: &[&str]) -> Vec<CheckId> {
     }
     lines
         .iter()
-        .flat_map(|l| ck.received(l).violations)
+        .flat_map(|l| ck.received_text(l).violations)
         .map(|v| v.rule)
         .collect()
 }
@@ -61,7 +61,7 @@ fn frames_only() {
 #[test]
 fn compact_and_member_order() {
     let mut ck = checker();
-    let j = ck.received(r#"{"jsonrpc": "2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}"#);
+    let j = ck.received_text(r#"{"jsonrpc": "2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}"#);
     assert_eq!(j.violations.len(), 1, "{j:?}");
     assert_eq!(j.violations[0].rule, CheckId::StdoutCompact);
     assert_eq!(j.violations[0].stdout_line, Some(1));
@@ -135,7 +135,7 @@ fn exactly_once() {
     let mut ck = checker();
     ck.sent(SHUTDOWN);
     assert_eq!(ck.unanswered()[0].rule, CheckId::ResponseExactlyOnce);
-    ck.received(OK);
+    ck.received_text(OK);
     assert!(ck.unanswered().is_empty());
 }
 
@@ -318,10 +318,10 @@ fn the_checker_goes_on_after_a_violation() {
     let lines = [spaced, event("s", 2, "x", "{}"), event("s", 3, "x", "{}")];
     let mut all: Vec<Violation> = lines
         .iter()
-        .flat_map(|l| ck.received(l).violations)
+        .flat_map(|l| ck.received_text(l).violations)
         .collect();
-    all.extend(ck.received(OK).violations);
-    all.extend(ck.received(OK).violations);
+    all.extend(ck.received_text(OK).violations);
+    all.extend(ck.received_text(OK).violations);
     let rules: Vec<CheckId> = all.iter().map(|v| v.rule).collect();
     assert_eq!(
         rules,

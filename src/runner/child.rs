@@ -14,21 +14,15 @@ use std::thread::JoinHandle;
 pub use super::dirs::CaseDirs;
 use super::flood::{Flood, Meter, StdoutLimit, LINE_OVERHEAD};
 use crate::trace::ExitInfo;
+use crate::wire::output::{NotAFrame, Output};
 
 /// What the stdout reader reports, in order.
 #[derive(Debug)]
 pub enum Event {
-    /// A complete, valid UTF-8, JS-trimmed, non-blank line.
-    Text(String),
-    /// A complete line that is not valid UTF-8.
-    NotUtf8 {
-        /// First invalid byte.
-        at: usize,
-        /// Line length.
-        len: usize,
-    },
-    /// A complete line over the bound (its bytes were discarded).
-    TooLong(usize),
+    /// A complete, non-blank line, parsed once ([`Output`]): its text JS-trimmed when it is
+    /// valid UTF-8; a line that is not, or is over the bound (its bytes discarded), is an
+    /// [`Output::unreadable`].
+    Line(Output),
     /// Stdout ended; holds the length of an unterminated last line, if any.
     Closed(Option<usize>),
     /// The runtime passed its [`StdoutLimit`]: it was killed and nothing more is read. Last event.
@@ -40,8 +34,6 @@ pub enum Event {
 struct Budget {
     used: Mutex<usize>,
     freed: Condvar,
-    /// Complete lines that ended in `\r\n` (the line-ending rule is judged on these).
-    crlf: std::sync::atomic::AtomicUsize,
 }
 
 /// Bytes of lines read but not yet consumed (the reader waits beyond it: flow control).
@@ -354,7 +346,7 @@ impl Child {
     /// Marks an event's bytes as consumed (frees reader budget).
     pub fn consumed(&self, ev: &Event) {
         let n = match ev {
-            Event::Text(s) => s.len() + LINE_OVERHEAD,
+            Event::Line(o) => o.weight() + LINE_OVERHEAD,
             _ => 0,
         };
         if n > 0 {
@@ -426,13 +418,6 @@ impl Child {
     }
 }
 
-impl Child {
-    /// How many complete stdout lines so far ended in `\r\n` rather than `\n` alone.
-    pub fn crlf_lines(&self) -> usize {
-        self.budget.crlf.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
 impl Drop for Child {
     fn drop(&mut self) {
         self.kill();
@@ -471,13 +456,15 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut discarding: Option<usize> = None;
+    // Lines numbered as the kit reports them: 1-based, blank lines (never judged) not counted.
+    let mut numbered = 0;
     let send = |ev: Event| -> bool {
-        if let Event::Text(s) = &ev {
+        if let Event::Line(o) = &ev {
             let mut u = budget.used.lock().unwrap_or_else(|e| e.into_inner());
             while *u > QUEUE_BYTES {
                 u = budget.freed.wait(u).unwrap_or_else(|e| e.into_inner());
             }
-            *u += s.len() + LINE_OVERHEAD; // the String and its allocation, not only the text
+            *u += o.weight() + LINE_OVERHEAD; // its allocations, not only the text
         }
         tx.send(ev).is_ok()
     };
@@ -506,22 +493,27 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
                         return;
                     }
                     let ev = if let Some(d) = discarding.take() {
-                        Some(Event::TooLong(d))
+                        numbered += 1;
+                        Some(Output::unreadable(numbered, NotAFrame::TooLong(d)))
                     } else {
                         let ev = match std::str::from_utf8(&line) {
                             Ok(s) => {
-                                if s.ends_with('\r') {
-                                    budget
-                                        .crlf
-                                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                }
                                 let t = crate::wire::trim_js(s);
-                                (!t.is_empty()).then(|| Event::Text(t.to_owned()))
+                                (!t.is_empty()).then(|| {
+                                    numbered += 1;
+                                    let mut o = Output::parse(numbered, t.to_owned());
+                                    o.crlf |= s.ends_with('\r');
+                                    o
+                                })
                             }
-                            Err(e) => Some(Event::NotUtf8 {
-                                at: e.valid_up_to(),
-                                len: line.len(),
-                            }),
+                            Err(e) => {
+                                numbered += 1;
+                                let why = NotAFrame::NotUtf8 {
+                                    at: e.valid_up_to(),
+                                    len: line.len(),
+                                };
+                                Some(Output::unreadable(numbered, why))
+                            }
                         };
                         line.clear();
                         if line.capacity() > 1 << 20 {
@@ -529,8 +521,8 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
                         }
                         ev
                     };
-                    if let Some(ev) = ev {
-                        if !send(ev) {
+                    if let Some(o) = ev {
+                        if !send(Event::Line(o)) {
                             return;
                         }
                     }

@@ -24,9 +24,10 @@ pub use child::{CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
 
-use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Line, Matcher, Stats};
+use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Matcher, Stats};
 use crate::trace::pattern::Env;
 use crate::trace::Trace;
+use crate::wire::output::Output;
 use std::time::{Duration, Instant};
 
 /// Replay settings.
@@ -119,12 +120,11 @@ pub struct CaseReport {
 pub struct Transcript {
     /// Every byte written to the runtime's stdin, in order.
     pub sent: Vec<u8>,
-    /// Every stdout line read (JS-trimmed text; non-UTF-8 and over-long lines as a `<…>` note).
-    pub stdout: Vec<String>,
+    /// Every stdout line read, parsed once ([`Output`]: JS-trimmed text; non-UTF-8 and over-long
+    /// lines as a `<…>` note).
+    pub stdout: Vec<Output>,
     /// The bound was reached and later traffic was not recorded.
     pub truncated: bool,
-    /// Stdout lines that ended in `\r\n` (their text in `stdout` is trimmed).
-    pub crlf_lines: usize,
     /// Bytes held so far (a running total: summing every line per line would be quadratic).
     used: usize,
 }
@@ -151,10 +151,10 @@ impl Transcript {
         }
     }
 
-    fn read(&mut self, line: String) {
-        // A stored line costs its text plus a `String` and the allocator's bookkeeping: counting
-        // only the text let a flood of 2-byte lines take gigabytes under a 64 MiB bound.
-        if self.room(line.len() + LINE_OVERHEAD) {
+    fn read(&mut self, line: Output) {
+        // A stored line costs its text, its tape and the allocator's bookkeeping: counting only
+        // the text let a flood of 2-byte lines take gigabytes under a 64 MiB bound.
+        if self.room(line.weight() + LINE_OVERHEAD) {
             self.stdout.push(line);
         }
     }
@@ -278,7 +278,6 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
         report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
     }
     child.kill();
-    report.transcript.crlf_lines = child.crlf_lines();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();
     report.stderr_tail = tail;
@@ -291,7 +290,10 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
             let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
             failure.stdout_line = Some(f.lines);
             let n = report.transcript.stdout.len();
-            failure.recent = report.transcript.stdout[n.saturating_sub(3)..].to_vec();
+            failure.recent = report.transcript.stdout[n.saturating_sub(3)..]
+                .iter()
+                .map(|o| o.text().to_owned())
+                .collect();
             Outcome::Fail(Box::new(failure))
         }
         (End::Done, None) => Outcome::Pass,
@@ -374,9 +376,10 @@ fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
         match child.events.recv_timeout(left) {
             Ok(ev) => {
                 child.consumed(&ev);
-                if let Event::Text(s) = &ev {
-                    log.read(s.clone());
-                    if m.on_late_line(s) {
+                if let Event::Line(o) = ev {
+                    let done = m.on_late_output(&o);
+                    log.read(o);
+                    if done {
                         return;
                     }
                 }
@@ -437,20 +440,12 @@ fn drive(
                         Ok(ev) => {
                             child.consumed(&ev);
                             let now = started.elapsed();
-                            match &ev {
-                                Event::Text(s) => {
-                                    m.on_line(Line::Text(s), now);
-                                    log.read(s.clone());
+                            match ev {
+                                Event::Line(o) => {
+                                    m.on_output(&o, now);
+                                    log.read(o);
                                 }
-                                Event::NotUtf8 { at, len } => {
-                                    m.on_line(Line::NotUtf8 { at: *at, len: *len }, now);
-                                    log.read(format!("<{len} bytes, not UTF-8 at byte {at}>"));
-                                }
-                                Event::TooLong(n) => {
-                                    m.on_line(Line::TooLong(*n), now);
-                                    log.read(format!("<line of {n} bytes over the bound>"));
-                                }
-                                Event::Flooded(f) => return End::Flooded(*f),
+                                Event::Flooded(f) => return End::Flooded(f),
                                 Event::Closed(_) => {
                                     stdout_closed = true;
                                     // Give the process a moment to finish so the report has its status.

@@ -7,6 +7,8 @@ use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::CheckId;
 use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
+use crate::wire::json::{self, JsonView};
+use crate::wire::output::Frame;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -240,7 +242,7 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
     }
     // The texts of the session's first assistant/message (data.message.content[] text blocks).
     let texts = r.transcript.stdout.iter().find_map(|l| {
-        let v = crate::wire::json::parse(l).ok()?.value;
+        let v = l.json()?.to_value();
         let ev = v.pointer("/params/event")?;
         if v.pointer("/params/sessionId")?.as_str()? != "model-probe"
             || ev.get("type")?.as_str()? != "assistant/message"
@@ -295,15 +297,12 @@ pub fn probe_surface(cmd: &CommandSpec, opts: &Options) -> Option<crate::edition
     }
     let unknown = |id: &str| {
         r.transcript.stdout.iter().any(|l| {
-            crate::wire::json::parse(l).ok().is_some_and(|p| {
-                p.value.get("id").and_then(serde_json::Value::as_str) == Some(id)
-                    && p.value
-                        .pointer("/error/message")
-                        .and_then(serde_json::Value::as_str)
-                        .is_some_and(|m| {
-                            m.starts_with("unknown DeepSeek Harness SDK runtime method")
-                        })
-            })
+            matches!(l.frame(), Frame::Response { id: got, ok: false } if *got == json::to_string(&id.into()))
+                && l.json()
+                    .and_then(|v| v.get("error"))
+                    .and_then(|e| e.get("message"))
+                    .and_then(JsonView::as_str)
+                    .is_some_and(|m| m.starts_with(crate::rules::UNKNOWN_METHOD))
         })
     };
     let looks = if unknown("wait") && unknown("wd") {

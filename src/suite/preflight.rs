@@ -6,6 +6,7 @@ use super::judge;
 use super::run::{Options, RunError};
 use crate::runner::{self, CommandSpec, Halt, Outcome};
 use crate::trace::Trace;
+use crate::wire::json::JsonView;
 use std::time::Duration;
 
 // Tolerant of non-frame lines: a runtime that also logs to stdout must still reach the checks.
@@ -62,9 +63,8 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
     }
     let stdout = &r.transcript.stdout;
     let any_object = stdout.iter().any(|l| {
-        crate::wire::json::parse(l)
-            .ok()
-            .is_some_and(|p| p.value.is_object())
+        l.json()
+            .is_some_and(|v| v.kind() == crate::wire::json::JsonKind::Object)
     });
     let stderr_tail = r.stderr_tail.trim_end().to_owned();
     Ok(match &r.outcome {
@@ -76,7 +76,7 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
             stderr_tail,
         },
         Outcome::Fail(_) if !stdout.is_empty() && !any_object => Preflight::NoFrames {
-            first_line: crate::trace::explain::clip(&stdout[0], 200),
+            first_line: crate::trace::explain::clip(stdout[0].text(), 200),
             lines: stdout.len(),
             stderr_tail,
         },

@@ -7,6 +7,7 @@ use crate::edition::Edition;
 use crate::rules::Profile;
 use crate::rules::{CheckId, Checker, Sent};
 use crate::runner::Transcript;
+use crate::wire::output::{Frame, Output};
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -35,14 +36,6 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
             out.push(f);
         }
     };
-    if t.crlf_lines > 0 {
-        push(Finding {
-            check: CheckId::StdoutLfOnly,
-            stdout_line: None,
-            line: None,
-            message: format!("{} stdout line(s) ended in \\r\\n", t.crlf_lines),
-        });
-    }
     // Persistence may resume sessions in these transcripts: seq need not start at 0.
     let mut profile = Profile::for_edition(edition, true);
     profile.allow_method_not_found = !strict;
@@ -58,56 +51,53 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
         }
     });
     let mut seen_events: HashSet<&str> = HashSet::new();
-    for (i, l) in t.stdout.iter().enumerate() {
-        // A frame identical to an earlier event is a replay: turn.no-replay's business.
-        if l.contains("\"session.event\"") && !seen_events.insert(l.as_str()) {
+    for o in &t.stdout {
+        let finding = |check, message| Finding {
+            check,
+            stdout_line: Some(o.line),
+            line: Some(crate::trace::explain::clip(o.text(), 200)),
+            message,
+        };
+        // A frame identical to an earlier event is a replay, `turn.no-replay`'s: judged once,
+        // there, and not again as a seq or turn the session already had.
+        if matches!(o.frame(), Frame::Notification { method, .. } if method == "session.event")
+            && !seen_events.insert(o.text())
+        {
+            let m =
+                "an event already streamed is streamed again (a replay of the session's history)";
+            push(finding(CheckId::TurnNoReplay, m.to_owned()));
             continue;
         }
         // An answer to no request is judged by the check that sent what it answers (a
         // notification, a malformed line, an invalid id), not here.
-        if unsolicited(l, &keys) {
+        if unsolicited(o, &keys) {
             continue;
         }
-        for v in checker.received(l).violations {
-            // The registry marks the stream rules; line endings were judged above (the
-            // transcript's lines are trimmed).
-            let stream = v.rule.info().is_stream();
-            if !stream || v.rule == CheckId::StdoutLfOnly {
-                continue;
+        for v in checker.received(o).violations {
+            // The registry marks the stream rules.
+            if v.rule.info().is_stream() {
+                push(finding(v.rule, v.message));
             }
-            push(Finding {
-                check: v.rule,
-                stdout_line: v.stdout_line.or(Some(i + 1)),
-                line: Some(crate::trace::explain::clip(l, 200)),
-                message: v.message,
-            });
         }
     }
     out
 }
 
 /// Whether a line is a response whose id no request carried (in either JSON type).
-fn unsolicited(line: &str, keys: &HashSet<String>) -> bool {
-    let Ok(p) = json::parse(line) else {
+fn unsolicited(o: &Output, keys: &HashSet<String>) -> bool {
+    let Frame::Response { id: key, .. } = o.frame() else {
         return false;
     };
-    let v = p.value;
-    if v.get("method").is_some() {
+    if keys.contains(key) {
         return false;
     }
-    let Some(id) = v.get("id") else {
-        return false;
-    };
-    let key = json::to_string(id);
-    if keys.contains(&key) {
-        return false;
-    }
-    let swapped = match id {
-        Value::String(s) => json::parse(s)
+    // The same id in the other JSON type (`7` for `"7"`) answers its request: a type change.
+    let swapped = match json::parse(key).map(|p| p.value) {
+        Ok(Value::String(s)) => json::parse(&s)
             .ok()
             .filter(|p| p.value.is_number())
             .map(|p| json::to_string(&p.value)),
-        Value::Number(_) => Some(json::to_string(&Value::String(key.clone()))),
+        Ok(Value::Number(_)) => Some(json::to_string(&Value::String(key.clone()))),
         _ => None,
     };
     !swapped.is_some_and(|k| keys.contains(&k))
@@ -120,7 +110,9 @@ mod tests {
     fn t(sent: &str, lines: &[&str]) -> Transcript {
         let mut t = Transcript::default();
         t.sent = sent.as_bytes().to_vec();
-        t.stdout = lines.iter().map(|s| s.to_string()).collect();
+        t.stdout = (lines.iter().enumerate())
+            .map(|(i, s)| Output::parse(i + 1, s.to_string()))
+            .collect();
         t
     }
 
@@ -143,10 +135,10 @@ mod tests {
 
     #[test]
     fn each_rule_is_blamed_once_on_its_own_check() {
-        let mut tr = t(
+        let tr = t(
             "{\"id\":1,\"method\":\"x\"}\n{\"id\":2,\"method\":\"y\"}\n",
             &[
-                "booting",
+                "booting\r",
                 r#"{"jsonrpc": "2.0", "id": 1, "result": {}}"#,
                 r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
                 r#"{"jsonrpc":"2.0","id":"2","result":{}}"#,
@@ -155,7 +147,6 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":2,"time":1,"data":{}}}}"#,
             ],
         );
-        tr.crlf_lines = 2;
         assert_eq!(
             rules(&judge(&tr, Edition::Current, false)),
             [
@@ -184,7 +175,8 @@ mod tests {
         );
         assert_eq!(
             rules(&judge(&tr, Edition::Current, false)),
-            ["error.no-reserved-codes"]
+            ["turn.no-replay", "error.no-reserved-codes"],
+            "the replay is judged once, as a replay"
         );
     }
 }

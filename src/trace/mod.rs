@@ -12,6 +12,6 @@ pub mod repeat;
 pub mod syntax;
 
 pub use failure::{ExitInfo, Failure, FailureKind};
-pub use matcher::{Action, Line, Matcher};
+pub use matcher::{Action, Matcher};
 pub use pattern::{Env, Pat};
 pub use syntax::{Meta, Mult, ParseError, Send, Step, StepKind, Trace};

@@ -2,7 +2,10 @@
 //!
 //! - [`lines`]: splitting a byte stream into trimmed lines with the upstream decoder's rules;
 //! - [`json`]: a `JSON.parse`/`JSON.stringify`-compatible parser and writer;
-//! - [`frame`]: classifying a line into request / response / notification / ignored;
+//! - [`frame`]: classifying a line the runtime reads into request / response / notification /
+//!   ignored;
+//! - [`output`]: a line the runtime writes, parsed once into response / notification / not a
+//!   frame;
 //! - [`codes`]: JSON-RPC error codes;
 //! - [`write`](mod@write): writing response, error and notification frames.
 
@@ -10,6 +13,7 @@ pub mod codes;
 pub mod frame;
 pub mod json;
 pub mod lines;
+pub mod output;
 pub mod write;
 
 pub use codes::ErrorCode;

@@ -2,6 +2,7 @@
 //! rules and is noted for the differential comparison; every finding is kept once per class.
 
 use super::*;
+use crate::wire::output::{Frame, NotAFrame, Output};
 
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub(super) enum Phase {
@@ -78,15 +79,17 @@ impl<'a> State<'a> {
 
     pub(super) fn on_event(&mut self, ev: Event, child: &mut Child) {
         match ev {
-            Event::Text(line) => self.on_line(&line),
-            Event::NotUtf8 { at, len } => self.fail(
-                FindingClass::Output(OutputFault::NotUtf8),
-                format!("a stdout line of {len} bytes is not UTF-8 at byte {at}"),
-            ),
-            Event::TooLong(n) => self.fail(
-                FindingClass::Output(OutputFault::TooLong),
-                format!("a stdout line of {n} bytes exceeds the bound"),
-            ),
+            Event::Line(o) => match o.frame() {
+                Frame::NotAFrame(NotAFrame::NotUtf8 { at, len }) => self.fail(
+                    FindingClass::Output(OutputFault::NotUtf8),
+                    format!("a stdout line of {len} bytes is not UTF-8 at byte {at}"),
+                ),
+                Frame::NotAFrame(NotAFrame::TooLong(n)) => self.fail(
+                    FindingClass::Output(OutputFault::TooLong),
+                    format!("a stdout line of {n} bytes exceeds the bound"),
+                ),
+                _ => self.on_output(&o),
+            },
             Event::Flooded(f) => {
                 self.closed = true;
                 self.fail(FindingClass::Output(OutputFault::Flooded), f.to_string());
@@ -117,13 +120,20 @@ impl<'a> State<'a> {
         }
     }
 
+    /// A line given as text (an in-process answer): parsed, then judged as the reader's are.
     pub(super) fn on_line(&mut self, raw: &str) {
+        let o = Output::parse(self.obs.frames_out + 1, raw.to_owned());
+        self.on_output(&o);
+    }
+
+    pub(super) fn on_output(&mut self, o: &Output) {
+        let raw = o.text();
         if !self.foreign.is_empty() && self.is_foreign(raw) {
             self.straggler = true;
             return;
         }
         self.obs.frames_out += 1;
-        let judged = self.ck.received(raw);
+        let judged = self.ck.received(o);
         let broke = judged
             .violations
             .iter()

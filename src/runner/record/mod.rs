@@ -12,6 +12,8 @@ pub use fault::{Fault, RecordError};
 use super::child::{CaseDirs, Child, CommandSpec, Event};
 use crate::trace::import::{self, RawEvent, Redactor};
 use crate::trace::{ExitInfo, Send, StepKind, Trace};
+use crate::wire::json::JsonView;
+use crate::wire::output::{Frame, NotAFrame};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -103,10 +105,16 @@ impl Rec<'_> {
                 let t = self.t();
                 self.last_out = Instant::now();
                 match ev {
-                    Event::Text(line) => {
+                    Event::Line(o)
+                        if o.json().is_some()
+                            || !matches!(
+                                o.frame(),
+                                Frame::NotAFrame(NotAFrame::NotUtf8 { .. } | NotAFrame::TooLong(_))
+                            ) =>
+                    {
                         self.lines += 1;
-                        if let Ok(p) = crate::wire::json::parse(&line) {
-                            let mut v: Value = p.value;
+                        if let Some(json) = o.json() {
+                            let mut v: Value = json.to_value();
                             if v.get("method").is_none() {
                                 if let Some(id) = v.get("id") {
                                     self.pending.remove(&crate::wire::json::to_string(id));
@@ -116,11 +124,16 @@ impl Rec<'_> {
                         }
                         self.events.push(RawEvent::Out {
                             t,
-                            line,
+                            line: o.text().to_owned(),
                             truncated: None,
                         });
                     }
-                    Event::NotUtf8 { len, .. } | Event::TooLong(len) => {
+                    Event::Line(o) => {
+                        let len = match o.frame() {
+                            Frame::NotAFrame(NotAFrame::NotUtf8 { len, .. }) => *len,
+                            Frame::NotAFrame(NotAFrame::TooLong(len)) => *len,
+                            _ => unreachable!("the arm above takes the readable lines"),
+                        };
                         self.lines += 1;
                         self.events.push(RawEvent::Out {
                             t,

@@ -5,7 +5,6 @@ use super::{EKind, Exp, Lane, LaneKey, Matcher, Segment, Stats};
 use crate::trace::failure::ExitInfo;
 use crate::trace::pattern::{Bindings, Env, Pat};
 use crate::trace::syntax::{Mult, Send, StepKind, Trace};
-use crate::wire::json::Tape;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -68,7 +67,6 @@ impl Matcher {
             late_lines: 0,
             bindings: Bindings::default(),
             recent: VecDeque::new(),
-            tape: Tape::default(),
             id_key: Vec::new(),
             failure: None,
             done: false,

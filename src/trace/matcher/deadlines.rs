@@ -5,6 +5,8 @@ use super::{Action, EKind, Matcher};
 use crate::trace::failure::{ExitInfo, Failure, FailureKind};
 use crate::trace::syntax::{Mult, Send};
 use crate::wire::json::Deep;
+use crate::wire::json::JsonView;
+use crate::wire::output::Output;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -265,7 +267,7 @@ impl Matcher {
     /// runner feeds the lines that follow the failure for a short grace; when one matches the
     /// missing expectation, the failure becomes [`FailureKind::OutOfOrder`], naming both lines.
     /// Returns true once decided (nothing more to feed).
-    pub fn on_late_line(&mut self, text: &str) -> bool {
+    pub fn on_late_output(&mut self, out: &Output) -> bool {
         self.late_lines += 1;
         let Some(f) = self.failure.as_ref() else {
             return true;
@@ -277,10 +279,10 @@ impl Matcher {
         let Some(j) = self.exps.iter().position(|e| e.line == line) else {
             return true;
         };
-        let Ok(p) = crate::wire::json::parse(text) else {
+        let Some(json) = out.json() else {
             return false;
         };
-        let v = Deep::new(p.value);
+        let v = Deep::new(json.to_value());
         let session = v
             .get("params")
             .and_then(|x| x.get("sessionId").or_else(|| x.get("parentSessionId")))

@@ -18,8 +18,8 @@
 //! nothing accepts; `send` writes sends with placeholders substituted; `deadlines` decides the
 //! next action (poll), timeouts, the exit and late lines.
 //!
-//! Per frame nothing is copied: the line is parsed into a reused [`Tape`] (no `Value`), session
-//! and id lookups borrow from it, and only matched frames' texts are kept (in reused buffers) for
+//! Per frame nothing is copied: the line comes parsed by the reader ([`Output`](crate::wire::output::Output): a tape, no
+//! `Value`), session and id lookups borrow from it, and only matched frames' texts are kept (in reused buffers) for
 //! failure output; a `Value` is built only on the way to a failure.
 
 mod blame;
@@ -31,7 +31,6 @@ mod send;
 use super::explain;
 use super::pattern::{Bindings, Env, Pat};
 use super::syntax::{Mult, Send};
-use crate::wire::json::Tape;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -52,22 +51,6 @@ pub enum Action {
     WaitUntil(Duration),
     /// The case is decided.
     Done,
-}
-
-/// One line the runtime wrote on stdout, as the reader saw it.
-#[derive(Debug, Clone, Copy)]
-pub enum Line<'a> {
-    /// A complete line (without `\n`), valid UTF-8, JS-trimmed, non-blank.
-    Text(&'a str),
-    /// A complete line that is not valid UTF-8 (first bad byte offset, length).
-    NotUtf8 {
-        /// Offset of the first invalid byte.
-        at: usize,
-        /// Line length in bytes.
-        len: usize,
-    },
-    /// A line longer than the reader's bound (length in bytes).
-    TooLong(usize),
 }
 
 pub use super::failure::{ExitInfo, Failure, FailureKind};
@@ -181,8 +164,6 @@ pub struct Matcher {
     late_lines: usize,
     bindings: Bindings,
     recent: VecDeque<Seen>,
-    /// The current line, parsed (buffers reused from line to line).
-    tape: Tape,
     /// The current response's id as JSON text (reused).
     id_key: Vec<u8>,
     failure: Option<Failure>,
@@ -287,6 +268,7 @@ impl Matcher {
 mod testkit {
     use super::*;
     use crate::trace::syntax::Trace;
+    use crate::wire::output::Output;
 
     pub(super) fn m(text: &str) -> Matcher {
         let t = Trace::parse(text, "t").unwrap();
@@ -311,7 +293,8 @@ mod testkit {
 
     pub(super) fn feed(m: &mut Matcher, lines: &[&str]) {
         for l in lines {
-            m.on_line(Line::Text(l), Duration::from_millis(1));
+            let n = m.stats.lines + 1;
+            m.on_output(&Output::parse(n, l.to_string()), Duration::from_millis(1));
         }
     }
 

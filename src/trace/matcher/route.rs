@@ -1,67 +1,45 @@
 //! Routing a stdout line to the expectation it meets: responses by id, notifications by lane
 //! (the latest candidate in the lane's window), `ignore` rules, tolerant mode's skipped repeats.
 
-use super::{EKind, LaneKey, Line, Matcher, Seen, Tentative, KEEP_VALUE_BELOW, RECENT};
+use super::{EKind, LaneKey, Matcher, Seen, Tentative, KEEP_VALUE_BELOW, RECENT};
 use crate::trace::explain;
 use crate::trace::failure::{Failure, FailureKind};
 use crate::trace::pattern::Attempt;
 use crate::trace::syntax::Mult;
-use crate::wire::json::{Deep, JsonKind, JsonView, TapeRef};
+use crate::wire::json::{Deep, JsonView, TapeRef};
+use crate::wire::output::{Frame, NotAFrame, Output};
 use serde_json::Value;
 use std::time::Duration;
 
 impl Matcher {
-    /// Judges one stdout line received at `now`.
-    pub fn on_line(&mut self, line: Line<'_>, now: Duration) {
+    /// Judges one stdout line received at `now`, as the reader parsed it.
+    pub fn on_output(&mut self, out: &Output, now: Duration) {
         if self.done {
             return;
         }
         self.stats.lines += 1;
-        let text = match line {
-            Line::Text(t) => t,
-            Line::NotUtf8 { at, len } => {
-                return self.not_a_frame(format!(
-                    "stdout line {} is not valid UTF-8 (first invalid byte at offset {at} of {len})",
-                    self.stats.lines
-                ), None)
+        let text = out.text();
+        match (out.frame(), out.json()) {
+            // An object of neither kind is still matched against patterns (as a response when
+            // it has an id and no string method): `stdout.frames-only` judges its members.
+            (Frame::NotAFrame(NotAFrame::Neither(_)), Some(v)) => {
+                let method = v.get("method").and_then(JsonView::as_str).is_some();
+                self.on_frame(text, v, v.get("id").is_some() && !method, now)
             }
-            Line::TooLong(n) => {
-                return self.not_a_frame(format!(
-                    "stdout line {} is {n} bytes long, over the reader's line bound",
-                    self.stats.lines
-                ), None)
-            }
-        };
-        // The line is read through a tape, not built into a `Value`: matching needs no more.
-        let mut tape = std::mem::take(&mut self.tape);
-        match tape.parse(text) {
-            Err(e) => self.not_a_frame(
-                format!("stdout line {} is not JSON ({e})", self.stats.lines),
-                Some(text),
-            ),
-            Ok(()) => {
-                let frame = tape.root(text);
-                let what = match frame.kind() {
-                    JsonKind::Object => None,
-                    JsonKind::Array => Some("a JSON array"),
-                    JsonKind::String => Some("a JSON string"),
-                    JsonKind::Number => Some("a JSON number"),
-                    JsonKind::Bool => Some("a JSON boolean"),
-                    JsonKind::Null => Some("JSON null"),
+            (Frame::NotAFrame(why), _) => {
+                let text = match why {
+                    NotAFrame::NotUtf8 { .. } | NotAFrame::TooLong(_) => None,
+                    _ => Some(text),
                 };
-                match what {
-                    None => self.on_frame(text, frame, now),
-                    Some(what) => self.not_a_frame(
-                        format!(
-                            "stdout line {} is {what}, not a frame object",
-                            self.stats.lines
-                        ),
-                        Some(text),
-                    ),
-                }
+                let reason = format!("stdout line {} is {why}", self.stats.lines);
+                self.not_a_frame(reason, text)
             }
+            (f, Some(v)) => {
+                let is_response = matches!(f, Frame::Response { .. });
+                self.on_frame(text, v, is_response, now)
+            }
+            (_, None) => unreachable!("a frame is parsed JSON"),
         }
-        self.tape = tape;
     }
 
     fn not_a_frame(&mut self, reason: String, text: Option<&str>) {
@@ -98,11 +76,7 @@ impl Matcher {
         self.recent.push_back(seen);
     }
 
-    fn on_frame(&mut self, text: &str, frame: TapeRef<'_>, _now: Duration) {
-        let is_response = !frame
-            .get("method")
-            .is_some_and(|m| m.kind() == JsonKind::String)
-            && frame.get("id").is_some();
+    fn on_frame(&mut self, text: &str, frame: TapeRef<'_>, is_response: bool, _now: Duration) {
         let session = frame
             .get("params")
             .and_then(|p| p.get("sessionId").or_else(|| p.get("parentSessionId")))
@@ -141,7 +115,7 @@ impl Matcher {
         }
         // Unexpected: the case fails here, and the explanations work on the frame's `Value`
         // (the tape accepted the text, so `parse` does: same grammar).
-        let value = Deep::new(crate::wire::json::parse(text).map_or(Value::Null, |p| p.value));
+        let value = Deep::new(frame.to_value());
         // If an open expectation accepts it, it came too early: name what it overtook.
         let f = match self.out_of_order(text, &value, session) {
             Some(f) => f,
@@ -372,6 +346,7 @@ impl Matcher {
 mod tests {
     use super::super::testkit::*;
     use super::super::*;
+    use crate::wire::output::Output;
 
     #[test]
     fn responses_match_by_id_in_any_order() {
@@ -421,9 +396,15 @@ mod tests {
         assert_eq!((f.trace_line, f.stdout_line), (Some(2), Some(1)));
         // Missing stays missing while other frames come; the frame itself makes it late.
         assert!(y.wants_late_lines());
-        assert!(!y.on_late_line("{\"method\":\"e\",\"params\":{\"sessionId\":\"b\",\"n\":1}}"));
+        assert!(!y.on_late_output(&Output::parse(
+            0,
+            "{\"method\":\"e\",\"params\":{\"sessionId\":\"b\",\"n\":1}}".to_owned()
+        )));
         assert_eq!(y.failure().unwrap().kind, FailureKind::Missing);
-        assert!(y.on_late_line("{\"method\":\"e\",\"params\":{\"sessionId\":\"a\",\"n\":1}}"));
+        assert!(y.on_late_output(&Output::parse(
+            0,
+            "{\"method\":\"e\",\"params\":{\"sessionId\":\"a\",\"n\":1}}".to_owned()
+        )));
         let f = y.failure().unwrap();
         assert_eq!(f.kind, FailureKind::OutOfOrder, "{f}");
         assert!(
@@ -478,12 +459,8 @@ mod tests {
         let mut x = m(&t);
         drain(&mut x, T);
         for i in 0..20_000 {
-            x.on_line(
-                Line::Text(&format!(
-                    "{{\"method\":\"e\",\"params\":{{\"sessionId\":\"s\",\"i\":{i}}}}}"
-                )),
-                T,
-            );
+            let line = format!("{{\"method\":\"e\",\"params\":{{\"sessionId\":\"s\",\"i\":{i}}}}}");
+            x.on_output(&Output::parse(i + 1, line), T);
             // The runner polls after every frame: polling must not rescan the trace.
             assert!(matches!(x.poll(T), Action::WaitUntil(_) | Action::Done));
         }

@@ -72,7 +72,7 @@ struct Open {
 }
 
 /// A parsed JSON text; reuse one for many texts (see [`Tape::parse`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Tape {
     nodes: Vec<Node>,
     decoded: String,
@@ -140,6 +140,19 @@ fn key(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
 }
 
 impl Tape {
+    /// Bytes the tape's buffers hold (for memory bounds on stored lines).
+    pub fn weight(&self) -> usize {
+        use std::mem::size_of;
+        self.nodes.capacity() * size_of::<Node>()
+            + self.decoded.capacity()
+            + self.stack.capacity() * size_of::<Open>()
+            + self
+                .indexes
+                .iter()
+                .map(|i| i.capacity() * (size_of::<String>() + size_of::<usize>() + 8))
+                .sum::<usize>()
+    }
+
     /// Parses `text` into this tape (replacing what it held). The error is the one
     /// [`parse`](super::parse) gives for the same text.
     pub fn parse(&mut self, text: &str) -> Result<(), JsonError> {

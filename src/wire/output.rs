@@ -1,0 +1,259 @@
+//! What the runtime writes: each stdout line parsed once into an [`Output`], the one typed value
+//! every judge reads (the trace matcher, the rule checker, the probes and the reports). Its
+//! classification ([`Frame`]) is the only one of the runtime's output in the kit, as
+//! [`classify`](super::classify) is the only one of what the runtime reads.
+//!
+//! A line is classified by the members it has, leniently: an object with a string `method` and no
+//! `id` is a notification, one with an `id` and a `result` or an `error` (not both) a response.
+//! What else a frame must be (exactly those members, `"jsonrpc":"2.0"`, written compactly) is
+//! for the rules to judge ([`crate::rules`]), so that a frame with one defect is still routed as
+//! what it is, and blamed once, on the rule it breaks.
+
+use super::json::{JsonKind, JsonView, Tape, TapeRef};
+use std::fmt;
+
+/// Why a line is no frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAFrame {
+    /// Not valid UTF-8: the first invalid byte's offset and the line's length.
+    NotUtf8 {
+        /// Offset of the first invalid byte.
+        at: usize,
+        /// Line length in bytes.
+        len: usize,
+    },
+    /// Longer than the reader's bound (its length in bytes; its text was not kept).
+    TooLong(usize),
+    /// Not JSON, with the parser's message.
+    NotJson(String),
+    /// JSON, but not an object: what it is (`a JSON array`, …).
+    NotAnObject(&'static str),
+    /// An object with the members of neither a response nor a notification (their keys).
+    Neither(Vec<String>),
+}
+
+impl fmt::Display for NotAFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotAFrame::NotUtf8 { at, len } => write!(
+                f,
+                "not valid UTF-8 (first invalid byte at offset {at} of {len})"
+            ),
+            NotAFrame::TooLong(n) => write!(f, "{n} bytes long, over the reader's line bound"),
+            NotAFrame::NotJson(e) => write!(f, "not JSON ({e})"),
+            NotAFrame::NotAnObject(what) => write!(f, "{what}, not a frame object"),
+            NotAFrame::Neither(keys) => write!(
+                f,
+                "an object with members {keys:?}, neither a response nor a notification"
+            ),
+        }
+    }
+}
+
+/// What one output line is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A response: its id as `JSON.stringify` writes it, and whether it carries a `result`.
+    Response {
+        /// The id's JSON text, as the runtime's serializer would write the parsed id.
+        id: String,
+        /// A result (else an error).
+        ok: bool,
+    },
+    /// A notification: its method and the string `params.sessionId` it names, if any.
+    Notification {
+        /// The method.
+        method: String,
+        /// `params.sessionId`, when it is a string.
+        session: Option<String>,
+    },
+    /// Not a frame.
+    NotAFrame(NotAFrame),
+}
+
+/// One stdout line of the runtime, parsed once.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// 1-based stdout line number (blank lines, which the reader skips, are not counted).
+    pub line: usize,
+    /// The line ended in `\r\n` (the `\r` is not in [`Output::text`]).
+    pub crlf: bool,
+    text: String,
+    tape: Tape,
+    parsed: bool,
+    frame: Frame,
+}
+
+impl Output {
+    /// Parses one line (without its `\n`; a trailing `\r` is noted in [`Output::crlf`] and
+    /// stripped). The text is kept as given otherwise: the reader trims it as upstream's
+    /// decoder does.
+    pub fn parse(line: usize, mut text: String) -> Output {
+        let crlf = text.ends_with('\r');
+        if crlf {
+            text.pop();
+        }
+        let mut tape = Tape::default();
+        let parsed = tape.parse(&text);
+        let frame = match &parsed {
+            Err(e) => Frame::NotAFrame(NotAFrame::NotJson(e.to_string())),
+            Ok(()) => classify(tape.root(&text)),
+        };
+        Output {
+            line,
+            crlf,
+            parsed: parsed.is_ok(),
+            text,
+            tape,
+            frame,
+        }
+    }
+
+    /// A line the reader could not keep as text (not UTF-8, or over its bound).
+    pub fn unreadable(line: usize, why: NotAFrame) -> Output {
+        let text = match &why {
+            NotAFrame::NotUtf8 { at, len } => format!("<{len} bytes, not UTF-8 at byte {at}>"),
+            NotAFrame::TooLong(n) => format!("<line of {n} bytes over the bound>"),
+            other => format!("<{other}>"),
+        };
+        Output {
+            line,
+            crlf: false,
+            text,
+            tape: Tape::default(),
+            parsed: false,
+            frame: Frame::NotAFrame(why),
+        }
+    }
+
+    /// The line's text (for an unreadable line, a `<…>` note).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What the line is.
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
+
+    /// The line's JSON value, when it is JSON at all.
+    pub fn json(&self) -> Option<TapeRef<'_>> {
+        self.parsed.then(|| self.tape.root(&self.text))
+    }
+
+    /// Whether the line is a response or a notification.
+    pub fn is_frame(&self) -> bool {
+        !matches!(self.frame, Frame::NotAFrame(_))
+    }
+
+    /// The notification's `params`, for a notification of `method`.
+    pub fn params_of(&self, method: &str) -> Option<TapeRef<'_>> {
+        match &self.frame {
+            Frame::Notification { method: m, .. } if m == method => self.json()?.get("params"),
+            _ => None,
+        }
+    }
+
+    /// Bytes the line holds (its text and its tape), for memory bounds.
+    pub fn weight(&self) -> usize {
+        self.text.capacity() + self.tape.weight()
+    }
+}
+
+/// The classification of a parsed line.
+fn classify(v: TapeRef<'_>) -> Frame {
+    let what = match v.kind() {
+        JsonKind::Object => None,
+        JsonKind::Array => Some("a JSON array"),
+        JsonKind::String => Some("a JSON string"),
+        JsonKind::Number => Some("a JSON number"),
+        JsonKind::Bool => Some("a JSON boolean"),
+        JsonKind::Null => Some("JSON null"),
+    };
+    if let Some(what) = what {
+        return Frame::NotAFrame(NotAFrame::NotAnObject(what));
+    }
+    let id = v.get("id");
+    let method = v.get("method").and_then(JsonView::as_str);
+    let (result, error) = (v.get("result").is_some(), v.get("error").is_some());
+    match (method, id) {
+        (Some(m), None) => Frame::Notification {
+            method: m.to_owned(),
+            session: v
+                .get("params")
+                .and_then(|p| p.get("sessionId"))
+                .and_then(JsonView::as_str)
+                .map(str::to_owned),
+        },
+        (None, Some(id)) if result != error => {
+            let mut echo = Vec::new();
+            id.write(&mut echo);
+            Frame::Response {
+                id: String::from_utf8(echo).expect("the JSON writer writes UTF-8"),
+                ok: result,
+            }
+        }
+        _ => Frame::NotAFrame(NotAFrame::Neither(
+            v.members().map(|(k, _)| k.to_owned()).collect(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(s: &str) -> Frame {
+        Output::parse(1, s.to_owned()).frame().clone()
+    }
+
+    #[test]
+    fn lines_are_classified_by_their_members() {
+        assert_eq!(
+            frame(r#"{"jsonrpc":"2.0","id":1e3,"result":{}}"#),
+            Frame::Response {
+                id: "1000".into(),
+                ok: true
+            }
+        );
+        assert_eq!(
+            frame(r#"{"id":"a","error":{"code":1,"message":"m"},"x":1}"#),
+            Frame::Response {
+                id: "\"a\"".into(),
+                ok: false
+            },
+            "extra members and no jsonrpc are the rules' to judge"
+        );
+        assert_eq!(
+            frame(r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s"}}"#),
+            Frame::Notification {
+                method: "session.event".into(),
+                session: Some("s".into())
+            }
+        );
+        assert!(matches!(
+            frame(r#"{"id":1,"result":{},"error":{}}"#),
+            Frame::NotAFrame(NotAFrame::Neither(_))
+        ));
+        assert!(matches!(
+            frame(r#"{"id":1,"method":"m"}"#),
+            Frame::NotAFrame(NotAFrame::Neither(_))
+        ));
+        assert!(matches!(
+            frame("[1]"),
+            Frame::NotAFrame(NotAFrame::NotAnObject("a JSON array"))
+        ));
+        assert!(matches!(
+            frame("{nope"),
+            Frame::NotAFrame(NotAFrame::NotJson(_))
+        ));
+    }
+
+    #[test]
+    fn a_crlf_line_is_noted_and_parsed_without_its_cr() {
+        let o = Output::parse(3, "{\"id\":1,\"result\":{}}\r".into());
+        assert!(o.crlf && o.is_frame());
+        assert_eq!(o.text(), "{\"id\":1,\"result\":{}}");
+        assert_eq!(o.json().unwrap().get("id").unwrap().as_i64(), Some(1));
+    }
+}
