@@ -143,7 +143,7 @@ checks! {
     // the check's own traces; `Trace` a rule judged by its traces alone.
     // Process and output discipline.
     StdoutFramesOnly = "stdout.frames-only" "§2.4 §7" Must ALL [] Stream: "every stdout line is one JSON-RPC 2.0 object frame; nothing else is written to stdout";
-    StdoutCompact = "stdout.compact" "§2.4" Should ALL [] Stream: "every frame is written as JSON.stringify writes it: no whitespace between tokens (with --strict-upstream, members in upstream's order too)";
+    StdoutCompact = "stdout.compact" "§2.4" Should ALL [] Stream: "every frame is written compactly, as JSON.stringify writes it: no whitespace between tokens (with --strict-upstream, upstream's exact bytes: escapes, number forms and member order too)";
     StdoutLfOnly = "stdout.lf-only" "§2.4" Should ALL [] Stream: "every frame ends in \\n alone, not \\r\\n";
     ResponseAnswered = "response.answered" "§2.3" Must ALL [] Trace: "a request sent after initialize is answered (an unknown method gets an error response at once)";
     ResponseExactlyOnce = "response.exactly-once" "§2.3" Must ALL [ResponseAnswered ResponseIdTypePreserved] Stream: "every request with a valid id gets exactly one response carrying that id; no response is sent twice";
@@ -158,7 +158,7 @@ checks! {
     FrameNotificationsIgnored = "frame.notifications-ignored" "§2.3" Must ALL [ResponseAnswered] Trace: "client notifications (even initialize or shutdown without id) produce no output and no effect";
     FrameUnknownResponseIgnored = "frame.unknown-response-ignored" "§2.4" Must ALL [ResponseAnswered] Trace: "responses to ids the runtime never used are ignored";
     FrameJsonrpcMemberNotChecked = "frame.jsonrpc-member-not-checked" "§2.2" Should ALL [ResponseAnswered] Trace: "frames without \"jsonrpc\" or with another value are served normally";
-    FrameIdNumberEcho = "frame.id-number-echo" "§2.2" Should ALL [ResponseAnswered ResponseIdTypePreserved] Trace: "numeric ids echo as JavaScript prints the double (1e3 → 1000, 1.5 → 1.5)";
+    FrameIdNumberEcho = "frame.id-number-echo" "§2.2" Should ALL [ResponseAnswered ResponseIdTypePreserved] Stream: "numeric ids echo as JavaScript prints the double (1e3 → 1000, 1.5 → 1.5)";
     FrameParamsNormalised = "frame.params-normalised" "§2.2" Should ALL [ResponseAnswered] Trace: "non-object params (array, string, number, null) are treated as {}";
     FrameCrlfAccepted = "frame.crlf-accepted" "§2.1" Must ALL [ResponseAnswered] Trace: "frames ending in \\r\\n are served";
     FrameCrNotSeparator = "frame.cr-not-separator" "§2.1" Should ALL [ResponseAnswered FrameMalformedIgnored] Trace: "a lone \\r does not end a frame (A\\rB\\n is one malformed line)";
@@ -184,9 +184,9 @@ checks! {
     TurnEndReason = "turn.end-reason" "§5 §8.4" Must ALL [ResponseAnswered PromptMessageId] Trace: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     TurnUserMessageId = "turn.user-message-id" "§5" Should QUEUED [ReceiptIdMatchesInserted TurnEndReason] Trace: "the turn's user/message event carries data.id == messageId";
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
-    StatusIdleAfterTurn = "status.idle-after-turn" "§4 §8.4" Must QUEUED [PromptMessageId TurnEndBeforeIdle] Trace: "a prompted session reports session.status running, then idle when its turns end";
+    StatusIdleAfterTurn = "status.idle-after-turn" "§4 §8.4" Must QUEUED [PromptMessageId TurnEndBeforeIdle] Stream: "a prompted session reports session.status running, then idle when its turns end";
     TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [TurnEndReason] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
-    TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Stream: "turns of a session are numbered 1, 2, 3 … across prompts";
+    TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
     TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
     SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";

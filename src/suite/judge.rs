@@ -83,11 +83,11 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     }
 }
 
-fn stream_blames(r: &CaseReport, opts: &Options, out: &mut Vec<Blame>) {
+fn stream_blames(r: &CaseReport, own: CheckId, opts: &Options, out: &mut Vec<Blame>) {
     if r.transcript.truncated {
         return;
     }
-    for f in stream::judge(&r.transcript, opts.edition, opts.strict_upstream) {
+    for f in stream::judge(&r.transcript, Some(own), opts.edition, opts.strict_upstream) {
         let mut failure = Failure::new(FailureKind::Rule, f.message);
         failure.case = Some(r.file.clone());
         failure.closest = f.line;
@@ -161,7 +161,7 @@ pub fn judge(
         };
         // A half-run case proves nothing, for this rule or any other.
         if !matches!(r.outcome, Outcome::Halted(_)) {
-            stream_blames(&r, opts, &mut blames);
+            stream_blames(&r, id, opts, &mut blames);
         }
         match &r.outcome {
             Outcome::Halted(h) => return (Verdict::NotRun(*h), blames),

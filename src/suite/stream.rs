@@ -25,11 +25,12 @@ pub struct Finding {
     pub message: String,
 }
 
-/// Judges every stream rule over one transcript with the shared rule engine ([`crate::rules`],
+/// Judges every stream rule (and the rule of `own`, the check whose trace produced it) over one
+/// transcript with the shared rule engine ([`crate::rules`],
 /// the one the fuzzer uses), keeping its findings on the rules above; at most one finding per
 /// rule (the first). The transcript holds what was written and what was read but not how they
 /// interleaved, so every sent line is fed first.
-pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
+pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: bool) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut push = |f: Finding| {
         if !out.iter().any(|o| o.check == f.check) {
@@ -74,8 +75,9 @@ pub fn judge(t: &Transcript, edition: Edition, strict: bool) -> Vec<Finding> {
             continue;
         }
         for v in checker.received(o).violations {
-            // The registry marks the stream rules.
-            if v.rule.info().is_stream() {
+            // The stream rules are judged over every transcript; a rule the trace check `own`
+            // owns, over its own trace's.
+            if v.rule.info().is_stream() || Some(v.rule) == own {
                 push(finding(v.rule, v.message));
             }
         }
@@ -130,7 +132,7 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":1,"time":1,"data":{}}}}"#,
             ],
         );
-        assert_eq!(judge(&tr, Edition::Current, false), vec![]);
+        assert_eq!(judge(&tr, None, Edition::Current, false), vec![]);
     }
 
     #[test]
@@ -148,7 +150,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            rules(&judge(&tr, Edition::Current, false)),
+            rules(&judge(&tr, None, Edition::Current, false)),
             [
                 "stdout.lf-only",
                 "stdout.frames-only",
@@ -174,7 +176,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            rules(&judge(&tr, Edition::Current, false)),
+            rules(&judge(&tr, None, Edition::Current, false)),
             ["turn.no-replay", "error.no-reserved-codes"],
             "the replay is judged once, as a replay"
         );
