@@ -11,6 +11,16 @@
 
 use super::json::{JsonKind, JsonView, Tape, TapeRef};
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Lines parsed into an [`Output`] in this process (see [`lines_parsed`]).
+static PARSED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many lines this process has parsed into an [`Output`] so far: with
+/// [`json::tape_parses`](super::json::tape_parses), the proof that nothing parses a line twice.
+pub fn lines_parsed() -> usize {
+    PARSED.load(Ordering::Relaxed)
+}
 
 /// Why a line is no frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +99,7 @@ impl Output {
     /// stripped). The text is kept as given otherwise: the reader trims it as upstream's
     /// decoder does.
     pub fn parse(line: usize, mut text: String) -> Output {
+        PARSED.fetch_add(1, Ordering::Relaxed);
         let crlf = text.ends_with('\r');
         if crlf {
             text.pop();

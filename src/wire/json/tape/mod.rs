@@ -18,6 +18,15 @@ use super::{held, plain_words};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// Texts parsed into a tape in this process (see [`tape_parses`]).
+static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many texts this process has parsed into a [`Tape`] so far (one relaxed increment per
+/// parse: what the test that each stdout line is parsed once counts).
+pub fn tape_parses() -> usize {
+    PARSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Where a string's decoded text is: in the source text, or (when it had escapes) in the tape.
 #[derive(Debug, Clone, Copy)]
 enum Str {
@@ -156,6 +165,7 @@ impl Tape {
     /// Parses `text` into this tape (replacing what it held). The error is the one
     /// [`parse`](super::parse) gives for the same text.
     pub fn parse(&mut self, text: &str) -> Result<(), JsonError> {
+        PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if self.nodes.capacity() > KEEP_NODES
             || self.stack.capacity() > KEEP_NODES
             || self.decoded.capacity() > KEEP_DECODED
