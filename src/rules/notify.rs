@@ -66,7 +66,7 @@ impl Checker {
                     self.sessions.entry(child.to_owned()).or_default().child = true;
                 }
             }
-            "subagent.finished" => subagent_finished(p, sink),
+            "subagent.finished" => subagent_finished(p, self.profile.member_order, sink),
             "session.finished" if self.profile.session_finished => {
                 let rule = CheckId::LegacySessionFinished;
                 string(p, "sessionId", rule, sink);
@@ -199,14 +199,21 @@ impl Checker {
     }
 }
 
-fn subagent_finished<'a>(p: impl JsonView<'a>, sink: &mut Sink) {
+/// `subagent.finished` names parent and child (the check's rule); the members upstream adds
+/// (provider, agentId, status, stopReason) are judged when present, and demanded only under
+/// `--strict-upstream` (`strict`).
+fn subagent_finished<'a>(p: impl JsonView<'a>, strict: bool, sink: &mut Sink) {
     let rule = CheckId::SubagentNotifications;
     string(p, "parentSessionId", rule, sink);
     let child = string(p, "childSessionId", rule, sink);
-    string(p, "provider", rule, sink);
-    let agent = string(p, "agentId", rule, sink);
-    let status = string(p, "status", rule, sink);
-    let reason = string(p, "stopReason", rule, sink);
+    let upstream = |k: &str, sink: &mut Sink| match p.get(k) {
+        None if !strict => None,
+        _ => string(p, k, rule, sink),
+    };
+    upstream("provider", sink);
+    let agent = upstream("agentId", sink);
+    let status = upstream("status", sink);
+    let reason = upstream("stopReason", sink);
     if agent.is_some() && child.is_some() && agent != child {
         sink.add(
             rule,
