@@ -46,6 +46,12 @@
 //!
 //! Internal modules ([`ops`], [`mutants`], [`loadgen`], [`blackbox`]) are public for the kit's
 //! binaries and fuzz targets; they are not a stable API.
+//!
+//! # Features
+//!
+//! `cli` (default) builds the binaries, `dsh-conformance` and `dsh-reference-runtime`: their
+//! argument parsing, exit codes and printing live in `src/bin/`, and only they need an argument
+//! parser. A crate that only uses the library depends on it with `default-features = false`.
 
 pub mod blackbox;
 pub mod check;

@@ -153,7 +153,7 @@ impl std::fmt::Display for Error {
             Failure::Flooded(fl) => write!(f, "the runtime {fl} (waiting for {w})")?,
             Failure::NoRss => write!(f, "cannot read the runtime's RSS from /proc")?,
         }
-        let block = crate::runner::cli::stderr_block(&self.stderr_tail, self.stderr_len, 10);
+        let block = crate::runner::child::stderr_block(&self.stderr_tail, self.stderr_len, 10);
         if !block.is_empty() {
             write!(f, "\n{}", block.trim_end())?;
         } else if !matches!(self.failure, Failure::Spawn(_)) {

@@ -535,3 +535,31 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
     let tail = discarding.or((!line.is_empty()).then_some(line.len()));
     let _ = send(Event::Closed(tail));
 }
+
+/// The last `max` lines of a runtime's stderr tail ([`Child::stderr_tail`]), indented under a
+/// heading that gives the total written (empty when the runtime wrote nothing on stderr): how a
+/// failure shows what the runtime said.
+pub(crate) fn stderr_block(tail: &str, total: usize, max: usize) -> String {
+    use std::fmt::Write as _;
+    let lines: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("  stderr tail ({total} bytes total):\n");
+    for l in &lines[lines.len().saturating_sub(max)..] {
+        let _ = writeln!(s, "    {}", crate::trace::explain::clip(l, 300));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stderr_block_keeps_the_last_lines_and_says_how_much_there_was() {
+        assert_eq!(stderr_block("", 0, 5), "");
+        let b = stderr_block("one\ntwo\n\nthree\n", 15, 2);
+        assert_eq!(b, "  stderr tail (15 bytes total):\n    two\n    three\n");
+    }
+}

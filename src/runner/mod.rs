@@ -13,7 +13,6 @@
 pub mod cancel;
 pub mod child;
 pub mod cleanup;
-pub mod cli;
 mod dirs;
 pub mod flood;
 pub mod record;

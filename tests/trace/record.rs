@@ -2,8 +2,24 @@
 
 use super::{mock, quick, root};
 use dsh_conformance::runner::record::header_of;
-use dsh_conformance::runner::{cli, record, replay, CommandSpec, RecordOptions};
+use dsh_conformance::runner::{record, replay, CommandSpec, RecordOptions};
 use dsh_conformance::trace::Trace;
+use std::process::Command;
+
+/// Runs `dsh-conformance <subcommand> <args>` and returns its exit code (its output is printed,
+/// for a failing test's log).
+fn kit(subcommand: &str, args: &[String]) -> i32 {
+    let out = Command::new(env!("CARGO_BIN_EXE_dsh-conformance"))
+        .arg(subcommand)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("dsh-conformance {subcommand}: {e}"));
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    out.status
+        .code()
+        .expect("dsh-conformance exits with a code")
+}
 
 const SCRIPT: &str = "\
 # case: recorded.prompt
@@ -71,7 +87,7 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
         .chain(mock("ok").program.to_str().map(str::to_owned))
         .chain(mock("ok").args)
         .collect();
-    assert_eq!(cli::replay(&args), 0);
+    assert_eq!(kit("replay", &args), 0);
     let blessed = std::fs::read_to_string(&path).unwrap();
     assert!(
         blessed.starts_with("# case: stale\n# contract: kept by bless\n"),
@@ -90,7 +106,7 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
         .chain(mock("ok").program.to_str().map(str::to_owned))
         .chain(mock("ok").args)
         .collect();
-    assert_eq!(cli::replay(&args), 0);
+    assert_eq!(kit("replay", &args), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -106,35 +122,50 @@ fn the_replay_command_exits_0_1_or_2() {
     };
     let fixture = root().join("fixtures/errors/unknown-methods-answer-internal-error.trace");
     let f = fixture.to_str().unwrap();
-    assert_eq!(cli::replay(&argv(&[f], &mock("ok"))), 0);
+    assert_eq!(kit("replay", &argv(&[f], &mock("ok"))), 0);
     assert_eq!(
-        cli::replay(&argv(&[f, "--frame-timeout", "1s"], &mock("hang"))),
+        kit(
+            "replay",
+            &argv(&[f, "--frame-timeout", "1s"], &mock("hang"))
+        ),
         1
     );
     assert_eq!(
-        cli::replay(&argv(&[f], &CommandSpec::new("/nonexistent/runtime"))),
+        kit(
+            "replay",
+            &argv(&[f], &CommandSpec::new("/nonexistent/runtime"))
+        ),
         2
     );
-    assert_eq!(cli::replay(&[f.to_string()]), 2, "no command");
-    assert_eq!(cli::replay(&argv(&["/nonexistent.trace"], &mock("ok"))), 2);
+    assert_eq!(kit("replay", &[f.to_string()]), 2, "no command");
+    assert_eq!(
+        kit("replay", &argv(&["/nonexistent.trace"], &mock("ok"))),
+        2
+    );
     // A model-requiring case is skipped (named) unless the capability is provided.
     let session = root().join("fixtures/session/second-prompt-reuses-session.trace");
     assert_eq!(
-        cli::replay(&argv(&[session.to_str().unwrap()], &mock("ok"))),
+        kit("replay", &argv(&[session.to_str().unwrap()], &mock("ok"))),
         0
     );
     assert_eq!(
-        cli::replay(&argv(
-            &[session.to_str().unwrap(), "--provides", "model"],
-            &mock("ok")
-        )),
+        kit(
+            "replay",
+            &argv(
+                &[session.to_str().unwrap(), "--provides", "model"],
+                &mock("ok")
+            )
+        ),
         0
     );
     assert_eq!(
-        cli::replay(&argv(
-            &[session.to_str().unwrap(), "--provides", "model"],
-            &mock("frozen-turn")
-        )),
+        kit(
+            "replay",
+            &argv(
+                &[session.to_str().unwrap(), "--provides", "model"],
+                &mock("frozen-turn")
+            )
+        ),
         1
     );
 }
@@ -147,11 +178,14 @@ fn import_writes_traces_and_rejects_truncated_sends() {
     let ok = raw.join("sigint_idle.jsonl");
     let bad = raw.join("bytes_10mb_line.jsonl");
     assert_eq!(
-        cli::import(&[
-            ok.to_string_lossy().into_owned(),
-            "-o".into(),
-            dir.to_string_lossy().into_owned()
-        ]),
+        kit(
+            "import",
+            &[
+                ok.to_string_lossy().into_owned(),
+                "-o".into(),
+                dir.to_string_lossy().into_owned()
+            ]
+        ),
         0
     );
     let written = std::fs::read_to_string(dir.join("sigint_idle.trace")).unwrap();
@@ -164,11 +198,14 @@ fn import_writes_traces_and_rejects_truncated_sends() {
         "{written}"
     );
     assert_eq!(
-        cli::import(&[
-            bad.to_string_lossy().into_owned(),
-            "-o".into(),
-            dir.to_string_lossy().into_owned()
-        ]),
+        kit(
+            "import",
+            &[
+                bad.to_string_lossy().into_owned(),
+                "-o".into(),
+                dir.to_string_lossy().into_owned()
+            ]
+        ),
         2
     );
     let _ = std::fs::remove_dir_all(&dir);

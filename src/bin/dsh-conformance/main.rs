@@ -3,13 +3,20 @@
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod bench;
 mod check;
 mod fuzz;
+mod import;
+mod record;
+mod replay;
 
 use bench::{bench, BenchArgs};
 use check::{check, CheckArgs};
 use fuzz::{fuzz, FuzzArgs};
+use import::ImportArgs;
+use record::RecordArgs;
+use replay::ReplayArgs;
 
 #[derive(Parser)]
 #[command(
@@ -30,9 +37,9 @@ struct Cli {
 enum Cmd {
     /// Run the conformance suite against a runtime (default: the built-in reference runtime).
     Check(CheckArgs),
-    Replay(dsh_conformance::runner::cli::ReplayArgs),
-    Record(dsh_conformance::runner::cli::RecordArgs),
-    Import(dsh_conformance::runner::cli::ImportArgs),
+    Replay(ReplayArgs),
+    Record(RecordArgs),
+    Import(ImportArgs),
     /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
     /// (put it where a client expects its runtime binary).
     Tap {

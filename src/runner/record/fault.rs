@@ -149,7 +149,7 @@ impl std::fmt::Display for RecordError {
             )?,
             Fault::Flooded(fl) => write!(f, "`{cmd}` {fl}")?,
         }
-        let block = crate::runner::cli::stderr_block(&self.stderr_tail, self.stderr_len, 20);
+        let block = crate::runner::child::stderr_block(&self.stderr_tail, self.stderr_len, 20);
         if block.is_empty() {
             if !matches!(self.fault, Fault::Harness(_) | Fault::Spawn(_)) {
                 write!(f, "\n  (the runtime wrote nothing on stderr)")?;

@@ -55,3 +55,19 @@ pub fn import(text: &str, case: &str, source: &str) -> Result<String, ImportErro
         },
     ))
 }
+
+/// Imports the raw transcript at `path` into trace text, as `dsh-conformance import` does: the
+/// case is the file's stem (`sigint_idle` for `raw/sigint_idle.jsonl`), the `# source:` line
+/// names the file with its directory (`raw/sigint_idle.jsonl`). The error, `PATH: why`, says
+/// that the file cannot be read or its transcript cannot be converted.
+pub fn import_file(path: &std::path::Path) -> Result<String, String> {
+    let name = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().into_owned());
+    let stem = name(path.file_stem()).unwrap_or_default();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let source = format!(
+        "{}/{}",
+        name(path.parent().and_then(|p| p.file_name())).unwrap_or_default(),
+        name(path.file_name()).unwrap_or_default()
+    );
+    import(&text, &stem, &source).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,11 +1,11 @@
 //! `dsh-conformance replay`: golden traces against a runtime, one verdict per case.
 
-use super::super::record::{diff_lines, header_of, record as record_run, RecordOptions};
-use super::super::{replay_all, CommandSpec, Options, Outcome};
-use super::{collect_traces, duration, env_pair};
-use crate::edition::Edition;
-use crate::trace::Trace;
-use std::path::Path;
+use crate::args::{duration, env_pair};
+use dsh_conformance::edition::Edition;
+use dsh_conformance::runner::record::{diff_lines, header_of, record as record_run, RecordOptions};
+use dsh_conformance::runner::{replay_all, CommandSpec, Options, Outcome};
+use dsh_conformance::trace::Trace;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long stdout is still read after a failed case, to tell whether the runtime floods.
@@ -17,46 +17,46 @@ const WATCH_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// tail), then a summary line. Exit 0 every case passed, 1 a case failed, 2 a trace could not be
 /// loaded or a runtime could not be started.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// Only cases for this edition: current, 2026-08 or legacy.
     #[arg(long, value_name = "E", default_value = "current")]
-    pub edition: Edition,
+    edition: Edition,
     /// Default deadline of each expectation (e.g. 10s); a trace's `# timeout:` wins.
     #[arg(long, value_name = "D", value_parser = duration)]
-    pub frame_timeout: Option<Duration>,
+    frame_timeout: Option<Duration>,
     /// Bound on one case [default: 120s].
     #[arg(long, value_name = "D", value_parser = duration)]
-    pub case_timeout: Option<Duration>,
+    case_timeout: Option<Duration>,
     /// Longest stdout line accepted, in bytes [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
-    pub max_line: Option<usize>,
+    max_line: Option<usize>,
     /// Extra environment for the runtime (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_pair)]
-    pub env: Vec<(String, String)>,
+    env: Vec<(String, String)>,
     /// A capability the runtime has (e.g. model); cases requiring others are SKIPped (repeatable).
     #[arg(long, value_name = "CAP")]
-    pub provides: Vec<String>,
+    provides: Vec<String>,
     /// Start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* environment and provide
     /// `model` (for real runtimes).
     #[arg(long)]
-    pub model_stub: bool,
+    model_stub: bool,
     /// Keep each case's temporary cwd and DSH_HOME.
     #[arg(long)]
-    pub keep_dirs: bool,
+    keep_dirs: bool,
     /// Rewrite each trace's expectations from the runtime's output, showing the diff.
     #[arg(long)]
-    pub bless: bool,
+    bless: bool,
     /// Trace files, or directories searched for `*.trace`.
     #[arg(value_name = "TRACE_OR_DIR", required = true)]
-    pub paths: Vec<String>,
+    paths: Vec<String>,
     /// The runtime command line.
     #[arg(last = true, value_name = "CMD", required = true)]
-    pub cmd: Vec<String>,
+    cmd: Vec<String>,
 }
 
 impl ReplayArgs {
     /// Runs the replay; returns the exit code.
-    pub fn run(&self) -> i32 {
+    pub(crate) fn run(&self) -> i32 {
         let Some(cmd) = CommandSpec::from_argv(&self.cmd) else {
             eprintln!("dsh-conformance replay: empty runtime command");
             return 2;
@@ -86,7 +86,7 @@ impl ReplayArgs {
         };
         // Kept alive for the whole run; dropping it stops the server.
         let _stub = if self.model_stub {
-            match crate::model_stub::ModelStub::start() {
+            match dsh_conformance::model_stub::ModelStub::start() {
                 Ok(s) => {
                     opts.env.extend(s.env());
                     provides.push("model".into());
@@ -115,7 +115,7 @@ impl ReplayArgs {
                 continue;
             }
             if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {
-                crate::outln!(
+                dsh_conformance::outln!(
                     "SKIP {} ({}): requires {r} (pass --provides {r})",
                     trace.meta.case,
                     f.display()
@@ -127,7 +127,7 @@ impl ReplayArgs {
                 match bless_one(f, &trace, &cmd, &opts) {
                     Ok(()) => pass += 1,
                     Err(Blessing::Runtime(e)) => {
-                        crate::outln!("FAIL blessing {}:\n{e}", f.display());
+                        dsh_conformance::outln!("FAIL blessing {}:\n{e}", f.display());
                         fail += 1;
                     }
                     Err(Blessing::Broken(e)) => {
@@ -140,14 +140,14 @@ impl ReplayArgs {
             runnable.push(trace);
         }
         for r in replay_all(&runnable, &cmd, &opts) {
-            crate::out!("{r}");
+            dsh_conformance::out!("{r}");
             match r.outcome {
                 Outcome::Pass => pass += 1,
                 Outcome::Fail(_) => fail += 1,
                 Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
             }
         }
-        crate::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
+        dsh_conformance::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
         if broken > 0 {
             2
         } else if fail > 0 {
@@ -185,9 +185,39 @@ fn bless_one(
     let new = rec.to_trace(&trace.meta.case, "", Some(header_of(&old)));
     let d = diff_lines(&old, &new);
     if d.is_empty() {
-        crate::outln!("BLESS {}: unchanged", path.display());
+        dsh_conformance::outln!("BLESS {}: unchanged", path.display());
         return Ok(());
     }
-    crate::outln!("BLESS {}:\n{d}", path.display());
+    dsh_conformance::outln!("BLESS {}:\n{d}", path.display());
     std::fs::write(path, new).map_err(|e| Blessing::Broken(e.to_string()))
+}
+
+/// Collects `.trace` files from files and directories (sorted within each directory).
+fn collect_traces(paths: &[String]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let p = Path::new(p);
+        if p.is_dir() {
+            let mut stack = vec![p.to_path_buf()];
+            let mut found = Vec::new();
+            while let Some(d) = stack.pop() {
+                let rd = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+                for e in rd.flatten() {
+                    let q = e.path();
+                    if q.is_dir() {
+                        stack.push(q);
+                    } else if q.extension().is_some_and(|x| x == "trace") {
+                        found.push(q);
+                    }
+                }
+            }
+            found.sort();
+            out.extend(found);
+        } else if p.is_file() {
+            out.push(p.to_path_buf());
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    Ok(out)
 }

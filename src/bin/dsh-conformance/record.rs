@@ -1,10 +1,12 @@
 //! `dsh-conformance record`: a script's sends against a runtime, written as a trace.
 
-use super::super::record::{record as record_run, RecordError, RecordOptions, Recording};
-use super::super::CommandSpec;
-use super::{duration, env_pair};
-use crate::trace::import::RawEvent;
-use crate::trace::Trace;
+use crate::args::{duration, env_pair};
+use dsh_conformance::runner::record::{
+    record as record_run, RecordError, RecordOptions, Recording,
+};
+use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::trace::import::RawEvent;
+use dsh_conformance::trace::Trace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,35 +21,35 @@ use std::time::Duration;
 /// never written to the output: with -o FILE what was recorded is kept as FILE.partial, marked
 /// incomplete.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// The script: a trace whose sends are written in order (its expectations only pace the
     /// sends; its `== exit` line is the exit the runtime must make).
     #[arg(long, value_name = "FILE", required = true)]
-    pub script: PathBuf,
+    script: PathBuf,
     /// Write the trace to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    output: Option<PathBuf>,
     /// Quiet time after which the next sends go out.
     #[arg(long, value_name = "D", value_parser = duration, default_value = "500ms")]
-    pub settle: Duration,
+    settle: Duration,
     /// Longest wait for the answers to the requests sent so far; one still unanswered then fails
     /// the recording.
     #[arg(long, value_name = "D", value_parser = duration, default_value = "30s")]
-    pub max_wait: Duration,
+    max_wait: Duration,
     /// Longest wait for the exit the script's `== exit` line expects.
     #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
-    pub exit_wait: Duration,
+    exit_wait: Duration,
     /// Extra environment for the runtime (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_pair)]
-    pub env: Vec<(String, String)>,
+    env: Vec<(String, String)>,
     /// The runtime command line.
     #[arg(last = true, value_name = "CMD", required = true)]
-    pub cmd: Vec<String>,
+    cmd: Vec<String>,
 }
 
 impl RecordArgs {
     /// Runs the recording; returns the exit code.
-    pub fn run(&self) -> i32 {
+    pub(crate) fn run(&self) -> i32 {
         let Some(cmd) = CommandSpec::from_argv(&self.cmd) else {
             eprintln!("dsh-conformance record: empty runtime command");
             return 2;
@@ -77,7 +79,7 @@ impl RecordArgs {
                             return 2;
                         }
                     }
-                    None => crate::out!("{text}"),
+                    None => dsh_conformance::out!("{text}"),
                 }
                 0
             }
@@ -107,7 +109,7 @@ impl RecordArgs {
 const PARTIAL_LINES: usize = 1000;
 
 /// `FILE.partial` for `FILE`.
-pub(crate) fn partial_path(out: &Path) -> PathBuf {
+fn partial_path(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".partial");
     PathBuf::from(s)
