@@ -84,6 +84,9 @@ checks! {
     "frame.split-writes" "§2.1" Must ALL ["response.answered"]: "a frame split across writes, even inside a UTF-8 character, is served once complete";
     "frame.unterminated-tail-dropped" "§2.1" Should ALL ["response.answered" "lifecycle.eof-exits-0"]: "an unterminated last line at EOF is not served";
     "frame.invalid-utf8-replaced" "§2.1" Should ALL ["response.answered"]: "invalid UTF-8 inside a string becomes U+FFFD and the frame is served";
+    "frame.non-json-literals-ignored" "§2.2" Must ALL ["response.answered" "frame.malformed-ignored"]: "a line holding NaN, Infinity or -Infinity outside a string (an id, a params value, any member) is not JSON: no output, and the runtime keeps serving";
+    "frame.lone-surrogates-survived" "§2.4" Must ALL ["response.answered" "response.id-type-preserved"]: "lines holding lone surrogate escapes (\\ud800) in an id, a method, a params key or prompt text are served, and the runtime keeps serving";
+    "frame.lone-surrogates-echoed" "§2.4" Should ALL ["response.id-type-preserved" "error.unknown-method" "frame.lone-surrogates-survived"]: "lone surrogate escapes in ids, methods and session ids come back as JSON.stringify writes them (\"\\ud800\"), never as U+FFFD or ?";
     "frame.large-line" "§2.1" Should ALL ["response.answered"]: "a 10 MB request line is answered";
     "frame.deep-nesting" "§2.1" Should ALL ["response.answered"]: "params nested 1000 deep are answered";
     // Errors.
