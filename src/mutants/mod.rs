@@ -76,6 +76,9 @@ mutants! {
     "prototype-methods" => "error.unknown-method": "method names an object inherits (`constructor`, `toString` …) are served from Object.prototype, as `handlers[method]` would",
     "refuses-reinitialize" => "initialize.repeatable": "an initialize after one succeeded is refused with -32603 `already initialized`",
     "invalid-params-32602" => "error.no-reserved-codes": "a known method's errors carry JSON-RPC's -32602 (Invalid params) instead of -32603, messages unchanged",
+    "non-json-literals-served" => "frame.non-json-literals-ignored": "NaN, Infinity and -Infinity outside strings are read as null, not refused, so lines holding them are served (as a runtime on Python's json.loads serves them)",
+    "surrogates-replaced" => "frame.lone-surrogates-echoed": "lone surrogate escapes are decoded as U+FFFD (as Go's encoding/json decodes them), so ids, methods and session ids holding one come back changed",
+    "writer-dies-on-surrogate" => "frame.lone-surrogates-survived": "the first frame holding a lone surrogate kills the writer (as Python's strict UTF-8 stdout raises on it): it and every later frame are lost",
     "rejects-no-jsonrpc" => "frame.jsonrpc-member-not-checked": "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
 
