@@ -161,11 +161,6 @@ const PYTHON: Naive = Naive {
             "# TODO: stop the sessions and exit",
             "threading.Timer(0.2, lambda: os._exit(0)).start()",
         ),
-        // A lone surrogate only ever stands inside a JSON string: its `\\udXXX` escape is right.
-        (
-            "(text + \"\\n\").encode(\"utf-8\")",
-            "(text + \"\\n\").encode(\"utf-8\", \"backslashreplace\")",
-        ),
     ],
 };
 
