@@ -166,6 +166,9 @@ checks! {
     FrameSplitWrites = "frame.split-writes" "§2.1" Must ALL [ResponseAnswered] Trace: "a frame split across writes, even inside a UTF-8 character, is served once complete";
     FrameUnterminatedTailDropped = "frame.unterminated-tail-dropped" "§2.1" Should ALL [ResponseAnswered LifecycleEofExits0] Trace: "an unterminated last line at EOF is not served";
     FrameInvalidUtf8Replaced = "frame.invalid-utf8-replaced" "§2.1" Should ALL [ResponseAnswered] Trace: "invalid UTF-8 inside a string becomes U+FFFD and the frame is served";
+    FrameNonJsonLiteralsIgnored = "frame.non-json-literals-ignored" "§2.2" Must ALL [ResponseAnswered FrameMalformedIgnored] Trace: "a line holding NaN, Infinity or -Infinity outside a string (an id, a params value, any member) is not JSON: no output, and the runtime keeps serving";
+    FrameLoneSurrogatesSurvived = "frame.lone-surrogates-survived" "§2.4" Must ALL [ResponseAnswered ResponseIdTypePreserved] Trace: "lines holding lone surrogate escapes (\\ud800) in an id, a method, a params key or prompt text are served, and the runtime keeps serving";
+    FrameLoneSurrogatesEchoed = "frame.lone-surrogates-echoed" "§2.4" Should ALL [ResponseIdTypePreserved ErrorUnknownMethod FrameLoneSurrogatesSurvived] Trace: "lone surrogate escapes in ids, methods and session ids come back as JSON.stringify writes them (\"\\ud800\"), never as U+FFFD or ?";
     FrameLargeLine = "frame.large-line" "§2.1" Should ALL [ResponseAnswered] Trace: "a 10 MB request line is answered";
     FrameDeepNesting = "frame.deep-nesting" "§2.1" Should ALL [ResponseAnswered] Trace: "params nested 1000 deep are answered";
     // Errors.

@@ -1,6 +1,6 @@
 //! What the rewriters ask of a frame: which kind it is, whom it is about, and how to write it.
 
-use crate::wire::json;
+use crate::wire::json::{self, held};
 use serde_json::{json, Value};
 
 /// A `session.event` notification's session id, event type and event.
@@ -53,4 +53,64 @@ pub(super) fn reverse_members(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(reverse_members),
         _ => {}
     }
+}
+
+/// Whether a string of `v`, a member name included, holds a lone surrogate.
+pub(super) fn has_lone_surrogate(v: &Value) -> bool {
+    match v {
+        Value::String(t) => held::has_lone(t),
+        Value::Array(a) => a.iter().any(has_lone_surrogate),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| held::has_lone(k) || has_lone_surrogate(x)),
+        _ => false,
+    }
+}
+
+/// `v` with every lone surrogate, in member names too, turned into U+FFFD, as Go's
+/// `encoding/json` decodes one.
+pub(super) fn replace_lone_surrogates(v: &Value) -> Value {
+    let text = |t: &str| held::to_utf8_lossy(t).into_owned();
+    match v {
+        Value::String(t) => Value::String(text(t)),
+        Value::Array(a) => Value::Array(a.iter().map(replace_lone_surrogates).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (text(k), replace_lone_surrogates(x)))
+                .collect(),
+        ),
+        x => x.clone(),
+    }
+}
+
+/// `text` with the literals `NaN`, `Infinity` and `-Infinity` outside strings read as `null`, as
+/// a decoder that takes them (Python's `json.loads`) serves such a line; `None` when it has none.
+pub(super) fn non_json_literals_as_null(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(lit) = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|l| rest.starts_with(l))
+        {
+            out.push_str("null");
+            rest = &rest[lit.len()..];
+            changed = true;
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    changed.then_some(out)
 }

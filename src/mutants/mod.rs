@@ -95,6 +95,9 @@ breaking {
     PrototypeMethods = "prototype-methods" => ErrorUnknownMethod: "method names an object inherits (`constructor`, `toString` …) are served from Object.prototype, as `handlers[method]` would",
     RefusesReinitialize = "refuses-reinitialize" => InitializeRepeatable: "an initialize after one succeeded is refused with -32603 `already initialized`",
     InvalidParams32602 = "invalid-params-32602" => ErrorNoReservedCodes: "a known method's errors carry JSON-RPC's -32602 (Invalid params) instead of -32603, messages unchanged",
+    NonJsonLiteralsServed = "non-json-literals-served" => FrameNonJsonLiteralsIgnored: "NaN, Infinity and -Infinity outside strings are read as null, not refused, so lines holding them are served (as a runtime on Python's json.loads serves them)",
+    SurrogatesReplaced = "surrogates-replaced" => FrameLoneSurrogatesEchoed: "lone surrogate escapes are decoded as U+FFFD (as Go's encoding/json decodes them), so ids, methods and session ids holding one come back changed",
+    WriterDiesOnSurrogate = "writer-dies-on-surrogate" => FrameLoneSurrogatesSurvived: "the first frame holding a lone surrogate kills the writer (as Python's strict UTF-8 stdout raises on it): it and every later frame are lost",
     RejectsNoJsonrpc = "rejects-no-jsonrpc" => FrameJsonrpcMemberNotChecked: "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
 }
 benign {

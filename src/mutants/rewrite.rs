@@ -1,7 +1,8 @@
 //! The frame rewriting of each mutant: pure, line in → lines out, so it is testable without processes.
 
 use super::frames::{
-    is_prompt_receipt, is_response, reverse_members, s, session_event, status_idle_session,
+    has_lone_surrogate, is_prompt_receipt, is_response, non_json_literals_as_null,
+    replace_lone_surrogates, reverse_members, s, session_event, status_idle_session,
 };
 use super::history_file;
 use super::MutantKind::{self, self as M};
@@ -36,6 +37,8 @@ pub(crate) struct Rewriter {
     event_count: HashMap<String, u64>,
     /// Next seq per session, for mutants that drop or move events (see [`Rewriter::output`]).
     next_seq: HashMap<String, u64>,
+    /// The writer has died (`writer-dies-on-surrogate`): nothing more reaches the client.
+    writer_dead: bool,
 }
 
 impl Rewriter {
@@ -63,6 +66,7 @@ impl Rewriter {
             held_receipts: Vec::new(),
             event_count: HashMap::new(),
             next_seq: HashMap::new(),
+            writer_dead: false,
         }
     }
 
@@ -168,6 +172,22 @@ impl Rewriter {
                 return act;
             }
             (Some(M::BomRejected), _) if raw.starts_with("\u{feff}".as_bytes()) => return act,
+            (Some(M::NonJsonLiteralsServed), Classified::Ignored(Ignored::Malformed(_))) => {
+                let served = non_json_literals_as_null(crate::wire::trim_js(&text))
+                    .filter(|l| json::parse(l).is_ok());
+                if let Some(line) = served {
+                    act.forward.push(line.into_bytes());
+                    return act;
+                }
+            }
+            (Some(M::SurrogatesReplaced), _) => {
+                let parsed = json::parse(crate::wire::trim_js(&text)).ok();
+                if let Some(v) = parsed.map(|p| p.value).filter(has_lone_surrogate) {
+                    act.forward
+                        .push(s(&replace_lone_surrogates(&v)).into_bytes());
+                    return act;
+                }
+            }
             (Some(M::WdRelativeToProcess), Classified::Request(r))
                 if r.method == "session/working-directory/set" =>
             {
@@ -309,6 +329,13 @@ impl Rewriter {
         }
         if v.pointer("/result/serverInfo").is_some() {
             self.initialized = true;
+        }
+        if self.kind == Some(M::WriterDiesOnSurrogate) {
+            // Strict UTF-8 output raises on the first lone surrogate, and the writer is gone.
+            self.writer_dead |= has_lone_surrogate(&v);
+            if self.writer_dead {
+                return Vec::new();
+            }
         }
         match self.kind {
             Some(M::WrongServerName) => {
@@ -502,8 +529,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,
             RECEIPT,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
+            r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m"}}"#,
         ];
-        let probes_in: [&[u8]; 6] = [
+        let probes_in: [&[u8]; 8] = [
+            br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
+            br#"{"id":"\ud800","method":"m"}"#,
             b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
             b"{not json",
             b"{\"id\":null,\"method\":\"m\"}",
@@ -562,5 +592,42 @@ mod tests {
             r.output(RESPONSE),
             vec![RESPONSE.to_owned(), RECEIPT.to_owned()]
         );
+    }
+
+    #[test]
+    fn non_json_literals_served_reads_them_as_null_outside_strings() {
+        let mut r = Rewriter::new(M::NonJsonLiteralsServed);
+        let line = br#"{"id":"n","method":"m","params":{"x":NaN,"y":[Infinity,-Infinity],"s":"NaN \" Infinity"}}"#;
+        assert_eq!(
+            r.input(line).forward,
+            vec![br#"{"id":"n","method":"m","params":{"x":null,"y":[null,null],"s":"NaN \" Infinity"}}"#.to_vec()]
+        );
+        // Other malformed lines, and valid ones, pass as they are.
+        assert_eq!(r.input(b"{not json").forward, vec![b"{not json".to_vec()]);
+        let ok = br#"{"id":1,"method":"NaN"}"#;
+        assert_eq!(r.input(ok).forward, vec![ok.to_vec()]);
+    }
+
+    #[test]
+    fn surrogates_replaced_decodes_lone_surrogates_as_u_fffd() {
+        let mut r = Rewriter::new(M::SurrogatesReplaced);
+        let line = br#"{"id":"\ud800","method":"p/\udc00","params":{"\udbff":"\ud83d\ude00"}}"#;
+        assert_eq!(
+            r.input(line).forward,
+            vec![r#"{"id":"�","method":"p/�","params":{"�":"😀"}}"#.as_bytes().to_vec()]
+        );
+        let pair = br#"{"id":"\ud83d\ude00","method":"m"}"#;
+        assert_eq!(r.input(pair).forward, vec![pair.to_vec()]);
+    }
+
+    #[test]
+    fn writer_dies_on_surrogate_writes_nothing_from_the_first_lone_surrogate_on() {
+        let mut r = Rewriter::new(M::WriterDiesOnSurrogate);
+        assert_eq!(r.output(RESPONSE), vec![RESPONSE.to_owned()]);
+        let pair = r#"{"jsonrpc":"2.0","id":"😀","result":{}}"#;
+        assert_eq!(r.output(pair), vec![pair.to_owned()]);
+        let lone = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m: \udfff"}}"#;
+        assert!(r.output(lone).is_empty());
+        assert!(r.output(RESPONSE).is_empty());
     }
 }

@@ -252,7 +252,11 @@ impl Naive {
         let bugs = self.bug_lines();
         let fixes = v.as_array().expect("a list of fixes");
         for (fix, bug) in fixes.iter().zip(&bugs) {
-            assert_eq!(fix["bug"].as_str(), Some(bug.as_str()), "{f}: fixes in BUG order");
+            assert_eq!(
+                fix["bug"].as_str(),
+                Some(bug.as_str()),
+                "{f}: fixes in BUG order"
+            );
         }
         let s = |fix: &serde_json::Value, k: &str| fix[k].as_str().expect(k).to_owned();
         fixes.iter().map(|x| (s(x, "old"), s(x, "new"))).collect()
@@ -279,7 +283,12 @@ impl Naive {
     fn fixed(&self) -> tempfile_path::TempScript {
         let bugs = self.bug_lines();
         let fixes = self.fixes();
-        assert_eq!(fixes.len(), bugs.len(), "{}: one fix per listed bug", self.file);
+        assert_eq!(
+            fixes.len(),
+            bugs.len(),
+            "{}: one fix per listed bug",
+            self.file
+        );
         let mut fixed = self.text();
         for (bug, fix) in &fixes {
             assert_eq!(
