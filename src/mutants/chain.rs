@@ -76,6 +76,14 @@ impl Chain {
             let mut answered = Vec::new();
             for l in &lines {
                 let act = self.layers[k].input(l);
+                if act.crash.is_some() {
+                    // The process dies here: nothing further is forwarded or answered.
+                    return InputAction {
+                        forward: Vec::new(),
+                        answer,
+                        crash: act.crash,
+                    };
+                }
                 next.extend(act.forward);
                 answered.extend(act.answer);
             }
@@ -85,6 +93,7 @@ impl Chain {
         InputAction {
             forward: lines,
             answer,
+            crash: None,
         }
     }
 

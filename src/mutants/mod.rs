@@ -99,6 +99,14 @@ breaking {
     SurrogatesReplaced = "surrogates-replaced" => FrameLoneSurrogatesEchoed: "lone surrogate escapes are decoded as U+FFFD (as Go's encoding/json decodes them), so ids, methods and session ids holding one come back changed",
     WriterDiesOnSurrogate = "writer-dies-on-surrogate" => FrameLoneSurrogatesSurvived: "the first frame holding a lone surrogate kills the writer (as Python's strict UTF-8 stdout raises on it): it and every later frame are lost",
     RejectsNoJsonrpc = "rejects-no-jsonrpc" => FrameJsonrpcMemberNotChecked: "a request without \"jsonrpc\":\"2.0\" is rejected (-32603 `invalid request: jsonrpc must be \"2.0\"`)",
+    CrashOnArrayParams = "crash-on-array-params" => FrameParamsNormalised: "an initialize whose params is a JSON array crashes the process (exit 1, a TypeError on stderr) before anything is answered",
+    NoWorkingDirectory = "no-working-directory" => WorkingDirectoryGetSet: "session/working-directory/get and /set are answered as unknown methods (a runtime without them)",
+    NoSessionWait = "no-session-wait" => WaitSettlesAfterIdle: "session/wait is answered as an unknown method (a runtime without it)",
+    NoResume = "no-resume" => ResumeAcrossProcesses: "session/resume is answered as an unknown method (a runtime without it)",
+    MethodNotFound = "method-not-found" => ErrorUnknownMethod: "unknown methods answer JSON-RPC's -32601 `Method not found`, without the method's name",
+    UnansweredRequests = "unanswered-requests" => ResponseAnswered: "only initialize is answered: every other request gets no response",
+    NoMessageId = "no-message-id" => PromptMessageId: "the session/prompt response is {} without messageId",
+    NoTurnEnd = "no-turn-end" => TurnEndReason: "turn/end events are never sent (the session still goes idle)",
 }
 benign {
     // A runtime with a model of its own: every assistant text is replaced, so the stub's `reply:`
@@ -113,6 +121,10 @@ benign {
     // the other, the second goes out first (a response waits up to 20 ms for a second one; it
     // never moves past a notification). Responses may come back in any order (§2.3).
     SwappedResponses = "swapped-responses": "nothing: of two adjacent responses the second comes first (any order is allowed)",
+    // A runtime that defaults what initialize leaves out (cwd: its own directory, provider
+    // deepseek-official, model deepseek-v4-flash), so `initialize {}` succeeds. Whether {} must
+    // fail is no rule: frame.params-normalised only asks that non-object params get {}'s answer.
+    DefaultsInitialize = "defaults-initialize": "nothing: initialize without cwd, provider or model defaults them, so initialize {} succeeds",
 }
 }
 

@@ -99,6 +99,15 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             let mut to_client = Vec::new();
             while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
                 let act = lock(&rw_in).input(&partial[start..start + i]);
+                if let Some(why) = act.crash {
+                    // What was read before this line is served; then the process dies, taking
+                    // its runtime with it, as an uncaught exception would.
+                    forward(&mut child_in, &to_child);
+                    write_lines(&out_in, &act.answer);
+                    eprintln!("{why}");
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    std::process::exit(1);
+                }
                 for f in act.forward {
                     to_child.extend_from_slice(&f);
                     to_child.push(b'\n');

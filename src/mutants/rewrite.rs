@@ -17,12 +17,38 @@ pub(crate) struct InputAction {
     pub forward: Vec<Vec<u8>>,
     /// Frames (without `\n`) to write to the client directly.
     pub answer: Vec<String>,
+    /// The process dies on this line: what it writes on stderr first (then it exits 1, its
+    /// runtime killed, nothing of the line answered).
+    pub crash: Option<String>,
+}
+
+/// An error response to request `id` (code -32603), as the runtime writes one.
+fn error_line(id: &Id, message: &str) -> String {
+    let mut out = Vec::new();
+    crate::wire::write::error(
+        &mut out,
+        id,
+        crate::wire::ErrorCode::INTERNAL_ERROR,
+        message,
+    );
+    String::from_utf8_lossy(&out).trim_end().to_owned()
+}
+
+/// The id of response `v`, when it is a string or a number.
+fn response_id(v: &Value) -> Option<Id> {
+    match v.get("id")? {
+        Value::String(s) => Some(Id::Str(s.clone())),
+        Value::Number(n) => n.as_f64().map(Id::Num),
+        _ => None,
+    }
 }
 
 /// Per-mutant state.
 pub(crate) struct Rewriter {
     kind: Option<MutantKind>,
     shutdown_ids: HashSet<Id>,
+    /// Ids of the `initialize` requests read.
+    initialize_ids: HashSet<Id>,
     /// A shutdown request has been answered.
     pub shutdown_answered: bool,
     /// An `initialize` has been answered with a result.
@@ -56,6 +82,7 @@ impl Rewriter {
         Rewriter {
             kind,
             shutdown_ids: HashSet::new(),
+            initialize_ids: HashSet::new(),
             shutdown_answered: false,
             initialized: false,
             resumes: HashMap::new(),
@@ -126,6 +153,9 @@ impl Rewriter {
         if let Classified::Request(r) = &class {
             if r.method == "shutdown" {
                 self.shutdown_ids.insert(r.id.clone());
+            }
+            if r.method == "initialize" {
+                self.initialize_ids.insert(r.id.clone());
             }
             if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
                 if r.method == "session/resume" {
@@ -252,6 +282,59 @@ impl Rewriter {
                     .push(String::from_utf8_lossy(&out).trim_end().to_owned());
                 return act;
             }
+            (Some(M::CrashOnArrayParams), Classified::Request(r)) if r.method == "initialize" => {
+                let params = json::parse(crate::wire::trim_js(&text))
+                    .ok()
+                    .and_then(|p| p.value.get("params").cloned());
+                if matches!(params, Some(Value::Array(_))) {
+                    // As `const { cwd } = params` on an array would not, but `params.cwd.trim()` does.
+                    act.crash = Some(
+                        "TypeError: Cannot read properties of undefined (reading 'trim')\n    at initialize (runtime.js:1:1)".to_owned(),
+                    );
+                    return act;
+                }
+            }
+            (Some(M::NoWorkingDirectory), Classified::Request(r))
+                if r.method == "session/working-directory/get"
+                    || r.method == "session/working-directory/set" =>
+            {
+                let m = format!("{}{}", crate::rules::UNKNOWN_METHOD, r.method);
+                act.answer.push(error_line(&r.id, &m));
+                return act;
+            }
+            (Some(M::NoSessionWait), Classified::Request(r)) if r.method == "session/wait" => {
+                let m = format!("{}{}", crate::rules::UNKNOWN_METHOD, r.method);
+                act.answer.push(error_line(&r.id, &m));
+                return act;
+            }
+            (Some(M::NoResume), Classified::Request(r)) if r.method == "session/resume" => {
+                let m = format!("{}{}", crate::rules::UNKNOWN_METHOD, r.method);
+                act.answer.push(error_line(&r.id, &m));
+                return act;
+            }
+            (Some(M::DefaultsInitialize), Classified::Request(r)) if r.method == "initialize" => {
+                if let Ok(p) = json::parse(crate::wire::trim_js(&text)) {
+                    let mut v = p.value;
+                    // Params that are not an object are {} (§2.2); what is missing is defaulted.
+                    if !v.get("params").is_some_and(Value::is_object) {
+                        v["params"] = json!({});
+                    }
+                    let cwd = std::env::current_dir()
+                        .map(|d| d.to_string_lossy().into_owned())
+                        .unwrap_or_else(|_| "/".to_owned());
+                    for (k, d) in [
+                        ("cwd", cwd.as_str()),
+                        ("provider", "deepseek-official"),
+                        ("model", "deepseek-v4-flash"),
+                    ] {
+                        if v["params"].get(k).is_none() {
+                            v["params"][k] = json!(d);
+                        }
+                    }
+                    act.forward.push(s(&v).into_bytes());
+                    return act;
+                }
+            }
             (Some(M::RejectsNoJsonrpc), Classified::Request(r)) => {
                 let jsonrpc = json::parse(crate::wire::trim_js(&text))
                     .ok()
@@ -283,7 +366,7 @@ impl Rewriter {
         let out = self.rewrite(line);
         if !matches!(
             self.kind,
-            Some(M::NoReceipt | M::ResponseBeforeReceipt | M::ResumeReplaysHistory)
+            Some(M::NoReceipt | M::ResponseBeforeReceipt | M::ResumeReplaysHistory | M::NoTurnEnd)
         ) {
             return out;
         }
@@ -369,6 +452,27 @@ impl Rewriter {
                     .is_some_and(|m| !m.starts_with(crate::rules::UNKNOWN_METHOD)) =>
             {
                 v["error"]["code"] = json!(-32602);
+            }
+            Some(M::MethodNotFound)
+                if v.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m.starts_with(crate::rules::UNKNOWN_METHOD)) =>
+            {
+                v["error"] = json!({"code": -32601, "message": "Method not found"});
+            }
+            Some(M::UnansweredRequests)
+                if is_response(&v)
+                    && !response_id(&v).is_some_and(|id| self.initialize_ids.contains(&id)) =>
+            {
+                return Vec::new();
+            }
+            Some(M::NoMessageId) => {
+                if let Some(Value::Object(r)) = v.get_mut("result") {
+                    r.shift_remove("messageId");
+                }
+            }
+            Some(M::NoTurnEnd) if matches!(session_event(&v), Some((_, "turn/end", _))) => {
+                return Vec::new();
             }
             Some(M::MessageIdMismatch) => {
                 if let Some(m) = v.pointer_mut("/result/messageId") {
@@ -531,9 +635,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
             r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m"}}"#,
         ];
-        let probes_in: [&[u8]; 8] = [
+        let probes_in: [&[u8]; 10] = [
             br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
             br#"{"id":"\ud800","method":"m"}"#,
+            br#"{"id":10,"method":"initialize","params":[]}"#,
+            br#"{"id":11,"method":"session/wait","params":{"sessionId":"s"}}"#,
             b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
             b"{not json",
             b"{\"id\":null,\"method\":\"m\"}",

@@ -78,21 +78,47 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// Access to the model stub's request log (one summary line per request, in arrival order).
+/// One request the model stub received, as the suite needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StubRequest {
+    /// One line for failure messages ([`crate::model_stub::RequestRecord::summary`]).
+    pub summary: String,
+    /// HTTP method.
+    pub method: String,
+    /// Request target.
+    pub path: String,
+    /// The status answered, once sent.
+    pub status: Option<u16>,
+}
+
+/// Access to the model stub's request log (in arrival order).
 #[derive(Clone)]
-pub struct StubLog(pub std::sync::Arc<dyn Fn() -> Vec<String> + Send + Sync>);
+pub struct StubLog(pub std::sync::Arc<dyn Fn() -> Vec<StubRequest> + Send + Sync>);
 
 impl StubLog {
     /// The log of a running stub.
     pub fn of(stub: std::sync::Arc<crate::model_stub::ModelStub>) -> StubLog {
         StubLog(std::sync::Arc::new(move || {
-            stub.requests().iter().map(|r| r.summary()).collect()
+            stub.requests()
+                .iter()
+                .map(|r| StubRequest {
+                    summary: r.summary(),
+                    method: r.method.clone(),
+                    path: r.path.clone(),
+                    status: r.status,
+                })
+                .collect()
         }))
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<StubRequest> {
+        (self.0)()
     }
 
     /// Every request line so far.
     pub fn lines(&self) -> Vec<String> {
-        (self.0)()
+        self.requests().into_iter().map(|r| r.summary).collect()
     }
 }
 

@@ -177,9 +177,11 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                     return None;
                 }
                 let mut exp = crate::wire::json::to_string(&p.to_value());
-                if let Pat::Capture(n, _) = p {
+                if let Pat::Capture(n, _) | Pat::MaybeCapture(n) = p {
                     if let Some(bound) = b.vars.get(n) {
                         exp = format!("{exp} = {}", show(Some(bound)));
+                    } else if b.absent.contains(n) {
+                        exp = format!("{exp} = (absent)");
                     }
                 }
                 if matches!(p, Pat::Template(_)) && exp.contains("{{cwd}}") {

@@ -5,8 +5,10 @@
 mod cli;
 mod contract;
 mod precision;
+mod prerequisites;
 mod real;
 mod subcommands;
+mod verdicts;
 
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::{CommandSpec, Halt};

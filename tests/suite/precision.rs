@@ -498,6 +498,14 @@ fn good_runtimes_pass_under_the_precision_flags() {
             strict: true,
             expected: BTreeSet::new(),
         },
+        // A runtime that accepts initialize {} (cwd, provider and model defaulted) breaks nothing:
+        // frame.params-normalised asks only that non-object params get {}'s answer.
+        Case {
+            label: "the reference runtime, initialize's members defaulted".into(),
+            cmd: mutant_cmd("defaults-initialize"),
+            strict: true,
+            expected: BTreeSet::new(),
+        },
         // Members in another order break nothing a client sees: only --strict-upstream, which
         // wants upstream's bytes, fails it (the mutant's own case, in the test above).
         Case {

@@ -138,10 +138,14 @@ fn value_only(p: &Pat, v: Option<&Value>, at: &mut Attempt<'_>) -> bool {
         }
     }
     let Some(v) = v else {
-        return matches!(p, Pat::Absent);
+        return match p {
+            Pat::MaybeCapture(_) => p.matches(None, at),
+            _ => matches!(p, Pat::Absent),
+        };
     };
     match p {
         Pat::Absent => false,
+        Pat::MaybeCapture(_) => p.matches(Some(v), at),
         Pat::Type(t) => accepts(*t, v),
         Pat::Lit(l) => scalar_eq(l, v),
         Pat::Alt(alts) => alts.iter().any(|l| scalar_eq(l, v)),
@@ -173,7 +177,12 @@ fn value_only(p: &Pat, v: Option<&Value>, at: &mut Attempt<'_>) -> bool {
         Pat::Template(_) => p.matches(Some(v), at),
         Pat::Obj(members, exact) => {
             let Value::Object(m) = v else { return false };
-            if *exact && m.len() != members.iter().filter(|(_, p)| *p != Pat::Absent).count() {
+            let counted = |(k, p): &&(String, Pat)| match p {
+                Pat::Absent => false,
+                Pat::MaybeCapture(_) => m.contains_key(k),
+                _ => true,
+            };
+            if *exact && m.len() != members.iter().filter(counted).count() {
                 return false;
             }
             members.iter().all(|(k, p)| value_only(p, m.get(k), at))

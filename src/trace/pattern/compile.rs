@@ -7,6 +7,19 @@ use serde_json::Value;
 fn placeholder(body: &str, whole: bool) -> Result<Pat, String> {
     let body = body.trim();
     if let Some(name) = body.strip_prefix('$') {
+        if let Some(name) = name.strip_suffix('?') {
+            if !whole {
+                return Err(format!(
+                    "`{{{{${name}?}}}}` captures a whole member (it may be absent), not part of a string"
+                ));
+            }
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "capture name `{name}` must be letters, digits or `_`"
+                ));
+            }
+            return Ok(Pat::MaybeCapture(name.to_owned()));
+        }
         let (name, ty) = match name.split_once(':') {
             Some((n, t)) => (
                 n,

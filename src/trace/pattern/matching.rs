@@ -68,15 +68,40 @@ impl Pat {
     /// `Value` built for the frame).
     pub fn matches_view<'v, V: JsonView<'v>>(&self, v: Option<V>, at: &mut Attempt<'_>) -> bool {
         let Some(v) = v else {
-            return matches!(self, Pat::Absent);
+            return match self {
+                Pat::Absent => true,
+                Pat::MaybeCapture(name) => {
+                    if at.bound_absent(name) {
+                        true
+                    } else if at.lookup(name).is_some() {
+                        false
+                    } else {
+                        at.new_absent.push(name.clone());
+                        true
+                    }
+                }
+                _ => false,
+            };
         };
         match self {
             Pat::Absent => false,
             Pat::Type(t) => t.accepts_view(v),
             Pat::Lit(l) => lit_eq(l, v),
             Pat::Alt(alts) => alts.iter().any(|l| lit_eq(l, v)),
+            Pat::MaybeCapture(name) => {
+                if at.bound_absent(name) {
+                    return false;
+                }
+                match at.lookup(name) {
+                    Some(b) => value_eq_view(b, v),
+                    None => {
+                        at.new_vars.push((name.clone(), v.to_value()));
+                        true
+                    }
+                }
+            }
             Pat::Capture(name, ty) => {
-                if !ty.accepts_view(v) {
+                if !ty.accepts_view(v) || at.bound_absent(name) {
                     return false;
                 }
                 match at.lookup(name) {
@@ -102,7 +127,12 @@ impl Pat {
                 if v.kind() != JsonKind::Object {
                     return false;
                 }
-                if *exact && v.len() != members.iter().filter(|(_, p)| *p != Pat::Absent).count() {
+                let present = |(k, p): &&(String, Pat)| match p {
+                    Pat::Absent => false,
+                    Pat::MaybeCapture(_) => v.get(k).is_some(),
+                    _ => true,
+                };
+                if *exact && v.len() != members.iter().filter(present).count() {
                     return false;
                 }
                 members.iter().all(|(k, p)| p.matches_view(v.get(k), at))
@@ -155,6 +185,7 @@ impl Pat {
             )),
             Pat::Capture(n, TypeReq::Any) => Value::String(format!("{{{{${n}}}}}")),
             Pat::Capture(n, t) => Value::String(format!("{{{{${n}:{}}}}}", t.name())),
+            Pat::MaybeCapture(n) => Value::String(format!("{{{{${n}?}}}}")),
             Pat::Seq => Value::String("{{seq}}".into()),
             Pat::Template(segs) => {
                 let mut s = String::new();

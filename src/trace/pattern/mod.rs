@@ -132,6 +132,10 @@ pub enum Pat {
     Alt(Vec<Value>),
     /// Bind on first sight, equal on every later use (`{{$name}}`, `{{$name:uuid}}`).
     Capture(String, TypeReq),
+    /// A capture of a member that may be absent (`{{$name?}}`): binds the member's value, or its
+    /// absence, on first sight; at every later use the member must be present with an equal value,
+    /// or absent, alike.
+    MaybeCapture(String),
     /// An integer strictly greater than the last `{{seq}}` seen in the same session.
     Seq,
     /// A string with placeholders inside.
@@ -156,6 +160,8 @@ pub struct Env {
 pub struct Bindings {
     /// Committed captures.
     pub vars: HashMap<String, Value>,
+    /// Captures (`{{$name?}}`) bound to an absent member.
+    pub absent: std::collections::HashSet<String>,
     /// Last `{{seq}}` per session.
     pub seqs: HashMap<String, f64>,
 }
@@ -170,6 +176,8 @@ pub struct Attempt<'a> {
     pub session: Option<&'a str>,
     /// New captures made by this attempt.
     pub new_vars: Vec<(String, Value)>,
+    /// New captures of an absent member made by this attempt.
+    pub new_absent: Vec<String>,
     /// New `{{seq}}` value for the session.
     pub new_seq: Option<f64>,
 }
@@ -182,8 +190,14 @@ impl<'a> Attempt<'a> {
             env,
             session,
             new_vars: Vec::new(),
+            new_absent: Vec::new(),
             new_seq: None,
         }
+    }
+
+    /// Whether capture `name` is bound to an absent member, before or during this attempt.
+    pub fn bound_absent(&self, name: &str) -> bool {
+        self.new_absent.iter().any(|n| n == name) || self.base.absent.contains(name)
     }
 
     /// The value of a capture, bound before or during this attempt.
@@ -201,6 +215,7 @@ impl<'a> Attempt<'a> {
         for (n, v) in self.new_vars {
             into.vars.insert(n, v);
         }
+        into.absent.extend(self.new_absent);
         if let (Some(s), Some(q)) = (self.session, self.new_seq) {
             into.seqs.insert(s.to_owned(), q);
         }
@@ -318,6 +333,29 @@ mod tests {
         assert!(!try_match(&p, &json!("axxbyy"), &mut b));
         let p = pat(json!("{{any}}.txt"));
         assert!(try_match(&p, &json!("a.txt.txt"), &mut b));
+    }
+
+    #[test]
+    fn a_maybe_capture_binds_a_value_or_its_absence() {
+        // `{{$r?}}`/`{{$e?}}`: the same kind of answer as the first, result or error.
+        let p = pat(json!({"result":"{{$r?}}","error":"{{$e?}}"}));
+        let mut b = Bindings::default();
+        assert!(try_match(&p, &json!({"error":{"code":1}}), &mut b));
+        assert!(try_match(&p, &json!({"error":{"code":1}}), &mut b));
+        assert!(!try_match(&p, &json!({"error":{"code":2}}), &mut b));
+        assert!(!try_match(&p, &json!({"result":{}}), &mut b));
+        let mut b = Bindings::default();
+        assert!(try_match(&p, &json!({"result":{"a":1}}), &mut b));
+        assert!(try_match(&p, &json!({"result":{"a":1}}), &mut b));
+        assert!(!try_match(&p, &json!({"error":{"code":1}}), &mut b));
+        assert!(!try_match(&p, &json!({"result":{"a":2}}), &mut b));
+        assert_eq!(p.to_value(), json!({"result":"{{$r?}}","error":"{{$e?}}"}));
+        assert!(compile(&json!("x{{$r?}}"), false).is_err());
+        // Exact: a member the capture found absent is not counted.
+        let p = compile(&json!({"id":1,"result":"{{$r?}}"}), true).unwrap();
+        let mut b = Bindings::default();
+        assert!(try_match(&p, &json!({"id":1}), &mut b));
+        assert!(!try_match(&p, &json!({"id":1,"x":2}), &mut b));
     }
 
     #[test]

@@ -1,0 +1,267 @@
+//! Every prerequisite edge A → B of [`CHECKS`] is needed: a runtime that breaks B (a mutant, or a
+//! stack of them) makes A, run alone (its prerequisites filtered out, so assumed to hold), fail or
+//! be untestable. Without the edge, that runtime would fail A as a second root cause of B's bug;
+//! an edge no such runtime justifies only hides A's own bugs, and goes.
+
+use super::{KIT, RUNTIME};
+use dsh_conformance::check::{CheckId, CHECKS};
+use dsh_conformance::edition::Edition;
+use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::suite::run::{run, Options};
+use dsh_conformance::suite::Verdict;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+use CheckId::*;
+
+/// (A, B, the mutants that break B): A requires B.
+const EDGES: &[(CheckId, CheckId, &str)] = &[
+    (ResponseExactlyOnce, ResponseAnswered, "unanswered-requests"),
+    (
+        ResponseIdTypePreserved,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameMalformedIgnored,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameNonObjectIgnored,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (FrameBatchIgnored, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameIdInvalidIsNotification,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameNonStringMethodIgnored,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameNotificationsIgnored,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameUnknownResponseIgnored,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameJsonrpcMemberNotChecked,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (FrameIdNumberEcho, ResponseAnswered, "unanswered-requests"),
+    (FrameIdNumberEcho, ResponseIdTypePreserved, "string-ids"),
+    (FrameCrlfAccepted, ResponseAnswered, "unanswered-requests"),
+    (FrameCrNotSeparator, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameWhitespaceTrimmed,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (FrameSplitWrites, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameUnterminatedTailDropped,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        FrameUnterminatedTailDropped,
+        LifecycleEofExits0,
+        "ignores-eof",
+    ),
+    (
+        FrameInvalidUtf8Replaced,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (FrameLargeLine, ResponseAnswered, "unanswered-requests"),
+    (FrameDeepNesting, ResponseAnswered, "unanswered-requests"),
+    (ErrorUnknownMethod, ResponseAnswered, "unanswered-requests"),
+    (
+        ErrorNoReservedCodes,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        InitializeGatesRequests,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (PromptMessageId, ResponseAnswered, "unanswered-requests"),
+    (ReceiptIdMatchesInserted, PromptMessageId, "no-message-id"),
+    (ReceiptIdMatchesInserted, TurnEndReason, "no-turn-end"),
+    (
+        ReceiptPrecedesResponse,
+        ReceiptIdMatchesInserted,
+        "no-receipt",
+    ),
+    (
+        TurnUserMessageId,
+        ReceiptIdMatchesInserted,
+        "message-id-mismatch",
+    ),
+    (TurnEndBeforeIdle, ResponseAnswered, "unanswered-requests"),
+    (TurnEndBeforeIdle, TurnEndReason, "no-turn-end"),
+    (
+        StatusIdleAfterTurn,
+        TurnEndBeforeIdle,
+        "idle-before-turn-end",
+    ),
+    (TurnCountsPerSession, TurnEndReason, "no-turn-end"),
+    (TurnNoReplay, TurnEndReason, "no-turn-end"),
+    (TurnNoReplay, ReceiptIdMatchesInserted, "no-receipt"),
+    (
+        TurnNoReplay,
+        ReceiptPrecedesResponse,
+        "response-before-receipt",
+    ),
+    (TurnSessionsIsolated, TurnEndReason, "no-turn-end"),
+    (TurnSessionsIsolated, TurnCountsPerSession, "frozen-turn"),
+    (SessionSeqContiguous, TurnEndReason, "no-turn-end"),
+    (TurnOverlapQueued, ResponseAnswered, "unanswered-requests"),
+    (TurnOverlapQueued, TurnEndReason, "no-turn-end"),
+    (TurnOverlapRejected, ResponseAnswered, "unanswered-requests"),
+    (SessionIdsAreData, PromptMessageId, "no-message-id"),
+    (SessionIdsAreData, TurnEndReason, "no-turn-end"),
+    (ResumeValidation, ResponseAnswered, "unanswered-requests"),
+    (ResumeValidation, ResumeAcrossProcesses, "no-resume"),
+    (ResumeAcrossProcesses, TurnEndReason, "no-turn-end"),
+    (
+        ResumeAcrossProcesses,
+        LifecycleShutdownExits0,
+        "shutdown-no-exit",
+    ),
+    (ResumeAcrossProcesses, TurnCountsPerSession, "frozen-turn"),
+    (
+        ResumeAcrossProcesses,
+        TurnSessionsIsolated,
+        "shared-turn-counter",
+    ),
+    (ResumeNoReplay, ResumeAcrossProcesses, "no-resume"),
+    (
+        ResumeNoReplay,
+        ReceiptPrecedesResponse,
+        "response-before-receipt",
+    ),
+    (WaitSettlesAfterIdle, StatusIdleAfterTurn, "no-idle"),
+    (
+        WorkingDirectoryGetSet,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        WorkingDirectoryValidation,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        WorkingDirectoryValidation,
+        WorkingDirectoryGetSet,
+        "no-working-directory",
+    ),
+    (
+        LifecycleShutdownResponds,
+        ResponseAnswered,
+        "unanswered-requests",
+    ),
+    (
+        LifecycleShutdownExits0,
+        LifecycleShutdownResponds,
+        "unanswered-requests",
+    ),
+    (
+        LifecycleShutdownAfterEmptySessionId,
+        LifecycleShutdownExits0,
+        "shutdown-no-exit",
+    ),
+    (LifecycleEofExits0, ResponseAnswered, "unanswered-requests"),
+];
+
+#[test]
+fn the_edge_table_is_the_registry() {
+    let listed: BTreeSet<(CheckId, CheckId)> = EDGES.iter().map(|(a, b, _)| (*a, *b)).collect();
+    assert_eq!(listed.len(), EDGES.len(), "an edge listed twice");
+    let registry: BTreeSet<(CheckId, CheckId)> = CHECKS
+        .iter()
+        .flat_map(|c| c.requires.iter().map(move |r| (c.id, *r)))
+        .collect();
+    assert_eq!(listed, registry);
+    for (_, _, list) in EDGES {
+        dsh_conformance::mutants::find_all(list).unwrap();
+    }
+}
+
+/// The edition A is run under: its first.
+fn edition_of(a: CheckId) -> Edition {
+    a.info().editions.iter().next().unwrap()
+}
+
+#[test]
+fn every_prerequisite_is_needed_a_runtime_breaking_it_breaks_its_dependent() {
+    // Each (A, mutant) once: A alone against the mutant of B must not pass; and each (B, mutant)
+    // once: B alone must fail (the mutant does break B).
+    let runs: BTreeSet<(CheckId, &str, bool)> = EDGES
+        .iter()
+        .flat_map(|(a, b, m)| [(*a, *m, false), (*b, *m, true)])
+        .collect();
+    let runs: Vec<_> = runs.into_iter().collect();
+    let next = Mutex::new(runs.iter());
+    let wrong = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let Some((a, list, breaks)) = next.lock().unwrap().next() else {
+                    return;
+                };
+                let edition = edition_of(*a);
+                let cmd = CommandSpec::new(KIT)
+                    .arg("mutant")
+                    .arg(*list)
+                    .arg("--")
+                    .arg(RUNTIME)
+                    .arg("--edition")
+                    .arg(edition.name());
+                let opts = Options {
+                    edition,
+                    filter: Some(a.as_str().to_owned()),
+                    frame_timeout: Duration::from_secs(3),
+                    ..Options::default()
+                };
+                let report = run(&cmd, list, &opts).expect("a report");
+                let v = &report
+                    .results
+                    .iter()
+                    .find(|c| c.info.id == *a)
+                    .expect("the filter selects A")
+                    .verdict;
+                if *breaks && !matches!(v, Verdict::Fail(_)) {
+                    let v = format!("{} {}", v.word(), v.summary());
+                    wrong
+                        .lock()
+                        .unwrap()
+                        .push(format!("{list} does not break {a}: {v}"));
+                } else if matches!(v, Verdict::Pass) {
+                    wrong
+                        .lock()
+                        .unwrap()
+                        .push(format!("{a} passes against {list}"));
+                }
+            });
+        }
+    });
+    let wrong = wrong.into_inner().unwrap();
+    assert!(
+        wrong.is_empty(),
+        "prerequisites no runtime justifies:\n{}",
+        wrong.join("\n")
+    );
+}
