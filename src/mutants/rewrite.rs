@@ -460,6 +460,14 @@ impl Rewriter {
             {
                 v["error"] = json!({"code": -32601, "message": "Method not found"});
             }
+            Some(M::FloatIdsUnanswered)
+                if is_response(&v)
+                    && v.get("id")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|f| f.fract() != 0.0) =>
+            {
+                return Vec::new();
+            }
             Some(M::UnansweredRequests)
                 if is_response(&v)
                     && !response_id(&v).is_some_and(|id| self.initialize_ids.contains(&id)) =>

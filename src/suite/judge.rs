@@ -240,6 +240,14 @@ pub fn judge(
                     );
                     return (Verdict::NotTestable { reason }, blames);
                 }
+                // A request the runtime, still serving, never answered is
+                // response.exactly-once's (MUST), whatever this check wanted of the answer.
+                if let Some(mut blame) = never_answered(id, &r, f) {
+                    blame.failure.model_log = failure.model_log;
+                    blames.push(blame);
+                    let by = vec![CheckId::ResponseExactlyOnce];
+                    return (Verdict::Blocked { by }, blames);
+                }
                 return (Verdict::Fail(Box::new(failure)), blames);
             }
         }
@@ -263,6 +271,53 @@ pub fn judge(
         }
     }
     (Verdict::Pass, blames)
+}
+
+/// The blame on `response.exactly-once` when check `id` failed waiting for the answer to a
+/// request that the runtime, still serving (its stdout open), never answered at all: the
+/// answer's content, this check's rule, cannot be judged. `None` for the checks whose own rule is
+/// the answer itself.
+fn never_answered(
+    id: CheckId,
+    r: &CaseReport,
+    f: &crate::trace::matcher::Failure,
+) -> Option<Blame> {
+    use crate::trace::matcher::FailureKind as K;
+    let own = [
+        CheckId::ResponseAnswered,
+        CheckId::ResponseExactlyOnce,
+        CheckId::LifecycleShutdownResponds,
+    ];
+    if own.contains(&id) || !matches!(f.kind, K::Missing | K::Timeout) {
+        return None;
+    }
+    let expected = f.expected.as_deref()?;
+    let answered: std::collections::HashSet<&str> = (r.transcript.stdout.iter())
+        .filter_map(|o| match o.frame() {
+            Frame::Response { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let (rid, method, _) = crate::rules::transcript::sent_session_requests(&r.transcript.sent)
+        .into_iter()
+        .find(|(rid, _, _)| {
+            let key = rid.to_json();
+            !answered.contains(key.as_str()) && expected.contains(&format!("\"id\":{key}"))
+        })?;
+    let mut failure = Failure::new(
+        FailureKind::Rule,
+        format!(
+            "the {method} request with id {} was never answered, though the runtime kept serving",
+            rid.to_json()
+        ),
+    );
+    failure.case = Some(r.file.clone());
+    failure.expected = Some(expected.to_owned());
+    failure.stderr_tail = r.stderr_tail.clone();
+    Some(Blame {
+        check: CheckId::ResponseExactlyOnce,
+        failure,
+    })
 }
 
 /// The model probe: one prompt `reply: dsh-model-probe-ok`, awaiting the session's first
