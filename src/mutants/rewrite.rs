@@ -642,6 +642,7 @@ mod tests {
             RECEIPT,
             r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
             r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32603,"message":"m"}}"#,
         ];
         let probes_in: [&[u8]; 10] = [
             br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
