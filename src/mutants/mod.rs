@@ -101,7 +101,7 @@ breaking {
     NoSessionWait = "no-session-wait" => WaitSettlesAfterIdle: "session/wait is answered as an unknown method (a runtime without it)",
     NoResume = "no-resume" => ResumeAcrossProcesses: "session/resume is answered as an unknown method (a runtime without it)",
     MethodNotFound = "method-not-found" => ErrorUnknownMethod: "unknown methods answer JSON-RPC's -32601 `Method not found`, without the method's name",
-    UnansweredRequests = "unanswered-requests" => ResponseAnswered: "only initialize is answered: every other request gets no response",
+    SilentAfterInitialize = "silent-after-initialize" => ResponseAnswered: "after its first response (the first initialize's answer) the runtime writes nothing more: it goes silent",
     NoMessageId = "no-message-id" => PromptMessageId: "the session/prompt response is {} without messageId",
     NoTurnEnd = "no-turn-end" => TurnEndReason: "turn/end events are never sent (the session still goes idle)",
 }
