@@ -159,7 +159,7 @@ checks! {
     FrameUnknownResponseIgnored = "frame.unknown-response-ignored" "§2.4" Must ALL [ResponseAnswered] Trace: "responses to ids the runtime never used are ignored";
     FrameJsonrpcMemberNotChecked = "frame.jsonrpc-member-not-checked" "§2.2" Should ALL [ResponseAnswered] Trace: "frames without \"jsonrpc\" or with another value are served normally";
     FrameIdNumberEcho = "frame.id-number-echo" "§2.2" Should ALL [ResponseAnswered ResponseIdTypePreserved] Stream: "numeric ids echo as JavaScript prints the double (1e3 → 1000, 1.5 → 1.5)";
-    FrameParamsNormalised = "frame.params-normalised" "§2.2" Should ALL [] Trace: "non-object params (array, string, number, null) are treated as {}";
+    FrameParamsNormalised = "frame.params-normalised" "§2.2" Should ALL [ResponseAnswered] Trace: "non-object params (array, string, number, null) are treated as {}";
     FrameCrlfAccepted = "frame.crlf-accepted" "§2.1" Must ALL [ResponseAnswered] Trace: "frames ending in \\r\\n are served";
     FrameCrNotSeparator = "frame.cr-not-separator" "§2.1" Should ALL [ResponseAnswered] Trace: "a lone \\r does not end a frame (A\\rB\\n is one malformed line)";
     FrameWhitespaceTrimmed = "frame.whitespace-trimmed" "§2.1" Should ALL [ResponseAnswered] Trace: "blank lines are skipped; padding, a BOM and U+00A0 around a frame are trimmed";
@@ -176,27 +176,27 @@ checks! {
     ErrorNoReservedCodes = "error.no-reserved-codes" "§2.3" Should ALL [ResponseAnswered] Stream: "a known method's errors are -32603 (never -32700, -32600, -32602 or another code) and no error carries a data member; the other checks judge error messages only";
     // initialize.
     InitializeServerInfo = "initialize.server-info" "§3.1" Must ALL [] Trace: "initialize answers {serverInfo:{name:\"deepseek-harness-sdk-runtime\", version:<string>}}";
-    InitializeMaxTokensValidated = "initialize.max-tokens-validated" "§3.1 §9" Should ALL [] Trace: "maxTokens 0, -1, 1.5 and \"5\" fail with `initialize maxTokens must be a positive safe integer`";
+    InitializeMaxTokensValidated = "initialize.max-tokens-validated" "§3.1 §9" Should ALL [ResponseAnswered] Trace: "maxTokens 0, -1, 1.5 and \"5\" fail with `initialize maxTokens must be a positive safe integer`";
     InitializeUnknownProvider = "initialize.unknown-provider" "§3.1 §9" Should ALL [] Trace: "an unknown provider fails with `no adapter registered for provider \"<p>\"`";
-    InitializeRepeatable = "initialize.repeatable" "§3.1" Should QUEUED [] Trace: "a second initialize succeeds with the same serverInfo";
+    InitializeRepeatable = "initialize.repeatable" "§3.1" Should QUEUED [ResponseAnswered] Trace: "a second initialize succeeds with the same serverInfo";
     InitializeGatesRequests = "initialize.gates-requests" "§3.2 §9" Must CURRENT [ResponseAnswered] Trace: "session requests before initialize fail with `SDK server is not initialized`";
     // session/prompt and its receipt.
     PromptMessageId = "prompt.message-id" "§3.2" Must QUEUED [ResponseAnswered] Trace: "session/prompt answers {messageId: <non-empty string>}";
     ReceiptIdMatchesInserted = "receipt.id-matches-inserted" "§5 §8.4" Must QUEUED [PromptMessageId TurnEndReason] Trace: "an agent/inbox/spliced receipt whose inserted[].id equals the messageId is sent for every prompt";
     ReceiptPrecedesResponse = "receipt.precedes-response" "§5" Must QUEUED [ReceiptIdMatchesInserted] Trace: "the prompt's receipt is written before the prompt's response";
-    TurnEndReason = "turn.end-reason" "§5 §8.4" Must ALL [] Trace: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
+    TurnEndReason = "turn.end-reason" "§5 §8.4" Must ALL [ResponseAnswered] Trace: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     TurnUserMessageId = "turn.user-message-id" "§5" Should QUEUED [ReceiptIdMatchesInserted] Trace: "the turn's user/message event carries data.id == messageId";
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
     StatusIdleAfterTurn = "status.idle-after-turn" "§4 §8.4" Must QUEUED [TurnEndBeforeIdle] Stream: "a prompted session reports session.status running, then idle when its turns end";
-    TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
+    TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [ResponseAnswered] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
     TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
     TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
     SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
     TurnOverlapQueued = "turn.overlap-queued" "§6" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "a prompt to a running session is accepted and runs as the next turn; one idle after both";
     TurnOverlapRejected = "turn.overlap-rejected" "§6" Must LEGACY [ResponseAnswered] Trace: "a prompt to a session with a prompt in flight fails with `session already has an active prompt: <id>`";
-    LegacySessionFinished = "legacy.session-finished" "§4" Must LEGACY [] Trace: "session.finished {sessionId, status, reason} precedes the {accepted:true} prompt response";
-    SubagentNotifications = "subagent.notifications" "§4" Should QUEUED [] Trace: "a subagent run is bracketed by subagent.started and subagent.finished naming parent and child";
+    LegacySessionFinished = "legacy.session-finished" "§4" Must LEGACY [ResponseAnswered] Trace: "session.finished {sessionId, status, reason} precedes the {accepted:true} prompt response";
+    SubagentNotifications = "subagent.notifications" "§4" Should QUEUED [ResponseAnswered] Trace: "a subagent run is bracketed by subagent.started and subagent.finished naming parent and child";
     SessionIdsAreData = "session.ids-are-data" "§3.2" Should QUEUED [PromptMessageId TurnEndReason] Trace: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
     // Methods of the 0.2.x release.
     ResumeValidation = "resume.validation" "§3.3 §9" Should CURRENT [ResponseAnswered ResumeAcrossProcesses] Trace: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";

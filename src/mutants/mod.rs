@@ -105,7 +105,7 @@ breaking {
     NoResume = "no-resume" => ResumeAcrossProcesses: "session/resume is answered as an unknown method (a runtime without it)",
     MethodNotFound = "method-not-found" => ErrorUnknownMethod: "unknown methods answer JSON-RPC's -32601 `Method not found`, without the method's name",
     FloatIdsUnanswered = "float-ids-unanswered" => ResponseExactlyOnce: "a request whose id is a number with a fraction (1.5) is never answered, while the runtime keeps serving",
-    UnansweredRequests = "unanswered-requests" => ResponseAnswered: "only initialize is answered: every other request gets no response",
+    SilentAfterInitialize = "silent-after-initialize" => ResponseAnswered: "after its first response (the first initialize's answer) the runtime writes nothing more: it goes silent",
     NoMessageId = "no-message-id" => PromptMessageId: "the session/prompt response is {} without messageId",
     NoTurnEnd = "no-turn-end" => TurnEndReason: "turn/end events are never sent (the session still goes idle)",
 }

@@ -34,21 +34,12 @@ fn error_line(id: &Id, message: &str) -> String {
     String::from_utf8_lossy(&out).trim_end().to_owned()
 }
 
-/// The id of response `v`, when it is a string or a number.
-fn response_id(v: &Value) -> Option<Id> {
-    match v.get("id")? {
-        Value::String(s) => Some(Id::Str(s.clone())),
-        Value::Number(n) => n.as_f64().map(Id::Num),
-        _ => None,
-    }
-}
-
 /// Per-mutant state.
 pub(crate) struct Rewriter {
     kind: Option<MutantKind>,
     shutdown_ids: HashSet<Id>,
-    /// Ids of the `initialize` requests read.
-    initialize_ids: HashSet<Id>,
+    /// A response has been written (the mutants that go silent after it).
+    answered_once: bool,
     /// A shutdown request has been answered.
     pub shutdown_answered: bool,
     /// An `initialize` has been answered with a result.
@@ -82,7 +73,7 @@ impl Rewriter {
         Rewriter {
             kind,
             shutdown_ids: HashSet::new(),
-            initialize_ids: HashSet::new(),
+            answered_once: false,
             shutdown_answered: false,
             initialized: false,
             resumes: HashMap::new(),
@@ -153,9 +144,6 @@ impl Rewriter {
         if let Classified::Request(r) = &class {
             if r.method == "shutdown" {
                 self.shutdown_ids.insert(r.id.clone());
-            }
-            if r.method == "initialize" {
-                self.initialize_ids.insert(r.id.clone());
             }
             if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
                 if r.method == "session/resume" {
@@ -468,11 +456,11 @@ impl Rewriter {
             {
                 return Vec::new();
             }
-            Some(M::UnansweredRequests)
-                if is_response(&v)
-                    && !response_id(&v).is_some_and(|id| self.initialize_ids.contains(&id)) =>
-            {
-                return Vec::new();
+            Some(M::SilentAfterInitialize) => {
+                if self.answered_once {
+                    return Vec::new();
+                }
+                self.answered_once = is_response(&v);
             }
             Some(M::NoMessageId) => {
                 if let Some(Value::Object(r)) = v.get_mut("result") {

@@ -16,62 +16,113 @@ use CheckId::*;
 
 /// (A, B, the mutants that break B): A requires B.
 const EDGES: &[(CheckId, CheckId, &str)] = &[
-    (ResponseExactlyOnce, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameParamsNormalised,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        InitializeRepeatable,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        InitializeMaxTokensValidated,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (TurnEndReason, ResponseAnswered, "silent-after-initialize"),
+    (TurnFinalText, ResponseAnswered, "silent-after-initialize"),
+    (
+        LegacySessionFinished,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        SubagentNotifications,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        ResponseExactlyOnce,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (
         ResponseIdTypePreserved,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameMalformedIgnored,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameNonObjectIgnored,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
-    (FrameBatchIgnored, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameBatchIgnored,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (
         FrameIdInvalidIsNotification,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameNonStringMethodIgnored,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameNotificationsIgnored,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameUnknownResponseIgnored,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameJsonrpcMemberNotChecked,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
-    (FrameIdNumberEcho, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameIdNumberEcho,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (FrameIdNumberEcho, ResponseIdTypePreserved, "string-ids"),
-    (FrameCrlfAccepted, ResponseAnswered, "unanswered-requests"),
-    (FrameCrNotSeparator, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameCrlfAccepted,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        FrameCrNotSeparator,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (
         FrameWhitespaceTrimmed,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
-    (FrameSplitWrites, ResponseAnswered, "unanswered-requests"),
+    (
+        FrameSplitWrites,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (
         FrameUnterminatedTailDropped,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         FrameUnterminatedTailDropped,
@@ -81,22 +132,30 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     (
         FrameInvalidUtf8Replaced,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
-    (FrameLargeLine, ResponseAnswered, "unanswered-requests"),
-    (FrameDeepNesting, ResponseAnswered, "unanswered-requests"),
-    (ErrorUnknownMethod, ResponseAnswered, "unanswered-requests"),
+    (FrameLargeLine, ResponseAnswered, "silent-after-initialize"),
+    (
+        FrameDeepNesting,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        ErrorUnknownMethod,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (
         ErrorNoReservedCodes,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         InitializeGatesRequests,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
-    (PromptMessageId, ResponseAnswered, "unanswered-requests"),
+    (PromptMessageId, ResponseAnswered, "silent-after-initialize"),
     (ReceiptIdMatchesInserted, PromptMessageId, "no-message-id"),
     (ReceiptIdMatchesInserted, TurnEndReason, "no-turn-end"),
     (
@@ -109,7 +168,11 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         ReceiptIdMatchesInserted,
         "message-id-mismatch",
     ),
-    (TurnEndBeforeIdle, ResponseAnswered, "unanswered-requests"),
+    (
+        TurnEndBeforeIdle,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (TurnEndBeforeIdle, TurnEndReason, "no-turn-end"),
     (
         StatusIdleAfterTurn,
@@ -127,12 +190,24 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     (TurnSessionsIsolated, TurnEndReason, "no-turn-end"),
     (TurnSessionsIsolated, TurnCountsPerSession, "frozen-turn"),
     (SessionSeqContiguous, TurnEndReason, "no-turn-end"),
-    (TurnOverlapQueued, ResponseAnswered, "unanswered-requests"),
+    (
+        TurnOverlapQueued,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (TurnOverlapQueued, TurnEndReason, "no-turn-end"),
-    (TurnOverlapRejected, ResponseAnswered, "unanswered-requests"),
+    (
+        TurnOverlapRejected,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (SessionIdsAreData, PromptMessageId, "no-message-id"),
     (SessionIdsAreData, TurnEndReason, "no-turn-end"),
-    (ResumeValidation, ResponseAnswered, "unanswered-requests"),
+    (
+        ResumeValidation,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
     (ResumeValidation, ResumeAcrossProcesses, "no-resume"),
     (ResumeAcrossProcesses, TurnEndReason, "no-turn-end"),
     (
@@ -156,12 +231,12 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     (
         WorkingDirectoryGetSet,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         WorkingDirectoryValidation,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         WorkingDirectoryValidation,
@@ -171,19 +246,23 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     (
         LifecycleShutdownResponds,
         ResponseAnswered,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         LifecycleShutdownExits0,
         LifecycleShutdownResponds,
-        "unanswered-requests",
+        "silent-after-initialize",
     ),
     (
         LifecycleShutdownAfterEmptySessionId,
         LifecycleShutdownExits0,
         "shutdown-no-exit",
     ),
-    (LifecycleEofExits0, ResponseAnswered, "unanswered-requests"),
+    (
+        LifecycleEofExits0,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
 ];
 
 #[test]
