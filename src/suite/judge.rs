@@ -283,10 +283,15 @@ fn never_answered(
     f: &crate::trace::matcher::Failure,
 ) -> Option<Blame> {
     use crate::trace::matcher::FailureKind as K;
+    // Checks whose rule is the answer itself, or that the runtime keeps answering after a
+    // line that must not stop it.
     let own = [
         CheckId::ResponseAnswered,
         CheckId::ResponseExactlyOnce,
         CheckId::LifecycleShutdownResponds,
+        CheckId::FrameMalformedIgnored,
+        CheckId::FrameNonJsonLiteralsIgnored,
+        CheckId::FrameLoneSurrogatesSurvived,
     ];
     if own.contains(&id) || !matches!(f.kind, K::Missing | K::Timeout) {
         return None;

@@ -9,7 +9,7 @@
 //! for the rules to judge ([`crate::rules`]), so that a frame with one defect is still routed as
 //! what it is, and blamed once, on the rule it breaks.
 
-use super::json::{JsonKind, JsonView, Tape, TapeRef};
+use super::json::{JsonError, JsonKind, JsonView, Tape, TapeRef};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -34,8 +34,8 @@ pub enum NotAFrame {
     },
     /// Longer than the reader's bound (its length in bytes; its text was not kept).
     TooLong(usize),
-    /// Not JSON, with the parser's message.
-    NotJson(String),
+    /// Not JSON, with the parser's error.
+    NotJson(JsonError),
     /// JSON, but not an object: what it is (`a JSON array`, …).
     NotAnObject(&'static str),
     /// An object with the members of neither a response nor a notification (their keys).
@@ -89,8 +89,9 @@ pub struct Output {
     /// The line ended in `\r\n` (the `\r` is not in [`Output::text`]).
     pub crlf: bool,
     text: String,
-    tape: Tape,
-    parsed: bool,
+    /// The parsed text (boxed: most of a flood's lines are no JSON, and a stored line should
+    /// cost little more than its text).
+    tape: Option<Box<Tape>>,
     frame: Frame,
 }
 
@@ -105,15 +106,18 @@ impl Output {
             text.pop();
         }
         let mut tape = Tape::default();
-        let parsed = tape.parse(&text);
-        let frame = match &parsed {
-            Err(e) => Frame::NotAFrame(NotAFrame::NotJson(e.to_string())),
-            Ok(()) => classify(tape.root(&text)),
+        let (tape, frame) = match tape.parse(&text) {
+            Err(e) => (None, Frame::NotAFrame(NotAFrame::NotJson(e))),
+            Ok(()) => {
+                tape.shrink();
+                let frame = classify(tape.root(&text));
+                (Some(Box::new(tape)), frame)
+            }
         };
+        text.shrink_to_fit();
         Output {
             line,
             crlf,
-            parsed: parsed.is_ok(),
             text,
             tape,
             frame,
@@ -131,8 +135,7 @@ impl Output {
             line,
             crlf: false,
             text,
-            tape: Tape::default(),
-            parsed: false,
+            tape: None,
             frame: Frame::NotAFrame(why),
         }
     }
@@ -149,7 +152,7 @@ impl Output {
 
     /// The line's JSON value, when it is JSON at all.
     pub fn json(&self) -> Option<TapeRef<'_>> {
-        self.parsed.then(|| self.tape.root(&self.text))
+        self.tape.as_ref().map(|t| t.root(&self.text))
     }
 
     /// Whether the line is a response or a notification.
@@ -165,9 +168,24 @@ impl Output {
         }
     }
 
-    /// Bytes the line holds (its text and its tape), for memory bounds.
+    /// Bytes the line holds (itself, its text, its tape and its frame's strings), for memory
+    /// bounds.
     pub fn weight(&self) -> usize {
-        self.text.capacity() + self.tape.weight()
+        let frame = match &self.frame {
+            Frame::Response { id, .. } => id.capacity(),
+            Frame::Notification { method, session } => {
+                method.capacity() + session.as_ref().map_or(0, String::capacity)
+            }
+            Frame::NotAFrame(NotAFrame::Neither(keys)) => {
+                keys.iter().map(|k| k.capacity() + 24).sum()
+            }
+            Frame::NotAFrame(_) => 0,
+        };
+        let tape = self
+            .tape
+            .as_ref()
+            .map_or(0, |t| std::mem::size_of::<Tape>() + t.weight());
+        std::mem::size_of::<Output>() + self.text.capacity() + tape + frame
     }
 }
 

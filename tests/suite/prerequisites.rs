@@ -17,6 +17,41 @@ use CheckId::*;
 /// (A, B, the mutants that break B): A requires B.
 const EDGES: &[(CheckId, CheckId, &str)] = &[
     (
+        FrameNonJsonLiteralsIgnored,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        FrameNonJsonLiteralsIgnored,
+        FrameMalformedIgnored,
+        "replies-to-malformed",
+    ),
+    (
+        FrameLoneSurrogatesSurvived,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        FrameLoneSurrogatesSurvived,
+        ResponseIdTypePreserved,
+        "string-ids",
+    ),
+    (
+        FrameLoneSurrogatesEchoed,
+        ResponseIdTypePreserved,
+        "string-ids",
+    ),
+    (
+        FrameLoneSurrogatesEchoed,
+        ErrorUnknownMethod,
+        "method-not-found",
+    ),
+    (
+        FrameLoneSurrogatesEchoed,
+        FrameLoneSurrogatesSurvived,
+        "writer-dies-on-surrogate",
+    ),
+    (
         FrameParamsNormalised,
         ResponseAnswered,
         "silent-after-initialize",

@@ -162,6 +162,15 @@ impl Tape {
                 .sum::<usize>()
     }
 
+    /// Releases what parsing needed and reading does not (the open-container stack, spare
+    /// capacity): for a tape kept with its line rather than reused.
+    pub fn shrink(&mut self) {
+        self.stack = Vec::new();
+        self.nodes.shrink_to_fit();
+        self.decoded.shrink_to_fit();
+        self.indexes.shrink_to_fit();
+    }
+
     /// Parses `text` into this tape (replacing what it held). The error is the one
     /// [`parse`](super::parse) gives for the same text.
     pub fn parse(&mut self, text: &str) -> Result<(), JsonError> {
