@@ -297,17 +297,29 @@ fn never_answered(
         return None;
     }
     let expected = f.expected.as_deref()?;
-    let answered: std::collections::HashSet<&str> = (r.transcript.stdout.iter())
-        .filter_map(|o| match o.frame() {
-            Frame::Response { id, .. } => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
+    // An answer whose id changed type (`"7"` for 7) still answers: that is the id rule's.
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for o in &r.transcript.stdout {
+        if let Frame::Response { id, .. } = o.frame() {
+            answered.insert(id.clone());
+            match json::parse(id).map(|p| p.value) {
+                Ok(serde_json::Value::String(t)) => {
+                    answered.insert(t);
+                }
+                Ok(v @ serde_json::Value::Number(_)) => {
+                    answered.insert(json::to_string(&serde_json::Value::String(
+                        json::to_string(&v),
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
     let (rid, method, _) = crate::rules::transcript::sent_session_requests(&r.transcript.sent)
         .into_iter()
         .find(|(rid, _, _)| {
             let key = rid.to_json();
-            !answered.contains(key.as_str()) && expected.contains(&format!("\"id\":{key}"))
+            !answered.contains(&key) && expected.contains(&format!("\"id\":{key}"))
         })?;
     let mut failure = Failure::new(
         FailureKind::Rule,
