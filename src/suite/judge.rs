@@ -275,25 +275,19 @@ pub fn judge(
 
 /// The blame on `response.exactly-once` when check `id` failed waiting for the answer to a
 /// request that the runtime, still serving (its stdout open), never answered at all: the
-/// answer's content, this check's rule, cannot be judged. `None` for the checks whose own rule is
-/// the answer itself.
+/// answer's content, this check's rule, cannot be judged. Only for the id rules: for every other
+/// check the missing answer is its own finding.
 fn never_answered(
     id: CheckId,
     r: &CaseReport,
     f: &crate::trace::matcher::Failure,
 ) -> Option<Blame> {
     use crate::trace::matcher::FailureKind as K;
-    // Checks whose rule is the answer itself, or that the runtime keeps answering after a
-    // line that must not stop it.
-    let own = [
-        CheckId::ResponseAnswered,
-        CheckId::ResponseExactlyOnce,
-        CheckId::LifecycleShutdownResponds,
-        CheckId::FrameMalformedIgnored,
-        CheckId::FrameNonJsonLiteralsIgnored,
-        CheckId::FrameLoneSurrogatesSurvived,
-    ];
-    if own.contains(&id) || !matches!(f.kind, K::Missing | K::Timeout) {
+    // The id rules judge how an answer echoes its request's id; a request with no answer at
+    // all is not theirs. Every other check that waits for an answer owns its absence (a line
+    // the runtime must serve, a line it must survive, the answer itself).
+    let id_rules = [CheckId::FrameIdNumberEcho, CheckId::ResponseIdTypePreserved];
+    if !id_rules.contains(&id) || !matches!(f.kind, K::Missing | K::Timeout) {
         return None;
     }
     let expected = f.expected.as_deref()?;
