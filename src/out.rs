@@ -8,6 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once stdout could not be written: later output is dropped.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// Set when that was a real write error (a full disk, an I/O error), not a reader that left.
+static FAILED: AtomicBool = AtomicBool::new(false);
+
+/// True once a write to stdout failed for another reason than a closed pipe: the report was
+/// lost, and the command must not exit as if it had been delivered (the binaries exit 2).
+pub fn write_failed() -> bool {
+    FAILED.load(Ordering::Relaxed)
+}
 
 /// Writes `args` to stdout and flushes. A closed pipe is not an error (the output stops there);
 /// any other write error is said once on stderr, and the output stops too.
@@ -19,6 +27,7 @@ pub fn write(args: std::fmt::Arguments) {
     if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
         CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
+            FAILED.store(true, Ordering::Relaxed);
             eprintln!("dsh-conformance: cannot write to stdout: {e}");
         }
     }

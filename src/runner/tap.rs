@@ -95,6 +95,14 @@ extern "C" fn forward(sig: libc::c_int) {
 /// Runs `argv` behind the tap; returns the runtime's exit code (128 + N if a signal killed it).
 pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
     let (program, args) = argv.split_first().ok_or(TapError::NoCommand)?;
+    // Found before the session, not after it: what it recorded must have somewhere to go.
+    for p in std::iter::once(&opts.out).chain(&opts.raw) {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .map_err(|e| TapError::Write(p.clone(), e))?;
+    }
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())

@@ -68,7 +68,14 @@ pub struct Args {
     pub patches: Vec<String>,
     /// `--realistic-timing`.
     pub realistic_timing: bool,
+    /// `--version` / `-V`: print [`RELEASE_VERSION`] and exit 0, as the release does.
+    pub version: bool,
 }
+
+/// What `--version` prints: the version of the release the reference stands in for, in the
+/// release's own spelling (its `--version` and `-V`, wherever they are in argv, print this and
+/// exit 0). The kit's own version is `dsh-conformance --version`.
+pub const RELEASE_VERSION: &str = "0.2.1-rc.2";
 
 /// Parses the arguments (without the program name); `Ok(None)` for `--help`.
 pub fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
@@ -87,6 +94,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         };
         match name {
             "-h" | "--help" => return Ok(None),
+            "-V" | "--version" if inline.is_none() => a.version = true,
             "--profile" => a.profile = Some(value(name)?),
             "--edition" => {
                 a.edition = value(name)?

@@ -7,6 +7,7 @@ pub mod cases;
 pub mod causes;
 pub mod explain;
 pub mod judge;
+mod junit;
 pub mod preflight;
 pub mod report;
 pub mod run;

@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::Duration;
 
+/// The exit code of a run where nothing was tested (pytest's "no tests collected").
+pub const NOTHING_TESTED: i32 = 5;
+
 /// One check's result.
 #[derive(Debug, Clone)]
 pub struct CheckResult {
@@ -36,6 +39,36 @@ pub struct Report {
     pub hint: Option<String>,
     /// Set when the run stopped before every check was decided.
     pub stopped: Option<Stopped>,
+    /// SHOULD failures fail the run too (`check --should-fail`); the JUnit report follows the
+    /// same choice (a SHOULD failure that does not fail the run is `<skipped>` there, so a CI
+    /// dashboard does not turn a green run unstable).
+    pub should_fail: bool,
+}
+
+/// What a run amounts to, worst first: what a CI job decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The run stopped before every check was decided (the report is partial).
+    Stopped(Halt),
+    /// A check that fails the run failed: a MUST check (or, under `should_fail`, any check)
+    /// failed or was untestable, or a baseline entry is stale.
+    Findings,
+    /// Nothing was tested: every selected check was skipped, blocked or untestable (SHOULD).
+    NothingTested,
+    /// Every check that was run conforms.
+    Conforms,
+}
+
+impl Outcome {
+    /// Its name in the JSON report: `stopped`, `findings`, `nothing-tested`, `conforms`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Stopped(_) => "stopped",
+            Outcome::Findings => "findings",
+            Outcome::NothingTested => "nothing-tested",
+            Outcome::Conforms => "conforms",
+        }
+    }
 }
 
 /// Why and when a run stopped early: the report is partial.
@@ -101,7 +134,7 @@ impl Report {
                 }
                 Verdict::Fail(_) => {
                     s.failed += 1;
-                    s.fatal += usize::from(must);
+                    s.fatal += usize::from(must || self.should_fail);
                 }
                 Verdict::StaleBaseline { .. } => {
                     s.failed += 1;
@@ -113,14 +146,42 @@ impl Report {
         s
     }
 
-    /// 0 when every MUST check passed (none untestable), the baseline is not stale and the run
-    /// was not stopped; else 1 — or, for a stopped run, what [`Halt::exit_code`] says when it is
-    /// higher (2 for an unusable runtime, 128 + N for signal N).
+    /// What the run amounts to. A stopped run is [`Outcome::Stopped`] whatever it found; else
+    /// findings come before "nothing tested".
+    pub fn outcome(&self) -> Outcome {
+        let s = self.summary();
+        if let Some(st) = &self.stopped {
+            Outcome::Stopped(st.halt)
+        } else if s.fatal != 0 {
+            Outcome::Findings
+        } else if s.passed + s.failed + s.known_failing == 0 {
+            Outcome::NothingTested
+        } else {
+            Outcome::Conforms
+        }
+    }
+
+    /// True when the runtime conforms: every check that fails a run was run and passed.
+    pub fn is_success(&self) -> bool {
+        self.outcome() == Outcome::Conforms
+    }
+
+    /// Panics with the human report unless [`is_success`](Self::is_success): for a runtime
+    /// author's `#[test]`.
+    #[track_caller]
+    pub fn assert_conforms(&self) {
+        assert!(self.is_success(), "{}", self.human(false));
+    }
+
+    /// The command line's exit code for this report: 0 conforms, 1 findings, 5 nothing tested
+    /// (as pytest's 5); a stopped run exits with [`Halt::exit_code`] (2 for an unusable runtime,
+    /// 128 + N for signal N, else 1), or 1 when that is lower and it had findings.
     pub fn exit_code(&self) -> i32 {
-        let findings = i32::from(self.summary().fatal != 0);
-        match &self.stopped {
-            Some(s) => s.halt.exit_code().max(findings),
-            None => findings,
+        match self.outcome() {
+            Outcome::Stopped(h) => h.exit_code().max(i32::from(self.summary().fatal != 0)),
+            Outcome::Findings => 1,
+            Outcome::NothingTested => NOTHING_TESTED,
+            Outcome::Conforms => 0,
         }
     }
 
@@ -257,6 +318,8 @@ impl Report {
                 "not_testable": s.not_testable, "skipped": s.skipped,
                 "known_failing": s.known_failing, "not_run": s.not_run, "fatal": s.fatal,
             },
+            "outcome": self.outcome().name(),
+            "should_fail": self.should_fail,
             "hint": self.hint,
             "stopped": self.stopped.as_ref().map(|st| json!({
                 "reason": st.reason(),
@@ -298,132 +361,6 @@ impl Report {
             }).collect::<Vec<_>>(),
         })
     }
-
-    /// JUnit XML: one testsuite, one testcase per check; SHOULD failures are failures too
-    /// (type="SHOULD") so CI dashboards show them; skips and known failures are `<skipped>`.
-    pub fn junit(&self) -> String {
-        let s = self.summary();
-        let failures = self
-            .results
-            .iter()
-            .filter(|r| {
-                matches!(r.verdict, Verdict::Fail(_) | Verdict::StaleBaseline { .. })
-                    || (matches!(r.verdict, Verdict::NotTestable { .. })
-                        && r.info.severity == Severity::Must)
-            })
-            .count();
-        let skipped = self.results.len() - s.passed - failures;
-        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            x,
-            "<testsuites name=\"dsh-conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-            self.results.len(),
-            failures,
-            skipped,
-            self.duration.as_secs_f64()
-        );
-        let _ = writeln!(
-            x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">",
-            esc(&format!("dsh-conformance ({})", self.edition)),
-            self.results.len(),
-            failures,
-            skipped,
-            self.duration.as_secs_f64()
-        );
-        let _ = write!(
-            x,
-            "    <properties><property name=\"runtime\" value=\"{}\"/>",
-            esc(&self.runtime)
-        );
-        for (i, c) in self.root_causes().iter().enumerate() {
-            let _ = write!(
-                x,
-                "<property name=\"root-cause.{}\" value=\"{}\"/>",
-                i + 1,
-                esc(&c.line().replace("\n      ", " "))
-            );
-        }
-        if let Some(st) = &self.stopped {
-            let _ = write!(
-                x,
-                "<property name=\"stopped\" value=\"{}\"/>",
-                esc(&format!(
-                    "{} after {:.1} s. {}",
-                    st.halt,
-                    st.after.as_secs_f64(),
-                    st.cause
-                ))
-            );
-            if !st.stderr_tail.trim().is_empty() {
-                let _ = write!(
-                    x,
-                    "<property name=\"runtime-stderr-tail\" value=\"{}\"/>",
-                    esc(st.stderr_tail.trim_end())
-                );
-            }
-        }
-        x.push_str("</properties>\n");
-        for r in &self.results {
-            let class = r.info.id.as_str().split('.').next().unwrap_or("check");
-            let _ = write!(
-                x,
-                "    <testcase classname=\"dsh-conformance.{}\" name=\"{}\" time=\"{:.3}\"",
-                esc(class),
-                esc(r.info.id.as_str()),
-                r.duration.as_secs_f64()
-            );
-            match &r.verdict {
-                Verdict::Pass => x.push_str("/>\n"),
-                Verdict::Fail(f) => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
-                        r.info.severity,
-                        esc(&f.reason),
-                        esc(&format!("{}\n{f}", r.info.rule))
-                    );
-                }
-                Verdict::NotTestable { reason } if r.info.severity == Severity::Must => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"not-testable\" message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("not testable: {reason}"))
-                    );
-                }
-                Verdict::NotTestable { .. } | Verdict::Blocked { .. } | Verdict::NotRun(_) => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(&r.verdict.summary())
-                    );
-                }
-                Verdict::StaleBaseline { baseline } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"stale-baseline\" message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("passes but is listed as known-failing: {baseline}"))
-                    );
-                }
-                Verdict::Skip { reason } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(reason)
-                    );
-                }
-                Verdict::KnownFailing { failure, baseline } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("known failing ({baseline}): {}", failure.reason))
-                    );
-                }
-            }
-        }
-        x.push_str("  </testsuite>\n</testsuites>\n");
-        x
-    }
 }
 
 /// The structured fields of a failure, for the JSON report.
@@ -447,32 +384,13 @@ fn failure_json(f: &Failure) -> Value {
     })
 }
 
-/// XML-escapes text and attribute values; drops characters XML 1.0 cannot carry.
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' | '\n' | '\r' => o.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
-                let _ = write!(o, "\\u{{{:x}}}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::check::find;
 
-    fn report() -> Report {
+    /// A small report: a pass, a SHOULD failure, a skip and a known failure.
+    pub(in crate::suite) fn report() -> Report {
         let r = |id: &str, verdict: Verdict| CheckResult {
             info: *find(id).unwrap(),
             verdict,
@@ -484,6 +402,7 @@ mod tests {
             duration: Duration::from_millis(40),
             hint: None,
             stopped: None,
+            should_fail: false,
             results: vec![
                 r("stdout.frames-only", Verdict::Pass),
                 r(
@@ -533,6 +452,31 @@ mod tests {
     }
 
     #[test]
+    fn outcomes_order_stopped_findings_nothing_tested_conforms() {
+        let mut rep = report();
+        assert_eq!(rep.outcome(), Outcome::Conforms);
+        assert!(rep.is_success());
+        rep.should_fail = true;
+        assert_eq!(rep.outcome(), Outcome::Findings, "--should-fail: the SHOULD failure counts");
+        assert_eq!(rep.exit_code(), 1);
+        let mut rep = report();
+        for r in &mut rep.results {
+            r.verdict = Verdict::Skip { reason: "not in edition".into() };
+        }
+        assert_eq!(rep.outcome(), Outcome::NothingTested);
+        assert_eq!(rep.exit_code(), NOTHING_TESTED);
+        rep.stopped = Some(Stopped {
+            halt: Halt::Unusable,
+            cause: "exit 127".into(),
+            stderr_tail: String::new(),
+            after: Duration::ZERO,
+        });
+        assert_eq!(rep.outcome(), Outcome::Stopped(Halt::Unusable));
+        assert_eq!(rep.exit_code(), 2);
+        assert_eq!(rep.json()["outcome"], "stopped");
+    }
+
+    #[test]
     fn the_human_table_has_a_line_per_check_and_ends_with_the_summary() {
         let h = report().human(false);
         let starts = |l: &str, w: &str, id: &str| {
@@ -551,13 +495,5 @@ mod tests {
             h.trim_end().lines().last(),
             Some("1 passed, 1 failed, 1 skipped, 1 known failing")
         );
-    }
-
-    #[test]
-    fn junit_escapes_markup_and_control_characters() {
-        let x = report().junit();
-        assert!(x.contains("got &lt;x&gt; &amp; \\u{1}"));
-        assert!(x.contains("<failure type=\"SHOULD\""));
-        assert_eq!(x.matches("<testcase ").count(), 4);
     }
 }

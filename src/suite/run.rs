@@ -46,6 +46,8 @@ pub struct Options {
     pub cancel: Cancel,
     /// Bounds on what the runtime writes on stdout; each run starts with fresh counters.
     pub stdout: StdoutLimit,
+    /// SHOULD failures fail the run too ([`Report::should_fail`]).
+    pub should_fail: bool,
 }
 
 /// The default whole-run budget of the command line.
@@ -144,6 +146,7 @@ impl Default for Options {
             budget: None,
             cancel: Cancel::new(),
             stdout: StdoutLimit::default(),
+            should_fail: false,
         }
     }
 }
@@ -308,6 +311,7 @@ fn run_checks(
         None
     };
     Ok(Report {
+        should_fail: opts.should_fail,
         runtime: label.to_owned(),
         edition: opts.edition,
         results,

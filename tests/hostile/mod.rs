@@ -8,6 +8,7 @@
 //! descendants it reaped, so it bounds the kit from above.
 
 mod check;
+mod flags;
 mod signals;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// The kit's binary.
 pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
+
+/// The reference runtime's binary.
+pub const RUNTIME_BIN: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");
 
 /// The peak RSS every hostile run must stay under.
 pub const RSS_BOUND_KB: i64 = 128 * 1024;

@@ -22,8 +22,8 @@ pub(crate) struct BenchArgs {
     model_stub: bool,
     /// Deadline of each workload, in seconds (a runtime silent for 30 s while answers are due is
     /// given up on sooner).
-    #[arg(long, default_value_t = 300)]
-    timeout: u64,
+    #[arg(long, value_name = "D", default_value = "300s", value_parser = crate::args::duration, allow_negative_numbers = true)]
+    timeout: std::time::Duration,
     /// The runtime command (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<String>,
@@ -40,7 +40,6 @@ enum Workload {
 pub(crate) fn bench(a: BenchArgs) -> i32 {
     use dsh_conformance::loadgen;
     use dsh_conformance::runner::CommandSpec;
-    use std::time::Duration;
     let argv = if a.cmd.is_empty() {
         match std::env::current_exe() {
             Ok(exe) => vec![
@@ -62,8 +61,19 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         eprintln!("dsh-conformance bench: empty runtime command");
         return 2;
     };
-    if a.timeout == 0 {
-        eprintln!("dsh-conformance bench: --timeout must be a positive number of seconds");
+    for (flag, n) in [
+        ("--frames", a.frames),
+        ("--prompts", a.prompts),
+        ("--prompt-sessions", a.prompt_sessions),
+        ("--cold-runs", a.cold_runs),
+    ] {
+        if n == 0 {
+            eprintln!("dsh-conformance bench: {flag} must be at least 1");
+            return 2;
+        }
+    }
+    if a.sessions.contains(&0) {
+        eprintln!("dsh-conformance bench: --sessions counts must be at least 1");
         return 2;
     }
     let stub = if a.model_stub {
@@ -81,7 +91,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
     let t = loadgen::Target {
         cmd: cmd.clone(),
         env,
-        timeout: Duration::from_secs(a.timeout),
+        timeout: a.timeout,
     };
     dsh_conformance::outln!("runtime: {cmd}");
     let mut list = vec![
@@ -97,7 +107,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         let (name, what) = match w {
             Workload::ColdStart => (
                 "cold start → initialize".to_owned(),
-                format!("{} processes", a.cold_runs.max(1)),
+                format!("{} processes", a.cold_runs),
             ),
             Workload::CheapFrames => (
                 "cheap frames".to_owned(),
@@ -119,7 +129,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         eprintln!(
             "bench: {}/{total} {name}: {what} (deadline {} s)",
             i + 1,
-            a.timeout
+            a.timeout.as_secs_f64()
         );
         let r =
             match w {

@@ -1,6 +1,8 @@
 //! `check`: the suite against a runtime, its arguments, and `check --list`.
 
+use crate::args::{duration, duration_or_zero};
 use dsh_conformance::edition::Edition;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub(crate) struct CheckArgs {
@@ -26,19 +28,24 @@ pub(crate) struct CheckArgs {
     /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.
     #[arg(long, value_name = "FILE")]
     known_failing: Option<std::path::PathBuf>,
-    /// Seconds to wait for each expected frame (every deadline of the check traces scales with it).
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
-    timeout: f64,
-    /// Seconds the whole run may take (0: no bound). When spent, the run stops and the report
+    /// How long to wait for each expected frame (every deadline of the check traces scales with
+    /// it): seconds, or a number with a unit (500ms, 10s, 2m).
+    #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
+    timeout: Duration,
+    /// How long the whole run may take (0: no bound). When spent, the run stops and the report
     /// holds the checks decided so far.
-    #[arg(long, default_value_t = 300.0, allow_negative_numbers = true)]
-    budget: f64,
+    #[arg(long, value_name = "D", default_value = "300s", value_parser = duration_or_zero, allow_negative_numbers = true)]
+    budget: Duration,
     /// Checks run in parallel, each against its own runtime process (1–64).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
     /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
     #[arg(long)]
     model_stub: bool,
+    /// SHOULD failures fail the run too (exit 1, and JUnit `<failure>`s); without it they are
+    /// reported, and JUnit lists them as `<skipped type="SHOULD">`.
+    #[arg(long)]
+    should_fail: bool,
     /// Print failure details for every failed check (human format).
     #[arg(long, short)]
     verbose: bool,
@@ -74,20 +81,6 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
             }
         },
     };
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        eprintln!(
-            "dsh-conformance check: --timeout must be a positive number of seconds, not {}",
-            a.timeout
-        );
-        return 2;
-    }
-    if !(a.budget.is_finite() && a.budget >= 0.0) {
-        eprintln!(
-            "dsh-conformance check: --budget must be a number of seconds ≥ 0 (0: no bound), not {}",
-            a.budget
-        );
-        return 2;
-    }
     // Found before the run, not after it: the report must have somewhere to go.
     let mut output = match &a.output {
         Some(p) => match std::fs::File::create(p) {
@@ -133,18 +126,19 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
     } else {
         None
     };
-    let budget = (a.budget > 0.0).then(|| std::time::Duration::from_secs_f64(a.budget));
+    let budget = (!a.budget.is_zero()).then_some(a.budget);
     let opts = suite::run::Options {
         edition: a.edition,
         filter: a.filter.clone(),
         strict_upstream: a.strict_upstream,
-        frame_timeout: std::time::Duration::from_secs_f64(a.timeout),
+        frame_timeout: a.timeout,
         jobs: usize::from(a.jobs),
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
         progress: true,
         model_stub: stub.clone().map(suite::run::StubLog::of),
         budget,
+        should_fail: a.should_fail,
         ..suite::run::Options::default()
     };
     if let Err(e) = opts.cancel.on_signals(
@@ -157,7 +151,7 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
         "dsh-conformance check: {label} (edition {}); run budget {} (--budget), {} s per expected frame (--timeout), {} job(s)",
         a.edition,
         budget.map_or("none".to_owned(), |b| format!("{} s", b.as_secs_f64())),
-        a.timeout,
+        a.timeout.as_secs_f64(),
         a.jobs
     );
     let report = match suite::run::run(&cmd, &label, &opts) {

@@ -1,12 +1,15 @@
 //! `fuzz`: the black-box and differential fuzzer.
 
+use crate::args::duration;
 use dsh_conformance::edition::Edition;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub(crate) struct FuzzArgs {
-    /// Stop after this many seconds (checked between sequences; default 60 when --cases is not given).
-    #[arg(long)]
-    seconds: Option<f64>,
+    /// Stop after this long (seconds, or a number with a unit; checked between sequences;
+    /// default 60 s when --cases is not given).
+    #[arg(long, value_name = "D", value_parser = duration, allow_negative_numbers = true)]
+    seconds: Option<Duration>,
     /// Stop after this many sequences.
     #[arg(long)]
     cases: Option<u64>,
@@ -28,9 +31,9 @@ pub(crate) struct FuzzArgs {
     /// Directory for the reproducing traces of findings.
     #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
     out: std::path::PathBuf,
-    /// Seconds to wait for the barrier's answer (a runtime that takes longer hangs).
-    #[arg(long, default_value_t = 10.0)]
-    timeout: f64,
+    /// How long to wait for the barrier's answer (a runtime that takes longer hangs).
+    #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
+    timeout: Duration,
     /// Runs spent shrinking each new finding at most.
     #[arg(long, default_value_t = 60)]
     shrink_trials: usize,
@@ -72,7 +75,6 @@ pub(crate) enum Processes {
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
     use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Target};
     use dsh_conformance::runner::CommandSpec;
-    use std::time::Duration;
     let fail = |m: String| {
         eprintln!("dsh-conformance fuzz: {m}");
         2
@@ -103,11 +105,6 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
             Err(e) => return fail(format!("--allowlist: {e}")),
         },
     };
-    if !(a.timeout.is_finite() && a.timeout > 0.0)
-        || a.seconds.is_some_and(|s| s.is_nan() || s < 0.0)
-    {
-        return fail("--timeout and --seconds must be positive numbers of seconds".into());
-    }
     let stub = if a.model_stub {
         match dsh_conformance::model_stub::ModelStub::start() {
             Ok(s) => Some(s),
@@ -126,11 +123,11 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(e.to_string()),
     };
-    let t = Duration::from_secs_f64(a.timeout);
+    let t = a.timeout;
     let opts = blackbox::Options {
         seed,
         cases: a.cases,
-        seconds: a.seconds,
+        seconds: a.seconds.map(|d| d.as_secs_f64()),
         edition,
         subject: Target {
             cmd: subject,

@@ -1,5 +1,6 @@
 //! The kit's command line: thin argument parsing over the library. Exit codes: 0 pass, 1 findings,
-//! 2 usage error or a runtime that cannot be started.
+//! 2 usage error, a runtime that cannot be started or a report that cannot be written, 5 nothing
+//! tested.
 
 use clap::{Parser, Subcommand};
 
@@ -26,7 +27,8 @@ use replay::ReplayArgs;
     long_about = "Wire-conformance test kit, reference runtime and fuzzer for the DeepSeek Harness SDK runtime \
 protocol (newline-delimited JSON-RPC 2.0 over a child process's stdio).\n\n\
 Point it at a runtime with `-- <cmd> <args>`; with no runtime named it uses its own built-in reference runtime.\n\
-Exit codes: 0 all MUST checks pass, 1 findings, 2 usage error or the runtime cannot be started."
+Exit codes: 0 all MUST checks pass, 1 findings, 2 usage error, the runtime cannot be started or the \
+report cannot be written, 5 nothing was tested (every selected check skipped), 128+N stopped by signal N."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,9 +64,9 @@ enum Cmd {
         /// Port on 127.0.0.1 (0: a free one).
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Stop after this many seconds (default: until SIGINT/SIGTERM).
-        #[arg(long)]
-        seconds: Option<f64>,
+        /// Stop after this long: seconds, or a number with a unit (default: until SIGINT/SIGTERM).
+        #[arg(long, value_name = "D", value_parser = args::duration, allow_negative_numbers = true)]
+        seconds: Option<std::time::Duration>,
     },
     /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
@@ -130,7 +132,7 @@ fn main() {
         Cmd::Import(a) => a.run(),
         Cmd::Explain { id } => explain(&id),
         Cmd::ModelStub { port, seconds } => {
-            dsh_conformance::model_stub::serve::serve(port, seconds)
+            dsh_conformance::model_stub::serve::serve(port, seconds.map(|d| d.as_secs_f64()))
         }
         Cmd::Tap {
             out,
@@ -179,6 +181,12 @@ fn main() {
     let code = match abrupt {
         Some(what) => dsh_conformance::runner::cleanup::exit_code(code, what),
         None => code,
+    };
+    // A report that could not be written (stdout on a full disk) is a run that did not deliver.
+    let code = if dsh_conformance::out::write_failed() {
+        code.max(2)
+    } else {
+        code
     };
     std::process::exit(code);
 }

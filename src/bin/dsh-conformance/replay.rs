@@ -28,8 +28,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long, value_name = "D", value_parser = duration)]
     case_timeout: Option<Duration>,
     /// Longest stdout line accepted, in bytes [default: 64 MiB].
-    #[arg(long, value_name = "BYTES")]
-    max_line: Option<usize>,
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    max_line: Option<u64>,
     /// Extra environment for the runtime (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_pair)]
     env: Vec<(String, String)>,
@@ -74,7 +74,7 @@ impl ReplayArgs {
             opts.case_timeout = d;
         }
         if let Some(n) = self.max_line {
-            opts.max_line = n;
+            opts.max_line = usize::try_from(n).unwrap_or(usize::MAX);
         }
         let mut provides = self.provides.clone();
         let files = match collect_traces(&self.paths) {
@@ -152,6 +152,12 @@ impl ReplayArgs {
             2
         } else if fail > 0 {
             1
+        } else if pass == 0 {
+            eprintln!(
+                "dsh-conformance replay: nothing was tested ({} trace file(s), {skip} skipped)",
+                files.len()
+            );
+            dsh_conformance::suite::report::NOTHING_TESTED
         } else {
             0
         }

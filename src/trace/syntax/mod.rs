@@ -8,6 +8,22 @@ mod parse;
 pub use super::error::ParseError;
 pub use lex::escape_raw;
 
+/// The longest duration the kit reads (a trace's deadline or a flag): about 115 days, so that
+/// an instant plus it never overflows.
+pub const MAX_DURATION: Duration = Duration::from_secs(10_000_000);
+
+/// A duration as traces and the command line's flags write it: a number with a unit, `ms`, `s`,
+/// `m` or `h` (`500ms`, `1.5s`, `2m`, `1h`); `None` for anything else, a negative or non-finite
+/// number, or more than [`MAX_DURATION`]. The one duration syntax of the kit.
+pub fn duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, unit) = [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .into_iter()
+        .find_map(|(suffix, unit)| Some((s.strip_suffix(suffix)?, unit)))?;
+    let secs = num.trim().parse::<f64>().ok()? * unit;
+    (secs >= 0.0 && secs <= MAX_DURATION.as_secs_f64()).then(|| Duration::from_secs_f64(secs))
+}
+
 use super::pattern::Pat;
 use std::time::Duration;
 

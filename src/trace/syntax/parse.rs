@@ -138,30 +138,10 @@ impl Parser {
     }
 
     fn duration(&self, src: &str, at: usize, s: &str) -> Result<Duration, ParseError> {
-        let s = s.trim();
-        let (num, mul) = if let Some(n) = s.strip_suffix("ms") {
-            (n, 0.001)
-        } else if let Some(n) = s.strip_suffix('s') {
-            (n, 1.0)
-        } else if let Some(n) = s.strip_suffix('m') {
-            (n, 60.0)
-        } else {
-            return Err(self.err(
-                src,
-                at,
-                format!("expected a duration such as 5s or 500ms, found `{s}`"),
-            ));
-        };
-        match num.trim().parse::<f64>() {
-            Ok(f) if f >= 0.0 && f.is_finite() && f * mul < 1e7 => {
-                Ok(Duration::from_secs_f64(f * mul))
-            }
-            _ => Err(self.err(
-                src,
-                at,
-                format!("expected a duration such as 5s or 500ms, found `{s}`"),
-            )),
-        }
+        super::duration(s).ok_or_else(|| {
+            let s = s.trim();
+            self.err(src, at, format!("expected a duration such as 5s or 500ms, found `{s}`"))
+        })
     }
 
     /// Parses `JSON [within D] [# comment]` starting at byte `at` of `src` (`r` is the rest).
