@@ -12,6 +12,7 @@ pub mod preflight;
 pub mod report;
 pub mod run;
 mod schedule;
+pub mod select;
 pub mod stream;
 pub mod verdict;
 

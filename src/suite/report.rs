@@ -250,6 +250,14 @@ impl Report {
             .map(|r| r.info.id.as_str().len())
             .max()
             .unwrap_or(10);
+        // The verdict column is as wide as its widest word in this report (UNTESTABLE is 10).
+        let vw = self
+            .results
+            .iter()
+            .filter(|r| !matches!(r.verdict, Verdict::NotRun(_)))
+            .map(|r| r.verdict.word().len())
+            .max()
+            .unwrap_or(4);
         let mut not_run = Vec::new();
         for r in &self.results {
             if matches!(r.verdict, Verdict::NotRun(_)) {
@@ -263,14 +271,14 @@ impl Report {
                 } else {
                     ""
                 };
-            let _ = writeln!(
-                out,
-                "{:<5} {:<w$}  {}{}",
+            let line = format!(
+                "{:<vw$} {:<w$}  {}{}",
                 r.verdict.word(),
                 r.info.id,
                 r.verdict.summary(),
                 sev
             );
+            let _ = writeln!(out, "{}", line.trim_end());
         }
         if !not_run.is_empty() {
             let shown = not_run.len().min(8);

@@ -7,6 +7,7 @@ pub use super::preflight::{preflight, Preflight};
 use super::report::{CheckResult, Report, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
 use super::verdict::{Failure, FailureKind, Verdict};
+use super::select::Selection;
 use super::Baseline;
 use crate::check::{CheckId, CheckInfo, CHECKS};
 use crate::edition::Edition;
@@ -20,9 +21,8 @@ use std::time::{Duration, Instant};
 pub struct Options {
     /// The edition checked.
     pub edition: Edition,
-    /// Only checks whose id matches (substring, or a glob with `*`). Prerequisites left out by the
-    /// filter are assumed to hold.
-    pub filter: Option<String>,
+    /// Which checks run (`--filter`, `--skip`). Prerequisites left out are assumed to hold.
+    pub select: Selection,
     /// Demand upstream's bytes: -32603 for unknown methods (no -32601), upstream's member order.
     pub strict_upstream: bool,
     /// Default deadline per expected frame.
@@ -57,10 +57,10 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
 /// runtime (a runtime that cannot be checked still gets a report: [`Report::stopped`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunError {
-    /// `--filter` selects no check.
+    /// `--filter` and `--skip` select no check.
     NoMatch {
-        /// The pattern.
-        filter: String,
+        /// The selection, as flags.
+        selection: String,
     },
     /// The kit's own check traces are broken.
     Fixtures(super::cases::CaseError),
@@ -71,7 +71,7 @@ pub enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunError::NoMatch { filter } => write!(f, "no check matches --filter {filter:?}"),
+            RunError::NoMatch { selection } => write!(f, "no check is selected by {selection}"),
             RunError::Fixtures(e) => write!(f, "the kit's check traces are broken: {e}"),
             RunError::Preflight(e) => write!(f, "the kit's preflight trace is broken: {e}"),
         }
@@ -134,7 +134,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             edition: Edition::Current,
-            filter: None,
+            select: Selection::default(),
             strict_upstream: false,
             frame_timeout: Duration::from_secs(10),
             start_timeout: Duration::from_secs(30),
@@ -151,29 +151,6 @@ impl Default for Options {
     }
 }
 
-/// Whether a check id matches a `--filter` pattern: a glob when it has `*`, else a substring.
-pub fn matches_filter(id: &str, pattern: &str) -> bool {
-    if !pattern.contains('*') {
-        return id.contains(pattern);
-    }
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let mut rest = id;
-    for (i, p) in parts.iter().enumerate() {
-        if i == 0 {
-            let Some(r) = rest.strip_prefix(p) else {
-                return false;
-            };
-            rest = r;
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(p);
-        } else {
-            let Some(at) = rest.find(p) else { return false };
-            rest = &rest[at + p.len()..];
-        }
-    }
-    rest.is_empty()
-}
-
 /// Runs every selected check against `cmd`, within [`Options::budget`]. A runtime that cannot be
 /// checked, or a run stopped early (budget, [`Options::cancel`], a flood), still gives a report:
 /// [`Report::stopped`] says why, and undecided checks are `NOT RUN`. `Err` is for the kit's own
@@ -186,15 +163,11 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Run
     let cases = cases::all().map_err(RunError::Fixtures)?;
     let selected: Vec<&'static CheckInfo> = CHECKS
         .iter()
-        .filter(|c| {
-            opts.filter
-                .as_deref()
-                .is_none_or(|f| matches_filter(c.id.as_str(), f))
-        })
+        .filter(|c| opts.select.selects(c.id))
         .collect();
     if selected.is_empty() {
         return Err(RunError::NoMatch {
-            filter: opts.filter.clone().unwrap_or_default(),
+            selection: opts.select.to_string(),
         });
     }
     let (done, finished) = std::sync::mpsc::channel::<()>();
@@ -351,20 +324,5 @@ fn halt_cause(h: Halt, results: &[CheckResult]) -> String {
             "{partial} Raise --budget, or lower --timeout (each expected frame waits that long)."
         ),
         Halt::Signal(_) | Halt::Unusable => partial,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filters_are_substrings_or_globs() {
-        assert!(matches_filter("frame.batch-ignored", "batch"));
-        assert!(matches_filter("frame.batch-ignored", "frame.*"));
-        assert!(matches_filter("frame.batch-ignored", "*.batch-*"));
-        assert!(!matches_filter("frame.batch-ignored", "turn.*"));
-        assert!(matches_filter("frame.batch-ignored", "*"));
-        assert!(matches_filter("frame.batch-ignored", "frame*"));
     }
 }

@@ -141,6 +141,12 @@ fn a_runtime_that_dies_at_start_is_named_with_its_own_words_in_every_format() {
         xml.contains("name=\"stopped\"") && xml.contains("FATAL"),
         "{xml}"
     );
+    // The cause is an <error> a CI dashboard shows, not only a <property>.
+    let error = xml.lines().find(|l| l.trim_start().starts_with("<error "));
+    assert!(
+        error.is_some_and(|e| e.contains("type=\"unusable\"")),
+        "{xml}"
+    );
 }
 
 #[test]

@@ -346,7 +346,7 @@ fn every_prerequisite_is_needed_a_runtime_breaking_it_breaks_its_dependent() {
                     .arg(edition.name());
                 let opts = Options {
                     edition,
-                    filter: Some(a.as_str().to_owned()),
+                    select: dsh_conformance::suite::select::Selection::only(a.as_str()),
                     frame_timeout: Duration::from_secs(3),
                     ..Options::default()
                 };

@@ -15,9 +15,14 @@ pub(crate) struct CheckArgs {
     /// List the checks (id, severity, editions, rule) and exit.
     #[arg(long)]
     list: bool,
-    /// Only checks whose id contains PATTERN (or matches it as a glob with `*`).
+    /// Only checks whose id contains PATTERN (or matches it as a glob with `*`); repeatable: a
+    /// check matching any of them runs.
     #[arg(long, value_name = "PATTERN")]
-    filter: Option<String>,
+    filter: Vec<String>,
+    /// Leave out checks whose id contains PATTERN (or matches it as a glob); repeatable, and
+    /// stronger than --filter.
+    #[arg(long, value_name = "PATTERN")]
+    skip: Vec<String>,
     /// Protocol edition to check: current, 2026-08 or legacy.
     #[arg(long, default_value = "current")]
     edition: Edition,
@@ -52,6 +57,15 @@ pub(crate) struct CheckArgs {
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<String>,
+}
+
+impl CheckArgs {
+    fn selection(&self) -> dsh_conformance::suite::select::Selection {
+        dsh_conformance::suite::select::Selection {
+            filters: self.filter.clone(),
+            skips: self.skip.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -129,7 +143,7 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
     let budget = (!a.budget.is_zero()).then_some(a.budget);
     let opts = suite::run::Options {
         edition: a.edition,
-        filter: a.filter.clone(),
+        select: a.selection(),
         strict_upstream: a.strict_upstream,
         frame_timeout: a.timeout,
         jobs: usize::from(a.jobs),
@@ -189,21 +203,17 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
 
 /// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
 fn list_checks(a: &CheckArgs) -> i32 {
-    use dsh_conformance::suite::{self, run::matches_filter};
+    use dsh_conformance::suite;
+    let select = a.selection();
     let picked: Vec<&suite::CheckInfo> = suite::CHECKS
         .iter()
-        .filter(|c| {
-            a.filter
-                .as_deref()
-                .is_none_or(|f| matches_filter(c.id.as_str(), f))
-        })
+        .filter(|c| select.selects(c.id))
         .filter(|c| c.editions.contains(a.edition))
         .collect();
     if picked.is_empty() {
         eprintln!(
-            "dsh-conformance check --list: no check of edition {} matches --filter {:?}",
-            a.edition,
-            a.filter.as_deref().unwrap_or("")
+            "dsh-conformance check --list: no check of edition {} is selected by {select}",
+            a.edition
         );
         return 2;
     }
