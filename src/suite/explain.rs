@@ -38,7 +38,11 @@ impl fmt::Display for ExplainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExplainError::UnknownCheck(id) => {
-                write!(f, "no check {id:?} (see `dsh-conformance check --list`)")
+                write!(f, "no check {id:?}")?;
+                match suggest(id).as_slice() {
+                    [] => f.write_str(" (see `dsh-conformance check --list`)"),
+                    near => write!(f, "; did you mean {}?", crate::check::list(near)),
+                }
             }
             ExplainError::Citation { check, error } => write!(f, "{check}: {error}"),
             ExplainError::Cases(e) => write!(f, "the built-in check traces: {e}"),
@@ -47,6 +51,27 @@ impl fmt::Display for ExplainError {
 }
 
 impl std::error::Error for ExplainError {}
+
+/// The check ids `id` may have meant, closest first (at most three): those containing it, else
+/// those within a few edits of it (strsim's Damerau-Levenshtein, as clap's suggestions).
+pub fn suggest(id: &str) -> Vec<crate::check::CheckId> {
+    let all: Vec<crate::check::CheckId> = crate::check::CheckId::all().collect();
+    let containing: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|c| !id.is_empty() && c.as_str().contains(id))
+        .collect();
+    if !containing.is_empty() {
+        return containing.into_iter().take(3).collect();
+    }
+    let mut near: Vec<(usize, crate::check::CheckId)> = all
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(id, c.as_str()), *c))
+        .filter(|(d, _)| *d <= 3.max(id.len() / 4))
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, c)| c).collect()
+}
 
 /// Explains the check `id`.
 pub fn explain(id: &str) -> Result<Explanation, ExplainError> {
@@ -115,6 +140,21 @@ impl fmt::Display for Explanation {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod suggest_tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_id_gets_the_nearest_ones() {
+        let e = explain("turn.final-txt").unwrap_err().to_string();
+        assert!(e.contains("did you mean turn.final-text?"), "{e}");
+        let e = explain("no-replay").unwrap_err().to_string();
+        assert!(e.contains("turn.no-replay"), "{e}");
+        let e = explain("zzzzzzzzzzzzzzzz").unwrap_err().to_string();
+        assert!(e.contains("check --list"), "{e}");
     }
 }
 

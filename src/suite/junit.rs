@@ -46,7 +46,10 @@ impl Report {
         if let Some(st) = &self.stopped {
             p.push(Property::new("stopped", stopped_message(st)));
             if !st.stderr_tail.trim().is_empty() {
-                p.push(Property::new("runtime-stderr-tail", st.stderr_tail.trim_end()));
+                p.push(Property::new(
+                    "runtime-stderr-tail",
+                    st.stderr_tail.trim_end(),
+                ));
             }
         }
         p
@@ -58,7 +61,9 @@ impl Report {
         match self.outcome() {
             Outcome::Stopped(_) => {
                 let st = self.stopped.as_ref()?;
-                status.set_type(st.reason()).set_message(stopped_message(st));
+                status
+                    .set_type(st.reason())
+                    .set_message(stopped_message(st));
                 if !st.stderr_tail.trim().is_empty() {
                     status.set_description(format!("runtime stderr (tail):\n{}", st.stderr_tail));
                 }
@@ -104,7 +109,10 @@ impl Report {
             Verdict::Fail(f) => {
                 let mut s = skipped(
                     Some("SHOULD"),
-                    format!("SHOULD not met (fails the run only with --should-fail): {}", f.reason),
+                    format!(
+                        "SHOULD not met (fails the run only with --should-fail): {}",
+                        f.reason
+                    ),
                 );
                 s.set_description(format!("{}\n{f}", r.info.rule));
                 s
@@ -130,7 +138,12 @@ impl Report {
 }
 
 fn stopped_message(st: &Stopped) -> String {
-    format!("{} after {:.1} s. {}", st.halt, st.after.as_secs_f64(), st.cause)
+    format!(
+        "{} after {:.1} s. {}",
+        st.halt,
+        st.after.as_secs_f64(),
+        st.cause
+    )
 }
 
 /// Drops U+FFFE and U+FFFF, which XML 1.0 cannot carry either; quick-junit already drops the C0
@@ -169,11 +182,19 @@ mod tests {
         let mut rep = report();
         let x = rep.junit();
         assert!(!x.contains("<failure"), "{x}");
-        assert!(tags(&x, "skipped").iter().any(|t| t.contains("type=\"SHOULD\"")), "{x}");
+        assert!(
+            tags(&x, "skipped")
+                .iter()
+                .any(|t| t.contains("type=\"SHOULD\"")),
+            "{x}"
+        );
         rep.should_fail = true;
         let x = rep.junit();
         let failures = tags(&x, "failure");
-        assert!(failures.len() == 1 && failures[0].contains("type=\"SHOULD\""), "{x}");
+        assert!(
+            failures.len() == 1 && failures[0].contains("type=\"SHOULD\""),
+            "{x}"
+        );
     }
 
     #[test]
@@ -188,7 +209,10 @@ mod tests {
         });
         let x = rep.junit();
         let errors = tags(&x, "error");
-        assert!(errors.len() == 1 && errors[0].contains("type=\"unusable\""), "{x}");
+        assert!(
+            errors.len() == 1 && errors[0].contains("type=\"unusable\""),
+            "{x}"
+        );
         assert!(x.contains("status 127"), "{x}");
         assert!(x.contains("my-rt: not found"), "{x}");
         assert!(x.contains("errors=\"1\""), "{x}");
@@ -200,6 +224,9 @@ mod tests {
         }
         assert_eq!(rep.exit_code(), NOTHING_TESTED);
         let x = rep.junit();
-        assert!(tags(&x, "error")[0].contains("type=\"nothing-tested\""), "{x}");
+        assert!(
+            tags(&x, "error")[0].contains("type=\"nothing-tested\""),
+            "{x}"
+        );
     }
 }

@@ -211,6 +211,12 @@ impl Report {
 
     /// The human report: root causes first, then one line per check, failure details, summary.
     pub fn human(&self, verbose: bool) -> String {
+        self.human_styled(verbose, false)
+    }
+
+    /// [`human`](Self::human), its verdict words in colour when `color` (ANSI: PASS green,
+    /// FAIL and STALE red, others yellow, SKIP plain).
+    pub fn human_styled(&self, verbose: bool, color: bool) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -272,8 +278,8 @@ impl Report {
                     ""
                 };
             let line = format!(
-                "{:<vw$} {:<w$}  {}{}",
-                r.verdict.word(),
+                "{} {:<w$}  {}{}",
+                paint(&format!("{:<vw$}", r.verdict.word()), &r.verdict, color),
                 r.info.id,
                 r.verdict.summary(),
                 sev
@@ -371,6 +377,18 @@ impl Report {
     }
 }
 
+/// `word` in the verdict's colour when `color`.
+fn paint(word: &str, v: &Verdict, color: bool) -> String {
+    let code = match v {
+        _ if !color => return word.to_owned(),
+        Verdict::Pass => "32",
+        Verdict::Fail(_) | Verdict::StaleBaseline { .. } => "31",
+        Verdict::Skip { .. } => return word.to_owned(),
+        _ => "33",
+    };
+    format!("\x1b[{code}m{word}\x1b[0m")
+}
+
 /// The structured fields of a failure, for the JSON report.
 /// Check ids as a JSON array of their ids.
 fn ids(v: &[CheckId]) -> Value {
@@ -465,11 +483,17 @@ pub(super) mod tests {
         assert_eq!(rep.outcome(), Outcome::Conforms);
         assert!(rep.is_success());
         rep.should_fail = true;
-        assert_eq!(rep.outcome(), Outcome::Findings, "--should-fail: the SHOULD failure counts");
+        assert_eq!(
+            rep.outcome(),
+            Outcome::Findings,
+            "--should-fail: the SHOULD failure counts"
+        );
         assert_eq!(rep.exit_code(), 1);
         let mut rep = report();
         for r in &mut rep.results {
-            r.verdict = Verdict::Skip { reason: "not in edition".into() };
+            r.verdict = Verdict::Skip {
+                reason: "not in edition".into(),
+            };
         }
         assert_eq!(rep.outcome(), Outcome::NothingTested);
         assert_eq!(rep.exit_code(), NOTHING_TESTED);
@@ -482,6 +506,20 @@ pub(super) mod tests {
         assert_eq!(rep.outcome(), Outcome::Stopped(Halt::Unusable));
         assert_eq!(rep.exit_code(), 2);
         assert_eq!(rep.json()["outcome"], "stopped");
+    }
+
+    #[test]
+    fn colour_is_only_on_the_verdict_words_and_only_when_asked() {
+        let rep = report();
+        assert!(!rep.human(false).contains('\x1b'));
+        let c = rep.human_styled(false, true);
+        assert!(c.contains("\x1b[32mPASS"), "{c}");
+        assert!(c.contains("\x1b[31mFAIL"), "{c}");
+        let plain: String = c
+            .replace("\x1b[32m", "")
+            .replace("\x1b[31m", "")
+            .replace("\x1b[33m", "");
+        assert_eq!(plain.replace("\x1b[0m", ""), rep.human(false));
     }
 
     #[test]

@@ -100,6 +100,9 @@ mod tests {
         assert!(!s.selects(CheckId::parse("frame.batch-ignored").unwrap()));
         assert!(!s.selects(CheckId::parse("turn.no-replay").unwrap()));
         assert!(Selection::default().selects(CheckId::parse("turn.no-replay").unwrap()));
-        assert_eq!(s.to_string(), r#"--filter "frame.*" --filter "turn.final-text" --skip "batch""#);
+        assert_eq!(
+            s.to_string(),
+            r#"--filter "frame.*" --filter "turn.final-text" --skip "batch""#
+        );
     }
 }

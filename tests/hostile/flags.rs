@@ -24,17 +24,36 @@ fn base(sub: &str, scratch: &std::path::Path) -> Vec<OsString> {
     );
     let out = scratch.join("out").into_os_string();
     let v: Vec<OsString> = match sub {
-        "check" => vec!["--budget".into(), "5".into(), "--".into(), NO_RUNTIME.into()],
+        "check" => vec![
+            "--budget".into(),
+            "5".into(),
+            "--".into(),
+            NO_RUNTIME.into(),
+        ],
         "replay" => vec![trace.into(), "--".into(), NO_RUNTIME.into()],
-        "record" => vec!["--script".into(), trace.into(), "--".into(), NO_RUNTIME.into()],
+        "record" => vec![
+            "--script".into(),
+            trace.into(),
+            "--".into(),
+            NO_RUNTIME.into(),
+        ],
         "import" => vec![NO_RUNTIME.into()],
         "tap" => vec!["--out".into(), out, "--".into(), NO_RUNTIME.into()],
         "model-stub" => vec!["--seconds".into(), "0.2".into()],
-        "bench" => ["--frames", "1", "--prompts", "1", "--cold-runs", "1", "--sessions", "1"]
-            .into_iter()
-            .map(OsString::from)
-            .chain([OsString::from("--"), NO_RUNTIME.into()])
-            .collect(),
+        "bench" => [
+            "--frames",
+            "1",
+            "--prompts",
+            "1",
+            "--cold-runs",
+            "1",
+            "--sessions",
+            "1",
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .chain([OsString::from("--"), NO_RUNTIME.into()])
+        .collect(),
         "fuzz" => ["--cases", "1", "--timeout", "2s", "--", NO_RUNTIME]
             .into_iter()
             .map(OsString::from)
@@ -66,13 +85,18 @@ fn value_flags(sub: &str) -> Vec<(String, String)> {
         .filter_map(|l| re.captures(l))
         .map(|c| (c[1].to_owned(), c[2].to_owned()))
         .collect();
-    assert!(!flags.is_empty() || sub == "import", "{sub}: no value flag found");
+    assert!(
+        !flags.is_empty() || sub == "import",
+        "{sub}: no value flag found"
+    );
     flags
 }
 
 /// Value names of the flags that take a number or a duration.
 fn numeric(value_name: &str) -> bool {
-    let names = ["D", "JOBS", "BYTES", "PORT", "SEED", "CASES", "FRAMES", "PROMPTS"];
+    let names = [
+        "D", "JOBS", "BYTES", "PORT", "SEED", "CASES", "FRAMES", "PROMPTS",
+    ];
     names.contains(&value_name)
         || ["PROMPT_SESSIONS", "SESSIONS", "COLD_RUNS", "SHRINK_TRIALS"].contains(&value_name)
 }
@@ -134,7 +158,13 @@ fn judge(sub: &str, flag: &str, value_name: &str, value: &OsStr, must_reject: bo
     }
     args.extend(rest);
     let e = run(&args, &dir, Duration::from_secs(60));
-    let what = format!("{} (exit {:?} in {:?})\n{}", shown(&args), e.code, e.wall, e.stderr);
+    let what = format!(
+        "{} (exit {:?} in {:?})\n{}",
+        shown(&args),
+        e.code,
+        e.wall,
+        e.stderr
+    );
     assert!(e.code.is_some(), "hung or killed: {what}");
     assert_ne!(e.code, Some(101), "panicked: {what}");
     assert!(!e.stderr.contains("panicked at"), "panicked: {what}");
@@ -200,14 +230,21 @@ fn the_reference_runtime_rejects_bad_arguments_with_exit_2_and_never_panics() {
     ];
     for arg in bad {
         for (bin, pre) in [(KIT, Some("runtime")), (super::RUNTIME_BIN, None)] {
-            let args: Vec<OsString> = pre.map(OsString::from).into_iter().chain([arg.clone()]).collect();
+            let args: Vec<OsString> = pre
+                .map(OsString::from)
+                .into_iter()
+                .chain([arg.clone()])
+                .collect();
             let mut child = Command::new(bin);
             child.args(&args).current_dir(&dir).stdin(Stdio::null());
             let out = child.output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             let what = format!("{bin} {}: {:?}\n{stderr}", shown(&args), out.status);
             assert_eq!(out.status.code(), Some(2), "{what}");
-            assert!(!stderr.contains("panicked at") && !stderr.trim().is_empty(), "{what}");
+            assert!(
+                !stderr.contains("panicked at") && !stderr.trim().is_empty(),
+                "{what}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -24,7 +24,9 @@ fn mutant(list: &str) -> CommandSpec {
 fn opts(filter: Option<&str>) -> Options {
     Options {
         jobs: 2,
-        select: filter.map(dsh_conformance::suite::select::Selection::only).unwrap_or_default(),
+        select: filter
+            .map(dsh_conformance::suite::select::Selection::only)
+            .unwrap_or_default(),
         frame_timeout: Duration::from_secs(3),
         ..Options::default()
     }

@@ -15,7 +15,10 @@ pub(crate) fn duration(s: &str) -> Result<Duration, String> {
 /// As [`duration`], zero allowed (for flags where 0 means "no bound").
 pub(crate) fn duration_or_zero(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    let bare = t.parse::<f64>().ok().filter(|_| !t.ends_with(['s', 'm', 'h']));
+    let bare = t
+        .parse::<f64>()
+        .ok()
+        .filter(|_| !t.ends_with(['s', 'm', 'h']));
     let d = match bare {
         Some(secs) => syntax::duration(&format!("{secs}s")),
         None => syntax::duration(t),
@@ -49,7 +52,18 @@ mod tests {
         assert_eq!(duration("2"), Ok(Duration::from_secs(2)), "bare: seconds");
         assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
         assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
-        for bad in ["0", "0s", "-1", "NaN", "inf", "1e20", "1e30s", "", "ten", "5 parsecs"] {
+        for bad in [
+            "0",
+            "0s",
+            "-1",
+            "NaN",
+            "inf",
+            "1e20",
+            "1e30s",
+            "",
+            "ten",
+            "5 parsecs",
+        ] {
             assert!(duration(bad).is_err(), "{bad}");
         }
         assert_eq!(duration_or_zero("0"), Ok(Duration::ZERO));

@@ -33,6 +33,10 @@ pub(crate) struct CheckArgs {
     /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.
     #[arg(long, value_name = "FILE")]
     known_failing: Option<std::path::PathBuf>,
+    /// Write a first baseline to FILE after the run: every failing check, its reason stubbed
+    /// with the failure for you to replace (then pass it as --known-failing).
+    #[arg(long, value_name = "FILE")]
+    write_known_failing: Option<std::path::PathBuf>,
     /// How long to wait for each expected frame (every deadline of the check traces scales with
     /// it): seconds, or a number with a unit (500ms, 10s, 2m).
     #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
@@ -51,6 +55,15 @@ pub(crate) struct CheckArgs {
     /// reported, and JUnit lists them as `<skipped type="SHOULD">`.
     #[arg(long)]
     should_fail: bool,
+    /// Progress on stderr, a line per finished check: `auto` on a terminal (rewritten in place),
+    /// or when the report goes to a file (--output); not when the report follows on stdout, so a
+    /// CI log shows each check once.
+    #[arg(long, value_enum, default_value_t = When::Auto)]
+    progress: When,
+    /// Colour the verdicts of the human report: `auto` when stdout is a terminal and NO_COLOR is
+    /// unset or empty.
+    #[arg(long, value_enum, default_value_t = When::Auto)]
+    color: When,
     /// Print failure details for every failed check (human format).
     #[arg(long, short)]
     verbose: bool,
@@ -68,6 +81,13 @@ impl CheckArgs {
     }
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum When {
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Format {
     Human,
@@ -78,7 +98,7 @@ enum Format {
 pub(crate) fn check(a: CheckArgs) -> i32 {
     use dsh_conformance::runner::CommandSpec;
     use dsh_conformance::suite::{self, Baseline};
-    use std::io::Write as _;
+    use std::io::{IsTerminal as _, Write as _};
     if a.list {
         return list_checks(&a);
     }
@@ -95,12 +115,34 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
             }
         },
     };
+    let stubbed = baseline.unjustified();
+    if !stubbed.is_empty() {
+        eprintln!(
+            "dsh-conformance check: warning: --known-failing: {} entr{} still without a reason: {}",
+            stubbed.len(),
+            if stubbed.len() == 1 { "y" } else { "ies" },
+            stubbed.join(", ")
+        );
+    }
     // Found before the run, not after it: the report must have somewhere to go.
     let mut output = match &a.output {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Some(f),
             Err(e) => {
                 eprintln!("dsh-conformance check: --output {}: {e}", p.display());
+                return 2;
+            }
+        },
+        None => None,
+    };
+    let mut write_baseline = match &a.write_known_failing {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some((f, p)),
+            Err(e) => {
+                eprintln!(
+                    "dsh-conformance check: --write-known-failing {}: {e}",
+                    p.display()
+                );
                 return 2;
             }
         },
@@ -149,7 +191,11 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
         jobs: usize::from(a.jobs),
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
-        progress: true,
+        progress: match a.progress {
+            When::Always => true,
+            When::Never => false,
+            When::Auto => std::io::stderr().is_terminal() || a.output.is_some(),
+        },
         model_stub: stub.clone().map(suite::run::StubLog::of),
         budget,
         should_fail: a.should_fail,
@@ -175,8 +221,29 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
             return 2;
         }
     };
+    if let Some((f, p)) = &mut write_baseline {
+        if let Err(e) = f.write_all(Baseline::stub(&report).as_bytes()) {
+            eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
+            return 2;
+        }
+        eprintln!(
+            "dsh-conformance check: wrote the failing checks to {} (give each a reason)",
+            p.display()
+        );
+    }
     let text = match a.format {
-        Format::Human => report.human(a.verbose),
+        Format::Human => {
+            let color = match a.color {
+                When::Always => true,
+                When::Never => false,
+                When::Auto => {
+                    a.output.is_none()
+                        && std::io::stdout().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                }
+            };
+            report.human_styled(a.verbose, color)
+        }
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
     };
@@ -217,10 +284,13 @@ fn list_checks(a: &CheckArgs) -> i32 {
         );
         return 2;
     }
+    use std::fmt::Write as _;
+    let mut text = String::new();
     match a.format {
         Format::Human => {
             for c in &picked {
-                dsh_conformance::outln!(
+                let _ = writeln!(
+                    text,
                     "{:<36} {:<6} {:<8} {:<20} {}",
                     c.id,
                     c.severity,
@@ -241,7 +311,7 @@ fn list_checks(a: &CheckArgs) -> i32 {
                     })
                 })
                 .collect();
-            dsh_conformance::outln!("{:#}", serde_json::Value::Array(v));
+            let _ = writeln!(text, "{:#}", serde_json::Value::Array(v));
         }
         Format::Junit => {
             eprintln!(
@@ -250,5 +320,17 @@ fn list_checks(a: &CheckArgs) -> i32 {
             return 2;
         }
     }
-    0
+    match &a.output {
+        Some(p) => match std::fs::write(p, text) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("dsh-conformance check --list: --output {}: {e}", p.display());
+                2
+            }
+        },
+        None => {
+            dsh_conformance::out!("{text}");
+            0
+        }
+    }
 }

@@ -84,8 +84,8 @@ enum Cmd {
     Bench(BenchArgs),
     /// Black-box fuzz a runtime over stdio: seeded frame sequences, invariants, optional differential mode.
     Fuzz(FuzzArgs),
-    /// Run a deliberately broken runtime: a proxy in front of CMD that breaks one rule (for self-tests).
-    #[command(hide = true)]
+    /// Run a deliberately broken runtime: a proxy in front of CMD that breaks one rule (to see a
+    /// check catch it; `mutant list` names them and the check each one fails).
     Mutant {
         /// The mutant's name, or several comma-separated (`a,b,c`: stacked, `a` closest to the
         /// client); `list` prints them all.

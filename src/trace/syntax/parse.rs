@@ -140,7 +140,11 @@ impl Parser {
     fn duration(&self, src: &str, at: usize, s: &str) -> Result<Duration, ParseError> {
         super::duration(s).ok_or_else(|| {
             let s = s.trim();
-            self.err(src, at, format!("expected a duration such as 5s or 500ms, found `{s}`"))
+            self.err(
+                src,
+                at,
+                format!("expected a duration such as 5s or 500ms, found `{s}`"),
+            )
         })
     }
 
