@@ -1,6 +1,6 @@
 //! Deliberately broken runtimes must make the relevant trace fail, naming the broken expectation.
 
-use super::{fixture, mock, quick};
+use super::{closest, differs_at, fixture, mock, quick};
 use dsh_conformance::runner::replay;
 use dsh_conformance::trace::{Failure, FailureKind, StepKind, Trace};
 use serde_json::Value;
@@ -37,24 +37,6 @@ fn line_of(is: impl Fn(&Value) -> bool) -> usize {
 /// The event of a `session.event` frame (or pattern).
 fn event(v: &Value) -> &Value {
     &v["params"]["event"]
-}
-
-/// The frame a failure quotes as the closest (or offending) one, parsed.
-fn closest(f: &Failure) -> Value {
-    let text = f
-        .closest
-        .as_deref()
-        .unwrap_or_else(|| panic!("no frame: {f}"));
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
-
-/// The JSON pointer of a failure's smallest difference (`pointer: expected …, got …`).
-fn differs_at(f: &Failure) -> &str {
-    let d = f
-        .diff
-        .as_deref()
-        .unwrap_or_else(|| panic!("no difference: {f}"));
-    d.split_once(": ").map_or(d, |(at, _)| at)
 }
 
 #[test]
