@@ -88,3 +88,17 @@ pub fn differs_at(f: &Failure) -> &str {
         .unwrap_or_else(|| panic!("no difference: {f}"));
     d.split_once(": ").map_or(d, |(at, _)| at)
 }
+
+/// The frames a trace sends (`>>` lines), parsed (placeholders left as written).
+pub fn sent(t: &Trace) -> Vec<serde_json::Value> {
+    t.steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            dsh_conformance::trace::StepKind::Send(dsh_conformance::trace::Send::Frame {
+                text,
+                ..
+            }) => Some(serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,6 +1,6 @@
 //! Recording a script, replaying the recording, blessing a stale trace; the CLI's exit codes.
 
-use super::{differs_at, mock, quick, root};
+use super::{differs_at, mock, quick, root, sent};
 use dsh_conformance::runner::record::header_of;
 use dsh_conformance::runner::{record, replay, CommandSpec, RecordOptions};
 use dsh_conformance::trace::{FailureKind, StepKind, Trace};
@@ -76,12 +76,7 @@ fn a_recorded_script_replays_green_against_the_runtime_it_was_recorded_from() {
         let event = &receipt["params"]["event"];
         assert_eq!(event["data"]["inserted"][0]["id"], "{{$m1}}", "{text}");
         assert_eq!(event["seq"], "{{seq}}", "{text}");
-        let init = t.steps.iter().find_map(|s| match &s.kind {
-            StepKind::Send(dsh_conformance::trace::Send::Frame { text, .. }) => Some(text),
-            _ => None,
-        });
-        let init: Value = serde_json::from_str(init.expect("a send")).unwrap();
-        assert_eq!(init["params"]["cwd"], "{{cwd}}", "{text}");
+        assert_eq!(sent(&t)[0]["params"]["cwd"], "{{cwd}}", "{text}");
         let last = t.steps.last().expect("steps");
         assert_eq!(
             (&last.kind, last.within),
