@@ -1,14 +1,28 @@
 //! `dsh-conformance check` against hostile runtimes, and the small edges of its command line.
 
 use super::{kit, runtime, Run};
-use serde_json::Value;
+use crate::support::report::{listed, JsonReport};
+use dsh_conformance::check::CheckId;
 use std::time::Duration;
 
 const MINUTES: Duration = Duration::from_secs(180);
 
-fn json_report(run: &Run, path: &std::path::Path) -> Value {
+fn json_report(run: &Run, path: &std::path::Path) -> JsonReport {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no report ({e})\n{run}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON ({e}): {text}"))
+    JsonReport::parse(&text)
+}
+
+/// The preflight's verdict on a runtime whose stdout holds no frame: the run stopped as unusable,
+/// with one root cause, `stdout.frames-only`, quoting the runtime's first line.
+fn assert_no_frame_on_stdout(rep: &JsonReport, first_line: &str) {
+    assert_eq!(rep.stopped(), Some("unusable"), "{rep}");
+    assert_eq!(rep.root_causes(), [CheckId::StdoutFramesOnly], "{rep}");
+    let f = &rep.check(CheckId::StdoutFramesOnly)["failure"];
+    assert_eq!(
+        (&f["kind"], &f["closest"], &f["stdout_line"]),
+        (&"not-a-frame".into(), &first_line.into(), &1.into()),
+        "{rep}"
+    );
 }
 
 fn report_path(name: &str) -> std::path::PathBuf {
@@ -20,9 +34,12 @@ fn report_path(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_runtime_that_floods_from_the_start_is_stopped_by_the_preflight() {
-    let r = kit(&["check", "--", &runtime("yes_a.sh")], None);
+    let r = kit(
+        &["check", "--format", "json", "--", &runtime("yes_a.sh")],
+        None,
+    );
     r.assert_clean(2, MINUTES);
-    assert!(r.stdout.contains("is a JSON object frame"), "{r}");
+    assert_no_frame_on_stdout(&JsonReport::parse(&r.stdout), "a");
 }
 
 #[test]
@@ -31,6 +48,8 @@ fn a_flood_after_initialize_is_one_root_cause_and_stops_the_run() {
         let r = kit(
             &[
                 "check",
+                "--format",
+                "json",
                 "--jobs",
                 jobs,
                 "--",
@@ -40,18 +59,21 @@ fn a_flood_after_initialize_is_one_root_cause_and_stops_the_run() {
             None,
         );
         r.assert_clean(1, MINUTES);
-        let causes: Vec<&str> = r
-            .stdout
-            .lines()
-            .skip_while(|l| !l.starts_with("Root causes"))
-            .take_while(|l| !l.is_empty())
-            .filter(|l| l.contains("flooded stdout ("))
+        let rep = JsonReport::parse(&r.stdout);
+        assert_eq!(rep.stopped(), Some("flooded"), "{rep}");
+        let floods: Vec<&serde_json::Value> = rep
+            .root_causes()
+            .into_iter()
+            .map(|id| &rep.check(id)["failure"])
+            .filter(|f| f["kind"] == "flooded")
             .collect();
-        assert_eq!(causes.len(), 1, "one flood, one root cause: {r}");
-        assert!(r.stdout.contains("STOPPED"), "{r}");
+        assert_eq!(floods.len(), 1, "one flood, one root cause: {rep}");
         assert!(
-            r.stdout.contains("hostile: initialized, now flood"),
-            "the stderr tail: {r}"
+            floods[0]["stderr_tail"]
+                .as_str()
+                .unwrap()
+                .contains("hostile: initialized, now flood"),
+            "the stderr tail: {rep}"
         );
     }
 }
@@ -74,16 +96,8 @@ fn a_runtime_that_goes_silent_gets_a_written_report_within_two_minutes() {
     );
     r.assert_clean(1, Duration::from_secs(120));
     let rep = json_report(&r, &out);
-    assert_eq!(
-        rep["root_causes"][0]["check"], "response.answered",
-        "{rep:#}"
-    );
-    let failed = rep["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "response.answered")
-        .unwrap();
+    assert_eq!(rep.root_causes()[0], CheckId::ResponseAnswered, "{rep}");
+    let failed = rep.check(CheckId::ResponseAnswered);
     assert!(
         failed["failure"]["stderr_tail"]
             .as_str()
@@ -117,8 +131,8 @@ fn a_runtime_that_dies_at_start_is_named_with_its_own_words_in_every_format() {
     );
     r.assert_clean(2, MINUTES);
     let rep = json_report(&r, &out);
-    assert_eq!(rep["stopped"]["reason"], "unusable", "{rep:#}");
-    assert!(rep["stopped"]["stderr_tail"]
+    assert_eq!(rep.stopped(), Some("unusable"), "{rep}");
+    assert!(rep.0["stopped"]["stderr_tail"]
         .as_str()
         .unwrap()
         .contains("FATAL"));
@@ -151,13 +165,12 @@ fn a_runtime_that_dies_at_start_is_named_with_its_own_words_in_every_format() {
 
 #[test]
 fn garbage_on_stdout_is_stopped_by_the_preflight_with_exit_2() {
-    let r = kit(&["check", "--", &runtime("garbage.sh")], None);
-    r.assert_clean(2, MINUTES);
-    assert!(r.stdout.contains("Root causes (1)"), "{r}");
-    assert!(
-        r.stdout.contains("garbage: not json"),
-        "the first line is quoted: {r}"
+    let r = kit(
+        &["check", "--format", "json", "--", &runtime("garbage.sh")],
+        None,
     );
+    r.assert_clean(2, MINUTES);
+    assert_no_frame_on_stdout(&JsonReport::parse(&r.stdout), "garbage: not json");
 }
 
 #[test]
@@ -201,22 +214,22 @@ fn sigint_and_sigterm_write_the_partial_report_and_leave_nothing() {
         );
         r.assert_clean(code, MINUTES);
         let rep = json_report(&r, &out);
-        assert_eq!(rep["stopped"]["reason"], "signal", "{rep:#}");
-        assert_eq!(rep["stopped"]["signal"], sig);
-        assert!(rep["summary"]["not_run"].as_u64().unwrap() > 0, "{rep:#}");
+        assert_eq!(rep.stopped(), Some("signal"), "{rep}");
+        assert_eq!(rep.0["stopped"]["signal"], sig);
+        assert!(!rep.with("NOT RUN").is_empty(), "{rep}");
     }
 }
 
 #[test]
 fn the_run_budget_is_printed_and_honoured() {
-    let out = report_path("budget.xml");
+    let out = report_path("budget.json");
     let r = kit(
         &[
             "check",
             "--budget",
             "4",
             "--format",
-            "junit",
+            "json",
             "--output",
             out.to_str().unwrap(),
             "--",
@@ -227,8 +240,9 @@ fn the_run_budget_is_printed_and_honoured() {
     );
     r.assert_clean(1, Duration::from_secs(60));
     assert!(r.stderr.contains("run budget 4 s"), "{r}");
-    let xml = std::fs::read_to_string(&out).unwrap();
-    assert!(xml.contains("budget of 4 s was spent"), "{xml}");
+    let rep = json_report(&r, &out);
+    assert_eq!(rep.stopped(), Some("budget"), "{rep}");
+    assert_eq!(rep.0["stopped"]["budget_s"], 4, "{rep}");
 }
 
 #[test]
@@ -296,28 +310,21 @@ fn bad_arguments_are_named_before_the_run() {
 
 #[test]
 fn list_honours_filter_edition_and_format() {
-    let r = kit(
-        &[
-            "check",
-            "--list",
-            "--filter",
-            "lifecycle.*",
-            "--format",
-            "json",
-        ],
-        None,
-    );
-    r.assert_clean(0, MINUTES);
-    let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = |args: &[&str]| -> Vec<CheckId> {
+        let r = kit(
+            &[&["check", "--list", "--format", "json"], args].concat(),
+            None,
+        );
+        r.assert_clean(0, MINUTES);
+        listed(&r.stdout).into_iter().map(|(id, _)| id).collect()
+    };
+    let lifecycle = ids(&["--filter", "lifecycle.*"]);
     assert!(
-        !ids.is_empty() && ids.iter().all(|i| i.starts_with("lifecycle.")),
-        "{ids:?}"
+        !lifecycle.is_empty()
+            && lifecycle
+                .iter()
+                .all(|i| i.as_str().starts_with("lifecycle.")),
+        "{lifecycle:?}"
     );
     let legacy_only = dsh_conformance::suite::CHECKS
         .iter()
@@ -326,18 +333,12 @@ fn list_honours_filter_edition_and_format() {
                 .contains(dsh_conformance::edition::Edition::Current)
         })
         .expect("a check of another edition only");
-    let current = kit(&["check", "--list"], None);
-    assert!(
-        !current.stdout.contains(legacy_only.id.as_str()),
-        "{current}"
-    );
-    let all_editions = dsh_conformance::edition::Edition::ALL.map(|e| e.to_string());
-    let other = all_editions
-        .iter()
-        .find(|e| legacy_only.editions.contains(e.parse().unwrap()))
+    assert!(!ids(&[]).contains(&legacy_only.id));
+    let other = dsh_conformance::edition::Edition::ALL
+        .into_iter()
+        .find(|e| legacy_only.editions.contains(*e))
         .unwrap();
-    let theirs = kit(&["check", "--list", "--edition", other], None);
-    assert!(theirs.stdout.contains(legacy_only.id.as_str()), "{theirs}");
+    assert!(ids(&["--edition", other.name()]).contains(&legacy_only.id));
     let none = kit(&["check", "--list", "--filter", "no-such-check"], None);
     none.assert_clean(2, MINUTES);
 }

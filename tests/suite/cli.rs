@@ -2,7 +2,12 @@
 
 use super::{KIT, RUNTIME};
 use crate::support::pypi;
+use crate::support::report::{listed, JsonReport};
 use assert_cmd::Command;
+use dsh_conformance::check::CheckId;
+use dsh_conformance::edition::Edition;
+use dsh_conformance::suite::CHECKS;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn kit() -> Command {
@@ -31,34 +36,50 @@ fn stdout_of(args: &[&str], code: i32) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// Runs `check` with `args` and `--format json`, asserts its exit code and returns the report.
+fn report_of(args: &[&str], code: i32) -> JsonReport {
+    let (check, rest) = args.split_first().expect("a subcommand");
+    assert_eq!(*check, "check");
+    let args = [&[*check, "--format", "json"][..], rest].concat();
+    JsonReport::parse(&stdout_of(&args, code))
+}
+
 #[test]
 fn list_names_every_check_of_the_edition_with_severity_and_editions() {
-    for e in dsh_conformance::edition::Edition::ALL {
-        let text = stdout_of(&["check", "--list", "--edition", e.name()], 0);
-        for c in dsh_conformance::suite::CHECKS {
-            let line = text.lines().find(|l| l.starts_with(&format!("{} ", c.id)));
-            if !c.editions.contains(e) {
-                assert!(line.is_none(), "{} is not of edition {e}", c.id);
-                continue;
-            }
-            let line = line.unwrap_or_else(|| panic!("{} missing", c.id));
-            assert!(line.contains(&c.severity.to_string()) && line.contains(c.rule));
+    for e in Edition::ALL {
+        let text = stdout_of(
+            &["check", "--list", "--edition", e.name(), "--format", "json"],
+            0,
+        );
+        let listed = listed(&text);
+        let ids: Vec<CheckId> = listed.iter().map(|(id, _)| *id).collect();
+        let of_edition: Vec<CheckId> = CHECKS
+            .iter()
+            .filter(|c| c.editions.contains(e))
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids, of_edition, "edition {e}");
+        for (c, l) in &listed {
+            let info = c.info();
+            assert_eq!(l["severity"], info.severity.to_string(), "{c}");
+            assert_eq!(l["rule"], info.rule, "{c}");
+            let editions: Vec<&str> = info.editions.iter().map(Edition::name).collect();
+            assert_eq!(l["editions"], serde_json::json!(editions), "{c}");
         }
     }
 }
 
 #[test]
-fn the_built_in_runtime_passes_and_the_table_ends_with_the_summary() {
-    let text = stdout_of(&["check", "--filter", "frame.*"], 0);
-    let last = text.trim_end().lines().last().unwrap();
-    assert!(last.ends_with("passed, 0 failed"), "{last}");
-    assert!(
-        text.lines()
-            .filter(|l| l.starts_with("PASS  frame."))
-            .count()
-            >= 15,
-        "{text}"
-    );
+fn the_built_in_runtime_passes_every_frame_check() {
+    let report = report_of(&["check", "--filter", "frame.*"], 0);
+    let frame: BTreeSet<CheckId> = CHECKS
+        .iter()
+        .filter(|c| c.id.as_str().starts_with("frame.") && c.editions.contains(Edition::Current))
+        .map(|c| c.id)
+        .collect();
+    assert!(frame.len() >= 15, "{frame:?}");
+    assert_eq!(report.with("PASS"), frame, "{report}");
+    assert_eq!(report.0["summary"]["failed"], 0, "{report}");
 }
 
 /// `check` of one rule against a mutant that breaks it (exit 1).
@@ -76,18 +97,18 @@ const BATCH_MUTANT_CHECK: [&str; 9] = [
 
 #[test]
 fn a_mutant_fails_the_run_with_exit_1_and_names_the_broken_check() {
-    let text = stdout_of(&BATCH_MUTANT_CHECK, 1);
-    assert!(
-        text.lines()
-            .any(|l| l.starts_with("FAIL  frame.batch-ignored")),
-        "{text}"
+    let report = report_of(&BATCH_MUTANT_CHECK, 1);
+    assert_eq!(
+        report.verdicts(),
+        [(CheckId::FrameBatchIgnored, "FAIL")],
+        "{report}"
     );
-    assert!(text.contains("0 passed, 1 failed"), "{text}");
+    assert_eq!(report.root_causes(), [CheckId::FrameBatchIgnored]);
 }
 
 #[test]
 fn a_should_failure_is_reported_but_does_not_fail_the_run() {
-    let text = stdout_of(
+    let report = report_of(
         &[
             "check",
             "--filter",
@@ -101,10 +122,13 @@ fn a_should_failure_is_reported_but_does_not_fail_the_run() {
         ],
         0,
     );
-    assert!(
-        text.contains("FAIL  frame.cr-not-separator") && text.contains("(SHOULD)"),
-        "{text}"
+    let c = report.check(CheckId::FrameCrNotSeparator);
+    assert_eq!(
+        (&c["verdict"], &c["severity"]),
+        (&"FAIL".into(), &"SHOULD".into()),
+        "{report}"
     );
+    assert_eq!(report.0["summary"]["fatal"], 0, "{report}");
 }
 
 #[test]
@@ -134,40 +158,36 @@ fn the_baseline_turns_a_known_failure_into_xfail_and_flags_stale_entries() {
     )
     .unwrap();
     let b = base.to_str().unwrap();
-    let out = kit()
-        .args(
-            [
-                &BATCH_MUTANT_CHECK[..3],
-                &["--known-failing", b],
-                &BATCH_MUTANT_CHECK[3..],
-            ]
-            .concat(),
-        )
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .contains("XFAIL frame.batch-ignored"));
+    let report = report_of(
+        &[
+            &BATCH_MUTANT_CHECK[..3],
+            &["--known-failing", b],
+            &BATCH_MUTANT_CHECK[3..],
+        ]
+        .concat(),
+        0,
+    );
+    assert_eq!(
+        report.verdicts(),
+        [(CheckId::FrameBatchIgnored, "XFAIL")],
+        "{report}"
+    );
     // Against a runtime that passes, the entry is stale and fails the run.
-    let out = kit()
-        .args([
+    let report = report_of(
+        &[
             "check",
             "--filter",
             "frame.batch-ignored",
             "--known-failing",
             b,
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .contains("STALE frame.batch-ignored"));
+        ],
+        1,
+    );
+    assert_eq!(
+        report.verdicts(),
+        [(CheckId::FrameBatchIgnored, "STALE")],
+        "{report}"
+    );
     // An entry without a reason is a usage error.
     std::fs::write(&base, "frame.batch-ignored\n").unwrap();
     kit().args(["check", "--known-failing", b]).assert().code(2);
@@ -331,23 +351,23 @@ fn strict_upstream_demands_32603_where_the_default_accepts_32601() {
         .args(mutant)
         .assert()
         .code(0);
-    let out = kit()
-        .args([
+    let strict = [
+        &[
             "check",
             "--strict-upstream",
             "--filter",
             "error.unknown-method",
             "--",
-        ])
-        .args(mutant)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .contains("FAIL  error.unknown-method"));
+        ][..],
+        &mutant,
+    ]
+    .concat();
+    let report = report_of(&strict, 1);
+    assert_eq!(
+        report.verdicts(),
+        [(CheckId::ErrorUnknownMethod, "FAIL")],
+        "{report}"
+    );
 }
 
 #[test]

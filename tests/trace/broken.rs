@@ -1,15 +1,42 @@
 //! Deliberately broken runtimes must make the relevant trace fail, naming the broken expectation.
 
-use super::{fixture, mock, quick};
+use super::{closest, differs_at, fixture, mock, quick};
 use dsh_conformance::runner::replay;
+use dsh_conformance::trace::{Failure, FailureKind, StepKind, Trace};
+use serde_json::Value;
 
 const SECOND_PROMPT: &str = "session/second-prompt-reuses-session.trace";
 
-fn fails(mode: &str) -> String {
+/// The failure of the session trace against the mock in `mode`.
+fn fails(mode: &str) -> Failure {
     let r = replay(&fixture(SECOND_PROMPT), &mock(mode), &quick());
-    assert!(!r.passed(), "mode {mode} should fail:\n{r}");
     println!("{r}");
-    r.to_string()
+    match r.failure() {
+        Some(f) => f.clone(),
+        None => panic!("mode {mode} should fail:\n{r}"),
+    }
+}
+
+/// The trace line of the one expectation of the session trace that `is` picks out by its frame
+/// pattern: where a failure must point, found in the fixture rather than written down.
+fn line_of(is: impl Fn(&Value) -> bool) -> usize {
+    let t: Trace = fixture(SECOND_PROMPT);
+    let lines: Vec<usize> = t
+        .steps
+        .iter()
+        .filter(|s| match &s.kind {
+            StepKind::Expect(e) => is(&e.pat.to_value()),
+            _ => false,
+        })
+        .map(|s| s.line)
+        .collect();
+    assert_eq!(lines.len(), 1, "one expectation is meant: {lines:?}");
+    lines[0]
+}
+
+/// The event of a `session.event` frame (or pattern).
+fn event(v: &Value) -> &Value {
+    &v["params"]["event"]
 }
 
 #[test]
@@ -25,58 +52,61 @@ fn the_well_behaved_mock_passes_the_session_trace() {
 
 #[test]
 fn a_message_id_that_differs_from_the_receipt_fails_naming_the_response() {
-    let msg = fails("messageid");
-    assert!(
-        msg.contains("second-prompt-reuses-session.trace:11"),
-        "{msg}"
+    let f = fails("messageid");
+    let response = line_of(|v| v["id"] == 2 && v["result"]["messageId"].is_string());
+    assert_eq!(
+        (f.kind, f.trace_line),
+        (FailureKind::Mismatch, Some(response)),
+        "{f}"
     );
-    assert!(
-        msg.contains("/result/messageId: expected \"{{$m1}}\" = "),
-        "{msg}"
-    );
+    assert_eq!(differs_at(&f), "/result/messageId", "{f}");
 }
 
 #[test]
 fn replayed_turn_one_events_fail_on_the_second_prompt() {
-    let msg = fails("replay");
-    assert!(msg.contains("\"type\":\"turn/start\""), "{msg}");
-    assert!(
-        msg.contains("second-prompt-reuses-session.trace:18"),
-        "{msg}"
-    );
+    let f = fails("replay");
+    let second_receipt = line_of(|v| {
+        event(v)["type"] == "agent/inbox/spliced"
+            && event(v)["data"]["inserted"][0]["content"][0]["text"] == "reply: two"
+    });
+    assert_eq!(f.trace_line, Some(second_receipt), "{f}");
+    assert_eq!(event(&closest(&f))["type"], "turn/start", "{f}");
 }
 
 #[test]
 fn a_frozen_turn_counter_fails_naming_the_turn_expectation() {
-    let msg = fails("frozen-turn");
-    assert!(
-        msg.contains("second-prompt-reuses-session.trace:21"),
-        "{msg}"
+    let f = fails("frozen-turn");
+    let second_start =
+        line_of(|v| event(v)["type"] == "turn/start" && event(v)["data"]["turn"] == 2);
+    assert_eq!(
+        (f.kind, f.trace_line),
+        (FailureKind::Missing, Some(second_start)),
+        "{f}"
     );
-    assert!(
-        msg.contains("/params/event/data/turn: expected 2, got 1"),
-        "{msg}"
-    );
+    assert_eq!(differs_at(&f), "/params/event/data/turn", "{f}");
+    assert_eq!(event(&closest(&f))["data"]["turn"], 1, "{f}");
 }
 
 #[test]
 fn idle_before_turn_end_fails_as_out_of_order() {
-    let msg = fails("early-idle");
-    assert!(msg.contains("\"status\":\"idle\""), "{msg}");
-    assert!(msg.contains("arrived out of order"), "{msg}");
-    assert!(
-        msg.contains("second-prompt-reuses-session.trace:15"),
-        "{msg}"
+    let f = fails("early-idle");
+    let first_end = line_of(|v| event(v)["type"] == "turn/end" && event(v)["data"]["turn"] == 1);
+    assert_eq!(
+        (f.kind, f.trace_line),
+        (FailureKind::OutOfOrder, Some(first_end)),
+        "{f}"
     );
+    assert_eq!(closest(&f)["params"]["status"], "idle", "{f}");
 }
 
 #[test]
 fn a_non_json_stdout_line_fails_the_frames_only_rule() {
-    let msg = fails("garbage");
-    assert!(
-        msg.contains("stdout carries something other than JSON-RPC frames"),
-        "{msg}"
+    let f = fails("garbage");
+    assert_eq!(f.kind, FailureKind::NotAFrame, "{f}");
+    assert_eq!(
+        f.closest.as_deref(),
+        Some("debug: model call starting"),
+        "{f}"
     );
-    assert!(msg.contains("is not JSON"), "{msg}");
-    assert!(msg.contains("debug: model call starting"), "{msg}");
+    assert!(f.stdout_line.is_some(), "{f}");
 }

@@ -2,10 +2,34 @@
 //! failed case with a precise reason, in bounded time and memory; the kit itself carries on.
 
 use super::{mock, quick, run_text};
-use dsh_conformance::runner::{CommandSpec, Options, Outcome};
+use dsh_conformance::runner::{CaseReport, CommandSpec, Options, Outcome};
+use dsh_conformance::trace::{ExitInfo, Failure, FailureKind};
+use dsh_conformance::wire::output::{Frame, NotAFrame};
 use std::time::Duration;
 
 const PROBE: &str = ">> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"probe/x\"}\n<< {\"id\":1}\n";
+
+/// The line of [`PROBE`]'s expectation.
+const PROBE_EXPECTATION: usize = 2;
+
+/// The failure of a case that must fail.
+fn failure(r: &CaseReport) -> &Failure {
+    r.failure().unwrap_or_else(|| panic!("a failure: {r}"))
+}
+
+/// How the runtime's first stdout line was not a frame, with the failure pointing at it.
+fn first_line_not_a_frame(r: &CaseReport) -> &NotAFrame {
+    let f = failure(r);
+    assert_eq!(
+        (f.kind, f.stdout_line),
+        (FailureKind::NotAFrame, Some(1)),
+        "{r}"
+    );
+    match r.transcript.stdout.first().map(|o| o.frame()) {
+        Some(Frame::NotAFrame(why)) => why,
+        o => panic!("{o:?}: {r}"),
+    }
+}
 
 #[test]
 fn a_command_that_does_not_exist_is_a_harness_error() {
@@ -24,12 +48,10 @@ fn a_command_that_does_not_exist_is_a_harness_error() {
 fn a_runtime_that_dies_before_answering_is_a_harness_error_with_its_stderr() {
     let r = run_text(PROBE, &mock("crash"), &quick());
     match &r.outcome {
-        Outcome::Broken(m) => {
-            assert!(m.contains("without writing anything on stdout"), "{m}");
-            assert!(m.contains("exit code 3"), "{m}");
-        }
+        Outcome::Broken(_) => {}
         o => panic!("{o:?}"),
     }
+    assert_eq!((r.exit, r.stats.lines), (ExitInfo::Code(3), 0), "{r}");
     assert!(
         r.stderr_tail.contains("mock: fatal error before answering"),
         "{}",
@@ -44,28 +66,38 @@ fn a_hanging_runtime_times_out_naming_the_expectation() {
         ..quick()
     };
     let r = run_text(PROBE, &mock("hang"), &opts);
-    let msg = r.message();
-    assert!(
-        msg.contains("<< {\"id\":1} (inline.trace:2) never arrived (waited 0.5s)"),
-        "{msg}"
+    let f = failure(&r);
+    assert_eq!(
+        (f.kind, f.trace_line),
+        (FailureKind::Timeout, Some(PROBE_EXPECTATION)),
+        "{r}"
     );
-    assert!(msg.contains("inline.trace:2"), "{msg}");
 }
 
 #[test]
 fn a_runtime_that_closes_stdout_early_fails_fast() {
     let r = run_text(PROBE, &mock("close-stdout"), &quick());
-    let msg = r.message();
-    assert!(msg.contains("closed stdout"), "{msg}");
-    assert!(msg.contains("inline.trace:2"), "{msg}");
+    // Nothing on stdout: the case is broken, not failed, and the words say why.
+    match &r.outcome {
+        Outcome::Broken(m) => assert!(m.contains("closed stdout"), "{m}"),
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(r.stats.lines, 0, "{r}");
 }
 
 #[test]
 fn a_flood_of_unexpected_frames_fails_at_the_first_one() {
     let r = run_text(PROBE, &mock("flood"), &quick());
-    let msg = r.message();
-    assert!(msg.contains("unexpected frame (stdout line 1)"), "{msg}");
-    assert!(msg.contains("\"method\": \"noise\""), "{msg}");
+    let f = failure(&r);
+    assert_eq!(
+        (f.kind, f.stdout_line),
+        (FailureKind::Unexpected, Some(1)),
+        "{r}"
+    );
+    assert!(
+        matches!(r.transcript.stdout[0].frame(), Frame::Notification { method, .. } if method == "noise"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -82,7 +114,6 @@ fn a_flood_of_ignored_frames_is_stopped_as_a_flood_before_the_deadline() {
         Some(dsh_conformance::trace::matcher::FailureKind::Flooded),
         "{r}"
     );
-    assert!(r.message().contains("flooded stdout ("), "{r}");
     assert!(r.stats.ignored > 0, "{:?}", r.stats);
     assert!(
         started.elapsed() < Duration::from_secs(50),
@@ -97,20 +128,20 @@ fn a_100_mb_line_is_reported_as_over_the_line_bound() {
         ..quick()
     };
     let r = run_text(PROBE, &mock("hugeline"), &opts);
-    let msg = r.message();
-    assert!(
-        msg.contains("stdout line 1 is 104857610 bytes long, over the reader's line bound"),
-        "{msg}"
+    assert_eq!(
+        first_line_not_a_frame(&r),
+        &NotAFrame::TooLong(104857610),
+        "{r}"
     );
 }
 
 #[test]
 fn invalid_utf8_on_stdout_is_reported_with_its_offset() {
     let r = run_text(PROBE, &mock("badbytes"), &quick());
-    let msg = r.message();
-    assert!(
-        msg.contains("stdout line 1 is not valid UTF-8 (first invalid byte at offset 45 of 50)"),
-        "{msg}"
+    assert_eq!(
+        first_line_not_a_frame(&r),
+        &NotAFrame::NotUtf8 { at: 45, len: 50 },
+        "{r}"
     );
 }
 
@@ -118,9 +149,9 @@ fn invalid_utf8_on_stdout_is_reported_with_its_offset() {
 fn a_shell_runtime_writing_a_scalar_fails_the_frames_only_rule() {
     let sh = CommandSpec::new("sh").arg("-c").arg("echo 42; sleep 5");
     let r = run_text(PROBE, &sh, &quick());
-    assert!(
-        r.message()
-            .contains("stdout line 1 is a JSON number, not a frame object"),
+    assert_eq!(
+        first_line_not_a_frame(&r),
+        &NotAFrame::NotAnObject("a JSON number"),
         "{r}"
     );
 }

@@ -11,7 +11,7 @@ mod tap;
 mod tape;
 
 use dsh_conformance::runner::{replay, CaseReport, CommandSpec, Options};
-use dsh_conformance::trace::Trace;
+use dsh_conformance::trace::{Failure, Trace};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -69,4 +69,36 @@ pub fn quick() -> Options {
 pub fn run_text(text: &str, cmd: &CommandSpec, opts: &Options) -> CaseReport {
     let t = Trace::parse(text, "inline.trace").unwrap_or_else(|e| panic!("{e}"));
     replay(&t, cmd, opts)
+}
+
+/// The frame a failure quotes as the closest (or offending) one, parsed.
+pub fn closest(f: &Failure) -> serde_json::Value {
+    let text = f
+        .closest
+        .as_deref()
+        .unwrap_or_else(|| panic!("no frame: {f}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The JSON pointer of a failure's smallest difference (`pointer: expected …, got …`).
+pub fn differs_at(f: &Failure) -> &str {
+    let d = f
+        .diff
+        .as_deref()
+        .unwrap_or_else(|| panic!("no difference: {f}"));
+    d.split_once(": ").map_or(d, |(at, _)| at)
+}
+
+/// The frames a trace sends (`>>` lines), parsed (placeholders left as written).
+pub fn sent(t: &Trace) -> Vec<serde_json::Value> {
+    t.steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            dsh_conformance::trace::StepKind::Send(dsh_conformance::trace::Send::Frame {
+                text,
+                ..
+            }) => Some(serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))),
+            _ => None,
+        })
+        .collect()
 }

@@ -1,10 +1,12 @@
 //! Recording a script, replaying the recording, blessing a stale trace; the CLI's exit codes.
 
-use super::{mock, quick, root};
+use super::{differs_at, mock, quick, root, sent};
 use dsh_conformance::runner::record::header_of;
 use dsh_conformance::runner::{record, replay, CommandSpec, RecordOptions};
-use dsh_conformance::trace::Trace;
+use dsh_conformance::trace::{FailureKind, StepKind, Trace};
+use serde_json::Value;
 use std::process::Command;
+use std::time::Duration;
 
 /// Runs `dsh-conformance <subcommand> <args>` and returns its exit code (its output is printed,
 /// for a failing test's log).
@@ -31,6 +33,24 @@ const SCRIPT: &str = "\
 == exit 0
 ";
 
+/// The patterns of a trace's expectations, as trace JSON.
+fn expected(t: &Trace) -> Vec<Value> {
+    t.steps
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StepKind::Expect(e) => Some(e.pat.to_value()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one expectation of `t` that `is` picks out.
+fn the_expected(t: &Trace, is: impl Fn(&Value) -> bool) -> Value {
+    let mut found: Vec<Value> = expected(t).into_iter().filter(|v| is(v)).collect();
+    assert_eq!(found.len(), 1, "one expectation is meant: {found:?}");
+    found.remove(0)
+}
+
 fn reference() -> CommandSpec {
     CommandSpec::new(env!("CARGO_BIN_EXE_dsh-reference-runtime"))
         .arg("--profile")
@@ -45,13 +65,27 @@ fn a_recorded_script_replays_green_against_the_runtime_it_was_recorded_from() {
             record(&script, &cmd, &RecordOptions::default()).unwrap_or_else(|e| panic!("{e}"));
         let text = rec.to_trace("recorded.prompt", "test", None);
         println!("{text}");
-        // Identity-preserving redaction: the messageId is one capture used by receipt and response.
-        assert!(text.contains("\"messageId\":\"{{$m1}}\""), "{text}");
-        assert!(text.contains("\"id\":\"{{$m1}}\""), "{text}");
-        assert!(text.contains("\"cwd\":\"{{cwd}}\""), "{text}");
-        assert!(text.contains("\"seq\":\"{{seq}}\""), "{text}");
-        assert!(text.ends_with("== exit 0 within 15s\n"), "{text}");
         let t = Trace::parse(&text, "recorded.trace").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        // Identity-preserving redaction: the messageId is one capture used by receipt and response.
+        let response = the_expected(&t, |v| v["id"] == 2);
+        assert_eq!(response["result"]["messageId"], "{{$m1}}", "{text}");
+        let receipt = the_expected(&t, |v| {
+            v["params"]["event"]["type"] == "agent/inbox/spliced"
+                && v["params"]["event"]["data"]["inserted"][0]["role"] == "user"
+        });
+        let event = &receipt["params"]["event"];
+        assert_eq!(event["data"]["inserted"][0]["id"], "{{$m1}}", "{text}");
+        assert_eq!(event["seq"], "{{seq}}", "{text}");
+        assert_eq!(sent(&t)[0]["params"]["cwd"], "{{cwd}}", "{text}");
+        let last = t.steps.last().expect("steps");
+        assert_eq!(
+            (&last.kind, last.within),
+            (
+                &StepKind::Exit(Some(vec![0])),
+                Some(Duration::from_secs(15))
+            ),
+            "{text}"
+        );
         let r = replay(&t, &cmd, &quick());
         assert!(r.passed(), "{r}\n{text}");
     }
@@ -67,11 +101,9 @@ fn a_recorded_trace_fails_against_a_runtime_that_breaks_it() {
     )
     .unwrap();
     let r = replay(&t, &mock("messageid"), &quick());
-    assert!(
-        r.message()
-            .contains("/result/messageId: expected \"{{$m1}}\""),
-        "{r}"
-    );
+    let f = r.failure().unwrap_or_else(|| panic!("a failure: {r}"));
+    assert_eq!(f.kind, FailureKind::Mismatch, "{r}");
+    assert_eq!(differs_at(f), "/result/messageId", "{r}");
 }
 
 #[test]
@@ -93,10 +125,10 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
         blessed.starts_with("# case: stale\n# contract: kept by bless\n"),
         "{blessed}"
     );
-    assert!(
-        blessed.contains(
-            "\"code\":-32603,\"message\":\"unknown DeepSeek Harness SDK runtime method: nope\""
-        ),
+    let t = Trace::parse(&blessed, "blessed.trace").unwrap_or_else(|e| panic!("{e}\n{blessed}"));
+    assert_eq!(
+        the_expected(&t, |v| v["id"] == "u")["error"],
+        serde_json::json!({"code": -32603, "message": "unknown DeepSeek Harness SDK runtime method: nope"}),
         "{blessed}"
     );
     // The blessed trace now passes.
