@@ -1,9 +1,9 @@
 //! The checker: framing and responses (docs/CONTRACT.md#s2, #s3); notifications are in `notify`.
 
 use super::{clip, shape, CheckId, Judged, Profile, Received, Sent, Violation, UNKNOWN_METHOD};
-use crate::wire::json::{self, JsonKind, JsonView, TapeRef};
-use crate::wire::output::{Frame, NotAFrame, Output};
-use crate::wire::{classify, Classified};
+use dsh_protocol::wire::json::{self, JsonKind, JsonView, TapeRef};
+use dsh_protocol::wire::output::{Frame, NotAFrame, Output};
+use dsh_protocol::wire::{classify, Classified};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -105,7 +105,7 @@ fn requests_of(methods: &[String]) -> String {
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
 fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
-    use crate::wire::{Ignored, Kind};
+    use dsh_protocol::wire::{Ignored, Kind};
     Some(match c {
         Classified::Request(_) => return None,
         Classified::Notification(n) if n.id_kind == Kind::Absent => {

@@ -20,8 +20,13 @@
 //!   (`event.time`), turns count up by one per session (`turn.counts-per-session`) and
 //!   `session.status` alternates starting with `running` (`status.idle-after-turn`) (§4–§6).
 //!
-//! Nothing here knows which runtime produced the lines: the in-memory fuzz target
-//! (`runtime_session` in the `dsh-conformance-fuzzing` crate) and the black-box fuzzer ([`crate::blackbox`]) share it.
+//! Nothing here knows which runtime produced the lines: the suite (`dsh_conformance::suite`), the
+//! in-memory fuzz target (`runtime_session` in the `dsh-conformance-fuzzing` crate) and the
+//! black-box fuzzer (`dsh_conformance::blackbox`) share it.
+//!
+//! This crate is `dsh-rules`, on `dsh-protocol` only (its wire layer, editions and check ids), so
+//! the compiler keeps it below the runtime and the suite; `dsh-conformance` re-exports it as
+//! `dsh_conformance::rules`.
 
 mod notify;
 mod shape;
@@ -32,13 +37,13 @@ pub mod transcript;
 
 pub use stream::Checker;
 
-use crate::edition::Edition;
+use dsh_protocol::edition::Edition;
 use std::fmt;
 
 /// The message every runtime of this protocol gives unknown methods (docs/CONTRACT.md#s2.3, #s9).
 pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
 
-pub use crate::check::CheckId;
+pub use dsh_protocol::check::CheckId;
 
 /// One broken rule, seen in one output line (or at the end of the conversation).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,8 +173,9 @@ impl Judged {
     }
 }
 
-/// At most 400 bytes of `s`, on a character boundary.
-pub(crate) fn clip(s: &str) -> String {
+/// At most 400 bytes of `s`, on a character boundary: how a violation quotes a line (the black-box
+/// fuzzer quotes lines the same way).
+pub fn clip(s: &str) -> String {
     if s.len() <= 400 {
         return s.to_owned();
     }
