@@ -4,7 +4,8 @@
 //! Feed a [`Checker`] every line the runtime *read* ([`Checker::sent`]) and every line it *wrote*
 //! ([`Checker::received`]). It never stops at a violation: each line gives its frame (when the line
 //! is one) and every [`Violation`] it shows, and the checker's state stays usable, so one broken
-//! rule does not hide another. What is checked ([`stream`] and its private `notify` and `shape` parts):
+//! rule does not hide another. What is checked ([`stream`] and its private parts: `framing`,
+//! `response`, `shape` and `notify`):
 //! - every output line is one JSON-RPC 2.0 object frame (`stdout.frames-only`), written exactly as
 //!   `JSON.stringify` writes it with upstream's member order (`stdout.compact`), ending in `\n`
 //!   alone (`stdout.lf-only`) (docs/CONTRACT.md#s2.4);
@@ -28,7 +29,9 @@
 //! the compiler keeps it below the runtime and the suite; `dsh-conformance` re-exports it as
 //! `dsh_conformance::rules`.
 
+mod framing;
 mod notify;
+mod response;
 mod shape;
 pub mod stream;
 #[cfg(test)]
