@@ -8,8 +8,9 @@
 project="${PROJECT_DIR:-$SRC/dsh-conformance}"
 sanitizer="${SANITIZER:-address}"
 cd "$project"
-# .cargo/config.toml (copied with the checkout) runs rustc through fuzz/rustc-wrapper: the oracle
-# and harness crates are built without coverage instrumentation, every other crate as cargo-fuzz asks.
+# .cargo/config.toml (copied with the checkout) runs rustc through fuzz/rustc-wrapper: the oracle,
+# harness and rule checker crates are built without coverage instrumentation, every other crate as
+# cargo-fuzz asks.
 # cargo-fuzz passes nightly-only flags; harmless on the image's nightly, needed on stable.
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build --sanitizer "$sanitizer"

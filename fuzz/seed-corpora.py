@@ -33,7 +33,8 @@ EDGES = [
     b'{"id":1,"error":[],"result":2}\n',
     b'{"id":1,"error":{"code":1e400,"message":7,"data":{"d":[1]}}}\n',
     b'{"id":"\\ud800","method":"\\udbff\\udfff","params":{"\\ud800":1,"\\udc00":2}}\n',
-    # Held text's reserved block (src/wire/json/held.rs): genuine characters beside lone escapes.
+    # Held text's reserved block (crates/protocol/src/wire/json/held.rs): genuine characters beside
+    # lone escapes.
     b'{"id":"\xf4\x8f\xa0\x80\\ud800","method":"\xf4\x8f\x9f\xbf","params":{"\\udbfe\\udc00":1,"\\ud800":2}}\n',
     b'{"id":"\\udbfd\\udfff\\udfff","result":{"\\ud800":"\\ud801","\\ud801":"\\ud800"}}\n',
     b'{"id":"x","method":"m","params":{"a":"\\u0000\\u2028\\"\\\\"}}\n',

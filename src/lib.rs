@@ -5,7 +5,14 @@
 //! [`mod@check`] (the typed check model: every check's id, severity and owning judge),
 //! [`wire`] → [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 //! [`rules`] (the contract's rule engine: frame-by-frame stream rules and whole-transcript oracles,
-//! on [`wire`] and [`edition`] only) serves [`suite`], the fuzz targets and [`blackbox`] alike.
+//! on [`wire`], [`edition`] and [`mod@check`] only) serves [`suite`], the fuzz targets and
+//! [`blackbox`] alike.
+//!
+//! The lowest layers are crates of their own, so the compiler keeps them one-way (see
+//! `docs/ARCHITECTURE.md`): [`edition`], [`mod@check`] and [`wire`] are the `dsh-protocol` crate,
+//! [`rules`] is the `dsh-rules` crate (on `dsh-protocol` only). This crate re-exports them under
+//! the paths they always had (`dsh_conformance::wire::…`, `dsh_conformance::rules::Checker`), so a
+//! user of the kit depends on `dsh-conformance` alone.
 //! [`ops`] (generated client operations, on [`wire`] and [`directive`]) feeds the fuzz targets
 //! (the `dsh-conformance-fuzzing` crate in `fuzzing/`, which drives [`runtime`] in memory) and the
 //! black-box fuzzer ([`blackbox`], which
@@ -54,10 +61,8 @@
 //! parser. A crate that only uses the library depends on it with `default-features = false`.
 
 pub mod blackbox;
-pub mod check;
 pub mod contract;
 pub mod directive;
-pub mod edition;
 #[doc(hidden)]
 pub mod loadgen;
 pub mod model_stub;
@@ -66,13 +71,18 @@ pub mod mutants;
 #[doc(hidden)]
 pub mod ops;
 pub mod out;
-pub mod rules;
 pub mod runner;
 pub mod runtime;
 pub mod suite;
 pub mod sys;
 pub mod trace;
-pub mod wire;
+
+// The facade over the low-layer crates: their modules at the paths the kit has always used
+// (`dsh-protocol`: editions, the check model, the wire layer; `dsh-rules`: the rule checker).
+#[doc(inline)]
+pub use dsh_protocol::{check, edition, wire};
+#[doc(inline)]
+pub use dsh_rules as rules;
 
 pub use edition::Edition;
 pub use model_stub::ModelStub;

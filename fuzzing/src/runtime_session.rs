@@ -12,6 +12,12 @@
 //!
 //! Input layout: one byte selects the edition (and, with its two top bits set, persistence under a
 //! scratch `DSH_HOME`), the rest are [`Op`]s via `arbitrary`.
+//!
+//! `DSH_FUZZ_CHECKER=off` in the environment (read once per process) runs the target without the
+//! rule checker: the runtime, the ops, the clock, the output's UTF-8 and newline checks, the exit
+//! codes and the output bounds stay; what needs the checker goes (every frame's rules, silence for
+//! non-requests, answers owed). It measures what the checker costs (`.ci/fuzz-bench`); it is no
+//! way to fuzz.
 
 use super::line_stream::Recorded;
 use super::oracle::LineRef;
@@ -21,6 +27,7 @@ use dsh_conformance::rules::{Checker, Profile, Received, Sent};
 use dsh_conformance::runtime::{Config, Edition, Runtime};
 use dsh_conformance::wire::{LineDecoder, LineEvent};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Epoch milliseconds the virtual clock starts at.
 const START_MS: u64 = 1_795_984_000_000;
@@ -34,6 +41,13 @@ const MAX_OP_OUTPUT: usize = 1 << 20;
 const MAX_OPS: usize = 200;
 /// Line bound of the driver's decoder.
 const MAX_LINE: usize = 1 << 20;
+
+/// Whether the rule checker judges the runtime's output: unless `DSH_FUZZ_CHECKER` is `off`, read
+/// once per process.
+pub fn checker_on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("DSH_FUZZ_CHECKER").is_none_or(|v| v != "off"))
+}
 
 /// Runs the check; panics with a description on failure (the fuzz entry point).
 pub fn run(data: &[u8]) {
@@ -85,7 +99,8 @@ pub fn check(data: &[u8]) -> Result<(), String> {
 
 struct Driver {
     rt: Runtime,
-    ck: Checker,
+    /// The rule checker; `None` when it is off ([`checker_on`]).
+    ck: Option<Checker>,
     out: Vec<u8>,
     in_bytes: usize,
     out_bytes: usize,
@@ -109,10 +124,13 @@ impl Driver {
         let body = text
             .strip_suffix('\n')
             .ok_or_else(|| format!("{}: output does not end with a newline", what()))?;
+        let Some(ck) = self.ck.as_mut() else {
+            self.out.clear();
+            return Ok(got);
+        };
         for line in body.split('\n') {
             got.push(
-                self.ck
-                    .received_text(line)
+                ck.received_text(line)
                     .into_result(line)
                     .map_err(|e| format!("{}: {e}", what()))?,
             );
@@ -122,22 +140,21 @@ impl Driver {
     }
 
     fn line(&mut self, line: &str, now: u64) -> Result<(), String> {
-        let sent = self.ck.sent(line);
+        let sent = self.ck.as_mut().map(|ck| ck.sent(line));
         self.rt.handle_line(line, now, &mut self.out);
         let what = || format!("after reading {}", clip(line));
         let got = self.drain_output(what)?;
-        match sent {
-            Sent::Nothing if !got.is_empty() => {
-                return Err(format!(
-                    "{}: output for a line that is no request: {got:?}",
-                    what()
-                ))
-            }
-            _ => {}
+        let Some(ck) = &self.ck else {
+            return Ok(());
+        };
+        if sent == Some(Sent::Nothing) && !got.is_empty() {
+            return Err(format!(
+                "{}: output for a line that is no request: {got:?}",
+                what()
+            ));
         }
-        let deferred = &self.ck.profile().deferred;
-        if let Some((key, method)) = self
-            .ck
+        let deferred = &ck.profile().deferred;
+        if let Some((key, method)) = ck
             .pending()
             .into_iter()
             .find(|(_, m)| !deferred.contains(m))
@@ -197,12 +214,12 @@ impl Drop for Home {
     }
 }
 
-fn start(setup: Setup, home: Option<&Home>) -> Driver {
+fn start(setup: Setup, home: Option<&Home>, checked: bool) -> Driver {
     let mut cfg = Config::new(setup.edition);
     cfg.home = home.map(|h| h.0.clone());
     Driver {
         rt: Runtime::new(cfg),
-        ck: Checker::new(Profile::for_edition(setup.edition, setup.persistent)),
+        ck: checked.then(|| Checker::new(Profile::for_edition(setup.edition, setup.persistent))),
         out: Vec::new(),
         in_bytes: 0,
         out_bytes: 0,
@@ -230,10 +247,16 @@ fn stop(d: &mut Driver, now: u64) -> Result<(), String> {
     }
 }
 
-/// Runs `ops` against a fresh reference runtime, checking every invariant.
+/// Runs `ops` against a fresh reference runtime, checking every invariant (those of the rule
+/// checker only while it is on: [`checker_on`]).
 pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
+    drive(setup, ops, checker_on())
+}
+
+/// [`run_ops`], with the rule checker (`checked`) or without.
+fn drive(setup: Setup, ops: &[Op], checked: bool) -> Result<(), String> {
     let home = setup.persistent.then(Home::new);
-    let mut d = start(setup, home.as_ref());
+    let mut d = start(setup, home.as_ref(), checked);
     let mut dec = LineDecoder::new(MAX_LINE);
     let mut r = Renderer::default();
     let mut now = START_MS;
@@ -249,7 +272,7 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
         match op {
             Op::Restart => {
                 stop(&mut d, now)?;
-                d = start(setup, home.as_ref());
+                d = start(setup, home.as_ref(), checked);
                 dec = LineDecoder::new(MAX_LINE);
                 continue;
             }
@@ -308,7 +331,8 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
                 ops.len()
             ));
         }
-        if let Some((key, method)) = d.ck.pending().into_iter().next() {
+        let owed = d.ck.as_ref().and_then(|ck| ck.pending().into_iter().next());
+        if let Some((key, method)) = owed {
             if !may_hang {
                 return Err(format!(
                     "request {key} ({method}) is still unanswered after all work settled"
@@ -391,6 +415,9 @@ mod tests {
                     persistent,
                 };
                 run_ops(setup, &ops).unwrap_or_else(|err| panic!("{setup:?}: {err}"));
+                // DSH_FUZZ_CHECKER=off: the same run without the rule checker.
+                drive(setup, &ops, false)
+                    .unwrap_or_else(|err| panic!("{setup:?}, no checker: {err}"));
             }
         }
     }

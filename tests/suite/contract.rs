@@ -38,11 +38,12 @@ fn files_under(dir: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The files whose words the rules below govern: the sources, docs, fixtures, tests, fuzz crate,
-/// examples and benches, and the top-level documents.
+/// The files whose words the rules below govern: the sources (the workspace's crates under
+/// `crates/` included), docs, fixtures, tests, fuzz crate, examples and benches, and the top-level
+/// documents.
 fn project_files() -> Vec<PathBuf> {
     let mut files: Vec<_> = [
-        "src", "docs", "fixtures", "tests", "fuzz", "examples", "benches",
+        "src", "crates", "docs", "fixtures", "tests", "fuzz", "examples", "benches",
     ]
     .iter()
     .flat_map(|d| files_under(d))

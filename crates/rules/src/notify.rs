@@ -4,7 +4,7 @@
 use super::shape::object;
 use super::stream::{Checker, Sink};
 use super::{CheckId, Received};
-use crate::wire::json::{JsonKind, JsonView};
+use dsh_protocol::wire::json::{JsonKind, JsonView};
 
 impl Checker {
     /// Judges a notification frame (its members are already known to be `jsonrpc, method, params`).

@@ -4,9 +4,9 @@
 //! ([`Oracle::rule`]). Every other rule is the stream checker's ([`super::Checker`]), over every
 //! transcript.
 
-use crate::wire::json::JsonView;
-use crate::wire::output::Output;
-use crate::wire::{classify, Classified, Id, LineDecoder, LineEvent};
+use dsh_protocol::wire::json::JsonView;
+use dsh_protocol::wire::output::Output;
+use dsh_protocol::wire::{classify, Classified, Id, LineDecoder, LineEvent};
 use serde_json::Value;
 
 /// The requests of the bytes written, with their `params.sessionId` when it is a string.

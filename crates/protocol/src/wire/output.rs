@@ -6,7 +6,7 @@
 //! A line is classified by the members it has, leniently: an object with a string `method` and no
 //! `id` is a notification, one with an `id` and a `result` or an `error` (not both) a response.
 //! What else a frame must be (exactly those members, `"jsonrpc":"2.0"`, written compactly) is
-//! for the rules to judge ([`crate::rules`]), so that a frame with one defect is still routed as
+//! for the rules to judge (the `dsh-rules` crate), so that a frame with one defect is still routed as
 //! what it is, and blamed once, on the rule it breaks.
 
 use super::json::{JsonError, JsonKind, JsonView, Tape, TapeRef};

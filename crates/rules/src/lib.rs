@@ -4,7 +4,8 @@
 //! Feed a [`Checker`] every line the runtime *read* ([`Checker::sent`]) and every line it *wrote*
 //! ([`Checker::received`]). It never stops at a violation: each line gives its frame (when the line
 //! is one) and every [`Violation`] it shows, and the checker's state stays usable, so one broken
-//! rule does not hide another. What is checked ([`stream`] and its private `notify` and `shape` parts):
+//! rule does not hide another. What is checked ([`stream`] and its private parts: `framing`,
+//! `response`, `shape` and `notify`):
 //! - every output line is one JSON-RPC 2.0 object frame (`stdout.frames-only`), written exactly as
 //!   `JSON.stringify` writes it with upstream's member order (`stdout.compact`), ending in `\n`
 //!   alone (`stdout.lf-only`) (docs/CONTRACT.md#s2.4);
@@ -20,10 +21,17 @@
 //!   (`event.time`), turns count up by one per session (`turn.counts-per-session`) and
 //!   `session.status` alternates starting with `running` (`status.idle-after-turn`) (§4–§6).
 //!
-//! Nothing here knows which runtime produced the lines: the in-memory fuzz target
-//! (`runtime_session` in the `dsh-conformance-fuzzing` crate) and the black-box fuzzer ([`crate::blackbox`]) share it.
+//! Nothing here knows which runtime produced the lines: the suite (`dsh_conformance::suite`), the
+//! in-memory fuzz target (`runtime_session` in the `dsh-conformance-fuzzing` crate) and the
+//! black-box fuzzer (`dsh_conformance::blackbox`) share it.
+//!
+//! This crate is `dsh-rules`, on `dsh-protocol` only (its wire layer, editions and check ids), so
+//! the compiler keeps it below the runtime and the suite; `dsh-conformance` re-exports it as
+//! `dsh_conformance::rules`.
 
+mod framing;
 mod notify;
+mod response;
 mod shape;
 pub mod stream;
 #[cfg(test)]
@@ -32,13 +40,13 @@ pub mod transcript;
 
 pub use stream::Checker;
 
-use crate::edition::Edition;
+use dsh_protocol::edition::Edition;
 use std::fmt;
 
 /// The message every runtime of this protocol gives unknown methods (docs/CONTRACT.md#s2.3, #s9).
 pub const UNKNOWN_METHOD: &str = "unknown DeepSeek Harness SDK runtime method: ";
 
-pub use crate::check::CheckId;
+pub use dsh_protocol::check::CheckId;
 
 /// One broken rule, seen in one output line (or at the end of the conversation).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,8 +176,9 @@ impl Judged {
     }
 }
 
-/// At most 400 bytes of `s`, on a character boundary.
-pub(crate) fn clip(s: &str) -> String {
+/// At most 400 bytes of `s`, on a character boundary: how a violation quotes a line (the black-box
+/// fuzzer quotes lines the same way).
+pub fn clip(s: &str) -> String {
     if s.len() <= 400 {
         return s.to_owned();
     }

@@ -7,7 +7,8 @@
 //! root causes, the mutants' `catches`. Text enters only at the edges (`# check:` headers of
 //! traces, `--filter`, baselines) and is parsed there with [`CheckId::parse`].
 //!
-//! This module sits on the low floor ([`crate::edition`] only), so the rule engine can use it.
+//! This module sits on the low floor ([`crate::edition`] only), so the rule engine (the
+//! `dsh-rules` crate) can use it.
 
 use crate::edition::Editions;
 use std::fmt;
@@ -35,7 +36,7 @@ impl fmt::Display for Severity {
 pub enum Judge {
     /// The check's own traces (`fixtures/checks/<id>*.trace`) exercise and judge it.
     Trace,
-    /// The rule engine ([`crate::rules::Checker`]) judges it over every transcript of the run,
+    /// The rule engine (`dsh_rules::Checker`) judges it over every transcript of the run,
     /// whatever check's trace produced it; the check's own traces (if any) exercise it.
     Stream,
 }
@@ -46,7 +47,7 @@ pub struct CheckInfo {
     /// The check.
     pub id: CheckId,
     /// The sections of the contract it enforces, `§N.M` separated by spaces: each one is
-    /// `docs/CONTRACT.md#sN.M` ([`crate::contract`]).
+    /// `docs/CONTRACT.md#sN.M` (`dsh_conformance::contract`).
     pub section: &'static str,
     /// MUST or SHOULD.
     pub severity: Severity,
@@ -139,7 +140,7 @@ pub fn find(id: &str) -> Option<&'static CheckInfo> {
 checks! {
     // Variant = "id" "sections" severity editions [prerequisites] judge: "rule";
     // A prerequisite is a check without whose pass this one cannot be judged. `Stream` marks a
-    // rule the rule engine ([`crate::rules`]) judges over every transcript of the run, besides
+    // rule the rule engine (`dsh_rules`) judges over every transcript of the run, besides
     // the check's own traces; `Trace` a rule judged by its traces alone.
     // Process and output discipline.
     StdoutFramesOnly = "stdout.frames-only" "§2.4 §7" Must ALL [] Stream: "every stdout line is one JSON-RPC 2.0 object frame; nothing else is written to stdout";

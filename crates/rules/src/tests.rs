@@ -1,8 +1,8 @@
 //! Each violation kind on a violating and a clean input, and the ids against the registry.
 
 use super::*;
-use crate::edition::Edition;
-use crate::rules::Profile;
+use crate::Profile;
+use dsh_protocol::edition::Edition;
 
 fn checker() -> Checker {
     Checker::new(Profile::for_edition(Edition::Current, false))

@@ -2,7 +2,7 @@
 
 use super::stream::Sink;
 use super::{CheckId, Profile};
-use crate::wire::json::{JsonKind, JsonView};
+use dsh_protocol::wire::json::{JsonKind, JsonView};
 use std::collections::HashSet;
 
 /// The check a method's result shape belongs to.

@@ -1,0 +1,121 @@
+//! Framing: every output line is one JSON-RPC 2.0 object frame, written compactly, ending in `\n`
+//! alone (docs/CONTRACT.md#s2.4); a frame that is one goes on to `response` or `notify`.
+
+use super::stream::{Checker, Sink};
+use super::{clip, CheckId, Received};
+use dsh_protocol::wire::json::{JsonKind, JsonView};
+use dsh_protocol::wire::output::{Frame, NotAFrame, Output};
+
+/// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
+const WRITTEN_KEPT: usize = 1 << 20;
+
+/// The byte offset of the first whitespace between two tokens of a JSON text, if any (whitespace
+/// inside strings is text).
+fn whitespace_between_tokens(line: &str) -> Option<usize> {
+    let (mut in_str, mut esc) = (false, false);
+    for (i, b) in line.bytes().enumerate() {
+        match (in_str, esc, b) {
+            (true, true, _) => esc = false,
+            (true, false, b'\\') => esc = true,
+            (true, false, b'"') | (false, _, b'"') => in_str = !in_str,
+            (false, _, b' ' | b'\t' | b'\n' | b'\r') => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+impl Checker {
+    /// Judges one output line's framing, then its response or notification.
+    pub(super) fn judge(&mut self, out: &Output, sink: &mut Sink) -> Option<Received> {
+        if out.crlf {
+            sink.add(CheckId::StdoutLfOnly, "the line ends in \\r\\n");
+        }
+        let line = out.text();
+        let frame = match (out.json(), out.frame()) {
+            (Some(v), _) => v,
+            (None, Frame::NotAFrame(NotAFrame::NotJson(e))) => {
+                sink.add(
+                    CheckId::StdoutFramesOnly,
+                    format!("output is not JSON: {e}"),
+                );
+                return None;
+            }
+            (None, f) => {
+                let why = match f {
+                    Frame::NotAFrame(w) => w.to_string(),
+                    _ => "not JSON".to_owned(),
+                };
+                sink.add(CheckId::StdoutFramesOnly, format!("output is {why}"));
+                return None;
+            }
+        };
+        // Clients see values, not bytes: `stdout.compact` is whitespace between tokens, and
+        // upstream's exact bytes (escapes, number forms, member order) only under
+        // `--strict-upstream`; how an id echoes is the id rule's (`frame.id-number-echo`).
+        if self.profile.member_order {
+            // Written into a buffer kept between lines: frames are checked by the thousand.
+            let mut text = std::mem::take(&mut self.written);
+            text.clear();
+            frame.write(&mut text);
+            if text != line.as_bytes() {
+                sink.add(
+                    CheckId::StdoutCompact,
+                    format!(
+                        "output is not written as JSON.stringify writes it (expected {})",
+                        clip(&String::from_utf8_lossy(&text))
+                    ),
+                );
+            }
+            if text.capacity() <= WRITTEN_KEPT {
+                self.written = text;
+            }
+        } else if let Some(at) = whitespace_between_tokens(line) {
+            sink.add(
+                CheckId::StdoutCompact,
+                format!(
+                    "output has whitespace between tokens at byte {at}: JSON.stringify writes none"
+                ),
+            );
+        }
+        if frame.kind() != JsonKind::Object {
+            sink.add(CheckId::StdoutFramesOnly, "output is not a JSON object");
+            return None;
+        }
+        if frame.get("jsonrpc").and_then(JsonView::as_str) != Some("2.0") {
+            sink.add(
+                CheckId::StdoutFramesOnly,
+                "output lacks \"jsonrpc\":\"2.0\"",
+            );
+        }
+        let keys: Vec<&str> = frame.members().map(|(k, _)| k).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let (order, response) = match sorted.as_slice() {
+            ["id", "jsonrpc", "result"] => (["jsonrpc", "id", "result"], true),
+            ["error", "id", "jsonrpc"] => (["jsonrpc", "id", "error"], true),
+            ["jsonrpc", "method", "params"] => (["jsonrpc", "method", "params"], false),
+            _ => {
+                sink.add(
+                    CheckId::StdoutFramesOnly,
+                    format!("output members are {keys:?}, neither a response nor a notification"),
+                );
+                return None;
+            }
+        };
+        if keys != order && self.profile.member_order {
+            sink.add(
+                CheckId::StdoutCompact,
+                format!("output members are in the order {keys:?}, upstream writes {order:?}"),
+            );
+        }
+        if response {
+            // A response identical to an earlier one is a repeat: never an answer to a line that
+            // must get none, whatever its id.
+            let repeat = !self.responses_seen.insert(line.to_owned());
+            Some(self.response(frame, repeat, sink))
+        } else {
+            self.notification(frame, sink)
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Responses: each answers a request that was read and not yet answered, echoing its id; errors
+//! are `{code, message}` with the runtime's codes and messages; results have their method's shape
+//! (docs/CONTRACT.md#s2, #s3).
+
+use super::stream::{Checker, Sink};
+use super::{shape, CheckId, Received, UNKNOWN_METHOD};
+use dsh_protocol::wire::json::{self, JsonView, TapeRef};
+use serde_json::Value;
+
+/// Error codes JSON-RPC reserves that the runtime never uses (docs/CONTRACT.md#s2.3).
+const RESERVED: [i64; 3] = [-32700, -32600, -32602];
+
+/// The requests an answer may be for, as a report names them: `the "initialize" request`, or
+/// `one of the ["a", "b"] requests` when several pending requests share its id.
+fn requests_of(methods: &[String]) -> String {
+    match methods {
+        [m] => format!("the {m:?} request"),
+        ms => format!("one of the {ms:?} requests"),
+    }
+}
+
+impl Checker {
+    /// The pending id echo a response id answers after changing its type (`"7"` for 7, `7` for
+    /// `"7"`), if any.
+    fn retyped(&self, id: &Value) -> Option<String> {
+        let alt = match id {
+            Value::String(s) => json::parse(s)
+                .ok()
+                .filter(|p| p.value.is_number())
+                .map(|_| s.clone())?,
+            Value::Number(_) => json::to_string(&Value::String(json::to_string(id))),
+            _ => return None,
+        };
+        self.pending.contains_key(&alt).then_some(alt)
+    }
+
+    pub(super) fn response(
+        &mut self,
+        frame: TapeRef<'_>,
+        repeat: bool,
+        sink: &mut Sink,
+    ) -> Received {
+        let ok = frame.get("result").is_some();
+        // The id as a `Value` (a scalar, nearly always: cheap), for its echo and its retyping.
+        let id = frame.get("id").map_or(Value::Null, JsonView::to_value);
+        let mut key = json::to_string(&id);
+        // A numeric id is echoed as JSON.stringify writes the double it parsed to (a client
+        // compares the text: `1000.0` is not the `1000` it expects).
+        let written = frame.get("id").map_or("", TapeRef::text);
+        if id.is_number() && written != key {
+            sink.add(
+                CheckId::FrameIdNumberEcho,
+                format!(
+                    "response id written {written}: JSON.stringify writes the parsed id as {key}"
+                ),
+            );
+        }
+        if !self.pending.contains_key(&key) {
+            match self.retyped(&id) {
+                Some(alt) => {
+                    sink.add(
+                        CheckId::ResponseIdTypePreserved,
+                        format!("response id {key} answers the request with id {alt}: the id changed type"),
+                    );
+                    key = alt;
+                }
+                // An answer to a line without a usable id echoes null (or that line's own id).
+                // Two such answers may be the same bytes (two notifications answered alike): a
+                // repeated null-id answer is another ignored line's, not a second answer — unless
+                // a request's id echoes null (`1e400`), whose answer it may repeat.
+                None if (!repeat || (key == "null" && !self.requested.contains("null")))
+                    && !self.ignored.is_empty()
+                    && (key == "null" || !self.requested.contains(&key)) =>
+                {
+                    // Runtimes answer in the order they read: the line answered was read after
+                    // the last request answered so far, when there is such a line. Among those,
+                    // the answer tells its kind: a parse error (-32700) answers a line that is no
+                    // JSON object, anything else a line that names a method.
+                    let parse_error = frame
+                        .get("error")
+                        .and_then(|e| e.get("code"))
+                        .and_then(JsonView::as_i64)
+                        == Some(-32700);
+                    let fits = |rule: &CheckId| {
+                        let unparsed = matches!(
+                            rule,
+                            CheckId::FrameMalformedIgnored | CheckId::FrameNonObjectIgnored
+                        );
+                        let named = matches!(
+                            rule,
+                            CheckId::FrameNotificationsIgnored
+                                | CheckId::FrameIdInvalidIsNotification
+                                | CheckId::FrameNonStringMethodIgnored
+                        );
+                        if parse_error {
+                            unparsed
+                        } else {
+                            // An answer echoing an id of its own comes from a line that carried
+                            // one (a batch element, a response): no kind is preferred then.
+                            named || key != "null"
+                        }
+                    };
+                    let after = |i: &usize| *i > self.last_answered;
+                    let at = (self.ignored.iter())
+                        .position(|(i, r)| after(i) && fits(r))
+                        .or_else(|| self.ignored.iter().position(|(i, _)| after(i)))
+                        .unwrap_or(0);
+                    let (_, rule) = self.ignored.remove(at);
+                    sink.add(
+                        rule,
+                        format!("response to id {key}, which no request carries: it answers a line that must get no answer"),
+                    );
+                    return Received::Response {
+                        key,
+                        method: None,
+                        ok,
+                    };
+                }
+                None => {
+                    sink.add(
+                        CheckId::ResponseExactlyOnce,
+                        format!("response to id {key}, which no unanswered request carries"),
+                    );
+                    return Received::Response {
+                        key,
+                        method: None,
+                        ok,
+                    };
+                }
+            }
+        }
+        let method = match frame.get("error") {
+            Some(e) => self.error_answer(&key, e, sink),
+            None => Some(self.result_answer(&key, frame, sink)),
+        };
+        if let Some(i) = self.sent_at.get_mut(&key).and_then(|q| q.pop_front()) {
+            self.last_answered = self.last_answered.max(i);
+        }
+        let open = &self.pending[&key];
+        if open.methods.len() <= open.floating {
+            self.pending.remove(&key);
+        }
+        Received::Response { key, method, ok }
+    }
+
+    /// Credits an error answer to one of the requests pending under `key`.
+    fn error_answer(&mut self, key: &str, e: TapeRef<'_>, sink: &mut Sink) -> Option<String> {
+        let (code, message) = shape::error_member(e, self.profile.member_order, sink);
+        let methods = self.pending[key].methods.clone();
+        if RESERVED.contains(&code) {
+            sink.add(
+                CheckId::ErrorNoReservedCodes,
+                format!(
+                    "error code {code} (reserved by JSON-RPC, never written upstream) answers {} {message:?}: the runtime's errors are -32603",
+                    requests_of(&methods)
+                ),
+            );
+        }
+        let unknown: Vec<bool> = methods.iter().map(|m| !self.known(m)).collect();
+        let may_fail: Vec<bool> = methods.iter().map(|m| self.may_fail(m)).collect();
+        let last_unknown = unknown.iter().rposition(|u| *u);
+        let named = message.strip_prefix(UNKNOWN_METHOD);
+        let allow = self.profile.allow_method_not_found;
+        let allowed = code == -32603 || (code == -32601 && allow);
+        let codes = if allow {
+            "-32603 (or -32601)"
+        } else {
+            "-32603"
+        };
+        let room = may_fail.iter().filter(|f| **f).count();
+        let open_floating = self.pending[key].floating;
+        let take =
+            |this: &mut Checker, i: usize| this.pending.get_mut(key).map(|o| o.methods.remove(i));
+        // An unknown method's answer names it.
+        if let Some(i) = (0..methods.len())
+            .rev()
+            .find(|i| unknown[*i] && named == Some(methods[*i].as_str()))
+        {
+            if !allowed {
+                sink.add(
+                    CheckId::ErrorUnknownMethod,
+                    format!(
+                        "unknown method {:?} answered with code {code}, expected {codes}",
+                        methods[i]
+                    ),
+                );
+            }
+            return take(self, i);
+        }
+        // The last unknown method's answer, misworded: reported, and credited to it.
+        let misworded = |this: &mut Checker, sink: &mut Sink, i: usize| {
+            let m = &methods[i];
+            sink.add(
+                CheckId::ErrorUnknownMethod,
+                format!(
+                    "unknown method {m:?} answered {code} {message:?}, expected {codes} `{UNKNOWN_METHOD}{m}`"
+                ),
+            );
+            take(this, i)
+        };
+        // Another code than a known method's failure: an unknown method's answer, misworded.
+        if code != -32603 {
+            if let Some(i) = last_unknown {
+                return misworded(self, sink, i);
+            }
+            if !RESERVED.contains(&code) {
+                sink.add(
+                    CheckId::ErrorNoReservedCodes,
+                    format!(
+                        "error code {code} answers {} {message:?}: the runtime's errors are -32603",
+                        requests_of(&methods)
+                    ),
+                );
+            }
+        }
+        // A known method's failure: floating until a question needs it.
+        if open_floating < room {
+            let open = self.pending.get_mut(key)?;
+            open.floating += 1;
+            open.floated.push((code, message));
+            return None;
+        }
+        if self.pending[key].floated.contains(&(code, message.clone())) {
+            sink.add(
+                CheckId::ResponseExactlyOnce,
+                format!("error {code} {message:?} answers id {key} a second time"),
+            );
+            return None;
+        }
+        if let Some(i) = last_unknown {
+            return misworded(self, sink, i);
+        }
+        if let Some(i) = may_fail.iter().rposition(|f| !*f) {
+            sink.add(
+                shape::rule_of(&methods[i]),
+                format!(
+                    "{:?} answered with the error {code} {message:?}; it never fails",
+                    methods[i]
+                ),
+            );
+            return take(self, i);
+        }
+        sink.add(
+            CheckId::ResponseExactlyOnce,
+            format!("more answers than requests with id {key}"),
+        );
+        None
+    }
+
+    /// Credits a result to the most recent request under `key` whose shape it fits (else the most
+    /// recent one, with the violation of the first shape it missed).
+    fn result_answer(&mut self, key: &str, frame: TapeRef<'_>, sink: &mut Sink) -> String {
+        let methods = &self.pending[key].methods;
+        let mut first_err = None;
+        let mut hit = None;
+        for (i, m) in methods.iter().enumerate().rev() {
+            match shape::result_fits(&self.profile, &self.receipts, m, frame) {
+                Ok(()) => {
+                    hit = Some(i);
+                    break;
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        let i = match hit {
+            Some(i) => i,
+            None => {
+                if let Some((rule, msg)) = first_err {
+                    sink.add(rule, msg);
+                }
+                methods.len() - 1
+            }
+        };
+        let open = self.pending.get_mut(key).expect("pending");
+        let m = open.methods.remove(i);
+        let p = &self.profile;
+        let room = open
+            .methods
+            .iter()
+            .filter(|m| p.methods.contains(m) && !p.never_fail.contains(m))
+            .count();
+        if open.floating > room {
+            open.floating = room;
+            open.floated.truncate(room);
+            sink.add(
+                CheckId::ResponseExactlyOnce,
+                format!(
+                    "more answers than requests with id {key} (an error answered {m:?} earlier?)"
+                ),
+            );
+        }
+        m
+    }
+}

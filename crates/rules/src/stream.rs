@@ -1,0 +1,231 @@
+//! The checker's state: what it reads ([`Checker::sent`]), the requests still pending, and the
+//! entry points for what the runtime writes ([`Checker::received`]). Each output line is judged by
+//! the private parts: `framing` (one compact JSON-RPC object per line, docs/CONTRACT.md#s2.4),
+//! `response` (answers and their ids, errors, result shapes; #s2, #s3) and `notify`
+//! (notifications; #s4 to #s6).
+
+use super::{CheckId, Judged, Profile, Sent, Violation};
+use dsh_protocol::wire::output::Output;
+use dsh_protocol::wire::{classify, Classified};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// Requests of one id echo not yet answered. Error answers to known methods say nothing about
+/// which of several same-id requests they answer, so they stay "floating" and are assigned only
+/// when a question needs it (preferring requests that must be answered at once).
+#[derive(Debug, Default)]
+pub(super) struct Open {
+    pub(super) methods: Vec<String>,
+    pub(super) floating: usize,
+    /// The floating answers' `(code, message)`: the same error again is a second answer.
+    pub(super) floated: Vec<(i64, String)>,
+}
+
+/// Per-session state of the notification rules.
+#[derive(Debug, Default)]
+pub(super) struct Track {
+    /// A subagent child: its creation events are not streamed, so its first seq is free.
+    pub child: bool,
+    pub next_seq: Option<u64>,
+    pub last_turn: Option<u64>,
+    pub open_turn: Option<u64>,
+    pub running: Option<bool>,
+    pub last_time: Option<f64>,
+}
+
+/// Collects the violations of one line.
+pub(super) struct Sink {
+    line: Option<usize>,
+    pub list: Vec<Violation>,
+}
+
+impl Sink {
+    /// Records a violation of `rule`.
+    pub fn add(&mut self, rule: CheckId, message: impl Into<String>) {
+        self.list.push(Violation {
+            rule,
+            stdout_line: self.line,
+            message: message.into(),
+        });
+    }
+}
+
+/// The rule checker for one conversation.
+#[derive(Debug)]
+pub struct Checker {
+    pub(super) profile: Profile,
+    pub(super) pending: HashMap<String, Open>,
+    pub(super) sessions: HashMap<String, Track>,
+    pub(super) receipts: HashSet<String>,
+    pub(super) lines: usize,
+    /// The rules of the lines read that must get no answer, oldest first, not yet "answered":
+    /// an answer to no request is blamed on the oldest (a notification answered is
+    /// `frame.notifications-ignored`, not a duplicate), as `check`'s frame checks blame it.
+    pub(super) ignored: Vec<(usize, CheckId)>,
+    /// How many lines were read, and the send index of each request id echo's requests.
+    pub(super) sent_lines: usize,
+    pub(super) sent_at: HashMap<String, std::collections::VecDeque<usize>>,
+    /// The latest send index of a request answered so far.
+    pub(super) last_answered: usize,
+    /// Every request id echo read so far (a second answer to one of them is no silence rule's).
+    pub(super) requested: HashSet<String>,
+    /// Every response line written so far.
+    pub(super) responses_seen: HashSet<String>,
+    /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
+    pub(super) written: Vec<u8>,
+}
+
+/// The rule that says a line the runtime read gets no answer, for lines that are not requests.
+fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
+    use dsh_protocol::wire::{Ignored, Kind};
+    Some(match c {
+        Classified::Request(_) => return None,
+        Classified::Notification(n) if n.id_kind == Kind::Absent => {
+            CheckId::FrameNotificationsIgnored
+        }
+        Classified::Notification(_) => CheckId::FrameIdInvalidIsNotification,
+        Classified::Response(r) if r.method_kind != Kind::Absent => {
+            CheckId::FrameNonStringMethodIgnored
+        }
+        Classified::Response(_) => CheckId::FrameUnknownResponseIgnored,
+        Classified::Ignored(Ignored::Malformed(_)) => CheckId::FrameMalformedIgnored,
+        Classified::Ignored(Ignored::NotAnObject(_)) => CheckId::FrameNonObjectIgnored,
+        Classified::Ignored(Ignored::Batch { .. }) => CheckId::FrameBatchIgnored,
+        Classified::Ignored(Ignored::NoIdNoMethod { .. }) if line.contains("\"id\"") => {
+            CheckId::FrameIdInvalidIsNotification
+        }
+        Classified::Ignored(_) => return None,
+    })
+}
+
+impl Checker {
+    /// A checker with no history.
+    pub fn new(profile: Profile) -> Checker {
+        Checker {
+            profile,
+            pending: HashMap::new(),
+            sessions: HashMap::new(),
+            receipts: HashSet::new(),
+            ignored: Vec::new(),
+            sent_lines: 0,
+            sent_at: HashMap::new(),
+            last_answered: 0,
+            requested: HashSet::new(),
+            responses_seen: HashSet::new(),
+            written: Vec::new(),
+            lines: 0,
+        }
+    }
+
+    /// The profile in force.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Records a (decoded, trimmed) line the runtime read.
+    pub fn sent(&mut self, line: &str) -> Sent {
+        let c = classify(line);
+        self.sent_lines += 1;
+        if let Some(rule) = silence_rule(&c, line) {
+            self.ignored.push((self.sent_lines, rule));
+        }
+        match c {
+            Classified::Request(r) => {
+                let key = r.id.to_json();
+                self.requested.insert(key.clone());
+                self.sent_at
+                    .entry(key.clone())
+                    .or_default()
+                    .push_back(self.sent_lines);
+                self.pending
+                    .entry(key.clone())
+                    .or_default()
+                    .methods
+                    .push(r.method.clone());
+                Sent::Request {
+                    key,
+                    session: r
+                        .params
+                        .get("sessionId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    method: r.method,
+                }
+            }
+            _ => Sent::Nothing,
+        }
+    }
+
+    /// Requests read but not answered yet, as `(id echo, method)`. Floating error answers are
+    /// credited to requests that are not deferred first.
+    pub fn pending(&self) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for (k, open) in &self.pending {
+            let mut methods = open.methods.clone();
+            for _ in 0..open.floating {
+                let i = methods
+                    .iter()
+                    .position(|m| self.may_fail(m) && !self.profile.deferred.contains(m))
+                    .or_else(|| methods.iter().position(|m| self.may_fail(m)));
+                if let Some(i) = i {
+                    methods.remove(i);
+                }
+            }
+            v.extend(methods.into_iter().map(|m| (k.clone(), m)));
+        }
+        v.sort();
+        v
+    }
+
+    /// Whether a `method` request under id echo `key` may still be waiting for its answer: one is
+    /// open and the error answers that could be its (they echo an id several requests share) do
+    /// not cover every open request. [`Checker::pending`] credits such an error to one request of
+    /// the id; a driver waiting for one method's answer must not take it for that method's.
+    pub fn may_await(&self, key: &str, method: &str) -> bool {
+        self.pending
+            .get(key)
+            .is_some_and(|o| o.methods.iter().any(|m| m == method) && o.floating < o.methods.len())
+    }
+
+    /// `response.exactly-once` for every request still unanswered: call it when the runtime has
+    /// had its chance to answer (the driver knows when that is).
+    pub fn unanswered(&self) -> Vec<Violation> {
+        self.pending()
+            .into_iter()
+            .map(|(k, m)| Violation {
+                rule: CheckId::ResponseExactlyOnce,
+                stdout_line: None,
+                message: format!("{m} request {k} was never answered"),
+            })
+            .collect()
+    }
+
+    /// Judges one line the runtime wrote, parsed once by the reader ([`Output`]).
+    pub fn received(&mut self, out: &Output) -> Judged {
+        self.lines = self.lines.max(out.line);
+        let mut sink = Sink {
+            line: Some(out.line),
+            list: Vec::new(),
+        };
+        let frame = self.judge(out, &mut sink);
+        Judged {
+            frame,
+            violations: sink.list,
+        }
+    }
+
+    /// Judges one line given as text (without its `\n`): parses it into an [`Output`] numbered
+    /// after the lines judged so far, for drivers that hold text (the fuzz targets, tests).
+    pub fn received_text(&mut self, line: &str) -> Judged {
+        let out = Output::parse(self.lines + 1, line.to_owned());
+        self.received(&out)
+    }
+
+    pub(super) fn known(&self, m: &str) -> bool {
+        self.profile.methods.iter().any(|k| k == m)
+    }
+
+    pub(super) fn may_fail(&self, m: &str) -> bool {
+        self.known(m) && !self.profile.never_fail.iter().any(|k| k == m)
+    }
+}
