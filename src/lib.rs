@@ -33,9 +33,9 @@
 //! use dsh_conformance::{check, CheckOptions, CommandSpec};
 //!
 //! let cmd = CommandSpec::new("target/debug/my-runtime").arg("--profile").arg("sdk");
-//! let report = check(&cmd, "my runtime", &CheckOptions { jobs: 2, ..CheckOptions::default() })
+//! let report = check(&cmd, "my runtime", &CheckOptions::new().jobs(2))
 //!     .expect("the kit itself runs");
-//! assert_eq!(report.exit_code(), 0, "{}", report.human(false));
+//! report.assert_conforms(); // panics with the human report, root causes first
 //! ```
 //!
 //! A client author's test against the in-process reference runtime (see `examples/in_memory.rs`):
@@ -61,6 +61,7 @@
 //! parser. A crate that only uses the library depends on it with `default-features = false`.
 
 pub mod blackbox;
+mod facade;
 pub mod contract;
 pub mod directive;
 #[doc(hidden)]
@@ -89,6 +90,7 @@ pub use model_stub::ModelStub;
 pub use runner::{replay, CaseReport, CommandSpec, Options as ReplayOptions};
 pub use runtime::memory::Connection;
 pub use runtime::Config as RuntimeConfig;
-pub use suite::run::{run as check, Options as CheckOptions, RunError};
+pub use facade::{check, CheckOptions};
+pub use suite::run::RunError;
 pub use suite::{Report, Verdict};
 pub use trace::Trace;

@@ -10,11 +10,8 @@ use dsh_conformance::{check, CheckOptions, CommandSpec, Verdict};
 #[test]
 fn each_stdout_line_is_parsed_once_on_the_check_path() {
     let runtime = CommandSpec::new(env!("CARGO_BIN_EXE_dsh-reference-runtime"));
-    let opts = CheckOptions {
-        jobs: 2,
-        // The whole suite: frames of every kind, the probes, the stream rules.
-        ..CheckOptions::default()
-    };
+    // The whole suite: frames of every kind, the probes, the stream rules.
+    let opts = CheckOptions::new().jobs(2);
     let (lines0, tapes0) = (lines_parsed(), tape_parses());
     let report = check(&runtime, "reference", &opts).expect("the kit runs");
     let (lines, tapes) = (lines_parsed() - lines0, tape_parses() - tapes0);

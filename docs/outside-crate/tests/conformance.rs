@@ -2,10 +2,10 @@ use dsh_conformance::{check, CheckOptions, CommandSpec, Connection, RuntimeConfi
 use std::time::Duration;
 
 #[test]
-fn the_runtime_binary_keeps_the_contract() {
-    let cmd = CommandSpec::new("dsh-conformance").arg("runtime"); // your runtime's command line
-    let report = check(&cmd, "reference", &CheckOptions::default()).expect("the kit runs");
-    assert_eq!(report.exit_code(), 0, "{}", report.human(false));
+fn the_runtime_this_crate_builds_keeps_the_contract() {
+    let cmd = CommandSpec::new(env!("CARGO_BIN_EXE_my-runtime")).arg("--profile").arg("sdk");
+    let report = check(&cmd, "my-runtime", &CheckOptions::new().jobs(2)).expect("the kit runs");
+    report.assert_conforms();
 }
 
 #[test]
