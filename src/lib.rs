@@ -61,9 +61,9 @@
 //! parser. A crate that only uses the library depends on it with `default-features = false`.
 
 pub mod blackbox;
-mod facade;
 pub mod contract;
 pub mod directive;
+mod facade;
 #[doc(hidden)]
 pub mod loadgen;
 pub mod model_stub;
@@ -86,11 +86,11 @@ pub use dsh_protocol::{check, edition, wire};
 pub use dsh_rules as rules;
 
 pub use edition::Edition;
+pub use facade::{check, CheckOptions};
 pub use model_stub::ModelStub;
 pub use runner::{replay, CaseReport, CommandSpec, Options as ReplayOptions};
 pub use runtime::memory::Connection;
 pub use runtime::Config as RuntimeConfig;
-pub use facade::{check, CheckOptions};
 pub use suite::run::RunError;
 pub use suite::{Report, Verdict};
 pub use trace::Trace;

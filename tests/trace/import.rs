@@ -221,3 +221,39 @@ fn model_real_transcripts_replay_against_the_real_runtime_with_the_model_stub() 
         unexpected.join("\n")
     );
 }
+
+/// Every raw recording of the repository imports, `{"meta":…}` launch lines included (their
+/// launch becomes the trace's description); the only ones refused are those that stored a send
+/// truncated, and the refusal says so.
+#[test]
+fn every_raw_recording_imports_or_says_why_it_cannot_be_replayed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-0.2.1rc2/raw");
+    let (mut ok, mut launched) = (0, 0);
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = e.path();
+        match dsh_conformance::trace::import::import_file(&path) {
+            Ok(text) => {
+                ok += 1;
+                let trace = dsh_conformance::trace::Trace::parse(&text, "imported").unwrap();
+                let meta = std::fs::read_to_string(&path)
+                    .unwrap()
+                    .starts_with("{\"meta\"");
+                if meta {
+                    launched += 1;
+                    let comment = text.lines().find(|l| l.starts_with("# description:"));
+                    assert!(
+                        comment.is_some_and(|c| c.contains("recorded with runtime arguments")),
+                        "{}: the launch is not described\n{text}",
+                        path.display()
+                    );
+                }
+                assert!(!trace.steps.is_empty(), "{}", path.display());
+            }
+            Err(e) => assert!(e.contains("stored truncated"), "{e}"),
+        }
+    }
+    assert!(
+        ok > 100 && launched > 40,
+        "{ok} imported, {launched} with a launch line"
+    );
+}

@@ -43,12 +43,40 @@ pub enum RawEvent {
     },
 }
 
+/// The launch a `{"meta":{argv, env, files, home_files}}` first line records (the recorder's
+/// layout for launch-profile recordings), in words for the trace's description: a trace holds
+/// no runtime arguments or files, so whoever replays it passes the same arguments and restores
+/// the files.
+fn launch_note(meta: &Value) -> String {
+    let argv: Vec<&str> = (meta["argv"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    let mut note = format!("recorded with runtime arguments `{}`", argv.join(" "));
+    if let Some(env) = meta["env"].as_object().filter(|e| !e.is_empty()) {
+        let pairs: Vec<String> = env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+            .collect();
+        note.push_str(&format!(", environment {}", pairs.join(" ")));
+    }
+    let files = ["files", "home_files"]
+        .iter()
+        .filter_map(|k| meta[*k].as_object())
+        .map(|f| f.len())
+        .sum::<usize>();
+    if files > 0 {
+        note.push_str(&format!(", and {files} file(s) the recording wrote first"));
+    }
+    note
+}
+
 /// Parses either transcript layout (`{"t","dir","line"…}` lines with a final `{"exit"…}`, or a
 /// `{scenario…}` header followed by `{"t","dir","raw"}` lines).
 pub fn parse_transcript(text: &str) -> Result<(Vec<RawEvent>, Option<String>), ImportError> {
     let mut out = Vec::new();
     let mut description = None;
     let mut header_exit: Option<i32> = None;
+    let mut launch = None;
     for (i, l) in text.lines().enumerate() {
         let err = |msg: String| ImportError { line: i + 1, msg };
         if l.trim().is_empty() {
@@ -59,6 +87,10 @@ pub fn parse_transcript(text: &str) -> Result<(Vec<RawEvent>, Option<String>), I
             .as_object()
             .ok_or_else(|| err("not a JSON object".into()))?;
         let t = o.get("t").and_then(Value::as_f64).unwrap_or(0.0);
+        if let Some(meta) = o.get("meta") {
+            launch = Some(launch_note(meta));
+            continue;
+        }
         if o.contains_key("scenario") {
             description = o
                 .get("description")
@@ -150,6 +182,10 @@ pub fn parse_transcript(text: &str) -> Result<(Vec<RawEvent>, Option<String>), I
             code: Some(code),
         });
     }
+    let description = match (description, launch) {
+        (Some(d), Some(l)) => Some(format!("{d} ({l})")),
+        (d, l) => d.or(l),
+    };
     Ok((out, description))
 }
 
