@@ -143,6 +143,24 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
 }
 
 #[test]
+fn bless_leaves_a_passing_trace_and_its_patterns_as_written() {
+    let dir = std::env::temp_dir().join(format!("dsh-bless-pass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("passing.trace");
+    let passing = "# case: passing\n>> {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"nope\"}\n<< {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"error\":{\"code\":\"{{-32601|-32603}}\",\"message\":\"{{any}}\"}}\n";
+    std::fs::write(&path, passing).unwrap();
+    let args: Vec<String> = ["--bless", path.to_str().unwrap(), "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(mock("ok").program.to_str().map(str::to_owned))
+        .chain(mock("ok").args)
+        .collect();
+    assert_eq!(kit("replay", &args), 0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), passing);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_replay_command_exits_0_1_or_2() {
     let argv = |extra: &[&str], cmd: &CommandSpec| -> Vec<String> {
         extra
