@@ -81,6 +81,8 @@
 //! message / `stream` not true / a tool directive whose tool is not offered, 413 bodies over the
 //! limit, 431 oversized header lines.
 
+pub mod answer;
+pub mod chat;
 pub use crate::directive;
 pub mod http;
 pub mod reply;
@@ -89,7 +91,7 @@ pub mod serve;
 mod server;
 
 pub use directive::{parse_directive, Directive};
-pub use server::{Config, RequestRecord};
+pub use server::{Api, Config, RequestRecord};
 
 use std::io;
 use std::net::SocketAddr;
@@ -136,16 +138,26 @@ impl ModelStub {
         format!("http://{}", self.server.addr)
     }
 
-    /// The key runtimes must send (`DEEPSEEK_API_KEY`).
+    /// `http://127.0.0.1:<port>/v1` — the value of `OPENAI_BASE_URL` (clients append
+    /// `/chat/completions`).
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.base_url())
+    }
+
+    /// The key runtimes must send (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`).
     pub fn api_key(&self) -> &str {
         &self.server.shared_config().api_key
     }
 
-    /// `DEEPSEEK_BASE_URL` and `DEEPSEEK_API_KEY` for the runtime under test.
+    /// `DEEPSEEK_BASE_URL` and `DEEPSEEK_API_KEY` for the runtime under test, then
+    /// `OPENAI_BASE_URL` ([`ModelStub::openai_base_url`]) and `OPENAI_API_KEY` (the same key) for
+    /// runtimes that follow the OpenAI conventions.
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
             ("DEEPSEEK_BASE_URL".into(), self.base_url()),
             ("DEEPSEEK_API_KEY".into(), self.api_key().to_owned()),
+            ("OPENAI_BASE_URL".into(), self.openai_base_url()),
+            ("OPENAI_API_KEY".into(), self.api_key().to_owned()),
         ]
     }
 
