@@ -1,5 +1,7 @@
-//! Reading an Anthropic-Messages request body the way the scripted model needs it: which text the
-//! directive comes from, whether the request carries a tool result, which tools are offered.
+//! Reading an Anthropic-Messages request body ([`analyse`]) or an OpenAI chat-completions one
+//! ([`analyse_chat`]) the way the scripted model needs it: which text the directive comes from,
+//! whether the request carries a tool result, which tools are offered. Both give the same
+//! [`RequestFacts`], and both read user texts by the same rule.
 //!
 //! What the real 0.2.1rc2 runtime sends (observed): the body keys `model, stream, messages,
 //! max_tokens, thinking, output_config, system, tools, dsh_session_log, dsh_plugin_packages`; every
