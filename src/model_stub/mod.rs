@@ -1,5 +1,6 @@
-//! A scripted Anthropic-Messages endpoint on 127.0.0.1, so a real runtime completes turns
-//! deterministically without a model or a key (docs/CONTRACT.md#s11.1, #s13.5).
+//! A scripted model endpoint on 127.0.0.1 speaking Anthropic Messages and OpenAI chat-completions,
+//! so a real runtime completes turns deterministically without a model or a key
+//! (docs/CONTRACT.md#s11.1, #s13.5).
 //!
 //! ```no_run
 //! let stub = dsh_conformance::model_stub::ModelStub::start()?;
@@ -13,7 +14,11 @@
 //! [`ModelStub::env`] gives `DEEPSEEK_BASE_URL=http://127.0.0.1:<port>` (the 0.2.1rc2 runtime
 //! appends `/v1/messages`, or only `/messages` when the URL already ends in `/v1`) and
 //! `DEEPSEEK_API_KEY` (sent back as `x-api-key`; any other key is answered 401). Initialize with
-//! `{cwd, provider:"deepseek-official", model:"deepseek-v4-flash"}`.
+//! `{cwd, provider:"deepseek-official", model:"deepseek-v4-flash"}`. A runtime that follows the
+//! OpenAI conventions finds `OPENAI_BASE_URL=http://127.0.0.1:<port>/v1` (it appends
+//! `/chat/completions`) and `OPENAI_API_KEY` (the same key, sent as `Authorization: Bearer <key>`):
+//! see [OpenAI chat-completions](#openai-chat-completions). Both APIs are served by the same stub
+//! at once, chosen by the path ([`Api`]).
 //!
 //! # What the real runtime sends (observed with 0.2.1rc2 against this stub)
 //! Only `POST /v1/messages`; every turn and every session of one runtime process reused a single
@@ -31,9 +36,9 @@
 //! `{name, description, input_schema}`), dsh_session_log, dsh_plugin_packages`. Which text the
 //! directive is read from, given the blocks the runtime adds to user messages: see [`request`].
 //!
-//! # What the stub answers
+//! # What the stub answers (Anthropic Messages)
 //! The directive ([`directive`], the reference runtime's grammar) of the last user-authored text block holding one picks the
-//! answer ([`reply`]). Every stream is `200`, `content-type: text/event-stream`, sent whole with a
+//! answer ([`answer`], written by [`reply`]). Every stream is `200`, `content-type: text/event-stream`, sent whole with a
 //! `content-length` (after the `slow` delay), as `event: <type>\ndata: <json>\n\n` events:
 //!
 //! | directive | SSE events (B = content_block) | runtime's `turn/end` reason |
@@ -65,6 +70,41 @@
 //! ≈ 1.15 s; a session's first `reply: hi` turn ≈ 0.55 s from prompt to `idle` (response after
 //! ≈ 20 ms); later turns ≈ 25–55 ms; a new session's first turn ≈ 90 ms; shutdown → exit ≈ 0.13 s.
 //!
+//! # OpenAI chat-completions
+//! `POST /v1/chat/completions` and `POST /chat/completions` (the OpenAI base URL with or without
+//! `/v1`), keyed by `Authorization: Bearer <key>` (an `x-api-key` is not looked at there: 401).
+//! The same [`answer::decide`] as the Messages side picks the answer ([`chat`] writes it), read
+//! by [`request::analyse_chat`]: the prompt is the last message with role `user` or `tool`; a
+//! `user` message's `content` is a string or `{type:"text", text}` parts, read as the Messages
+//! side reads text blocks; a `tool` message (the result of the assistant's `tool_calls`) is the
+//! tool result. Offered tools are `tools[].function.name`. `stream: true` streams
+//! `data: <chat.completion.chunk>\n\n` events ending `data: [DONE]\n\n` (`text/event-stream`);
+//! `stream` false or absent answers one `chat.completion` object (`application/json`); any other
+//! `stream` is a 400.
+//!
+//! | directive | streamed deltas (then `data: [DONE]`) | not streamed: `choices[0]` | `finish_reason` |
+//! |---|---|---|---|
+//! | `reply: X`, echo | `{role:"assistant", content:""}`, `content` ×2 (X's halves, as above), `{}` | `message {role, content: X}` | `stop` |
+//! | `maxtokens` | as reply with `partial...` | as reply | `length` |
+//! | `thinking` | `{role, content:null, reasoning_content:""}`, `{reasoning_content:"let me think"}`, `content` `thought done` ×2, `{}` | `{role, content:"thought done", reasoning_content:"let me think"}` | `stop` |
+//! | `empty` | `{role:"assistant"}`, `{}` | `content: ""` | `stop` |
+//! | `tool[: CMD]`, `subagent: P`, `call: NAME {JSON}` | `{role, content:null, tool_calls:[{index:0, id:"call_stub_N", type:"function", function:{name, arguments:""}}]}`, `{tool_calls:[{index:0, function:{arguments}}]}`, `{}` (arguments: the Messages side's `partial_json`) | `{role, content:null, tool_calls:[{id, type:"function", function:{name, arguments}}]}` | `tool_calls` (a tool not offered: HTTP 400 naming it) |
+//! | `slow[:N] D` | D's after N s | D's | D's |
+//! | `error500` / `error400` | HTTP 500 / 400 `{"error":{"message":"fake internal error","type":"server_error","param":null,"code":"internal_error"}}` / `fake bad request`, `invalid_request_error` | the same | — |
+//! | `sseerror` | 200 whose only event is `data: {"error":{"message":"fake overloaded","type":"server_error","param":null,"code":"overloaded"}}` (no `[DONE]`) | 200 whose body is that error object | — |
+//! | `truncate` | the role chunk, `{content:"trunc"}`, then the body ends (no finish, no `[DONE]`) | the `chat.completion` cut after `"content":"tr` | — |
+//! | `hang` | nothing | nothing | — |
+//! | tool result (a `tool` message last) / runtime notice | reply `tool result: <its content>` / `ok` | as reply | `stop` |
+//!
+//! Each chunk is `{id:"chatcmpl-stub-N", object:"chat.completion.chunk", created:0,
+//! model:<request's>, choices:[{index:0, delta, logprobs:null, finish_reason}]}`; the last also
+//! carries `usage:{prompt_tokens:10, completion_tokens:5, total_tokens:15}` (as does the
+//! `chat.completion`). The stub's own refusals on this side are OpenAI error bodies
+//! `{"error":{"message":"model-stub: …", type, param:null, code}}` (401 `authentication_error` /
+//! `invalid_api_key`, 400 `invalid_request_error`, 405). Requests are logged like Messages ones
+//! ([`RequestRecord::api`] says which API), so a chat-completions runtime's model checks are
+//! judged, not UNTESTABLE.
+//!
 //! # Against docs/CONTRACT.md#s11.1
 //! Confirmed: the `/v1` handling, the key as `x-api-key`, the body keys, 25 tools, the reasons and
 //! error codes per directive. Not said there: the user's prompt is not the last text block (the
@@ -75,12 +115,16 @@
 //! `accept-encoding: gzip, deflate`; the recorded `thinking` reply carried a signature (`fakesig`, seen in
 //! `replayState`), which the stub sends as a `signature_delta`. Nothing stated there was found wrong.
 //!
-//! Requests the stub cannot answer get an Anthropic-style JSON error body starting `model-stub:`
-//! (which the runtime copies into its `turn/end` error) and a log entry with the reason: 404 any
-//! other path, 405 other methods, 401 missing or wrong key, 400 malformed HTTP / not JSON / no user
-//! message / `stream` not true / a tool directive whose tool is not offered, 413 bodies over the
-//! limit, 431 oversized header lines.
+//! Requests the stub cannot answer get a JSON error body starting `model-stub:` (which the runtime
+//! copies into its `turn/end` error) and a log entry with the reason: 404 any other path, 405
+//! other methods, 401 missing or wrong key, 400 malformed HTTP / not JSON / no user message /
+//! `stream` not true (Messages) or not a boolean (chat-completions) / a tool directive whose tool
+//! is not offered, 413 bodies over the limit, 431 oversized header lines. The body is
+//! Anthropic-style on `/v1/messages` and on paths no API has, OpenAI-style on the
+//! chat-completions paths.
 
+pub mod answer;
+pub mod chat;
 pub use crate::directive;
 pub mod http;
 pub mod reply;
@@ -89,7 +133,7 @@ pub mod serve;
 mod server;
 
 pub use directive::{parse_directive, Directive};
-pub use server::{Config, RequestRecord};
+pub use server::{Api, Config, RequestRecord};
 
 use std::io;
 use std::net::SocketAddr;
@@ -136,16 +180,26 @@ impl ModelStub {
         format!("http://{}", self.server.addr)
     }
 
-    /// The key runtimes must send (`DEEPSEEK_API_KEY`).
+    /// `http://127.0.0.1:<port>/v1` — the value of `OPENAI_BASE_URL` (clients append
+    /// `/chat/completions`).
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.base_url())
+    }
+
+    /// The key runtimes must send (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`).
     pub fn api_key(&self) -> &str {
         &self.server.shared_config().api_key
     }
 
-    /// `DEEPSEEK_BASE_URL` and `DEEPSEEK_API_KEY` for the runtime under test.
+    /// `DEEPSEEK_BASE_URL` and `DEEPSEEK_API_KEY` for the runtime under test, then
+    /// `OPENAI_BASE_URL` ([`ModelStub::openai_base_url`]) and `OPENAI_API_KEY` (the same key) for
+    /// runtimes that follow the OpenAI conventions.
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
             ("DEEPSEEK_BASE_URL".into(), self.base_url()),
             ("DEEPSEEK_API_KEY".into(), self.api_key().to_owned()),
+            ("OPENAI_BASE_URL".into(), self.openai_base_url()),
+            ("OPENAI_API_KEY".into(), self.api_key().to_owned()),
         ]
     }
 

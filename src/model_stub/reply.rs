@@ -1,4 +1,5 @@
-//! Turning a directive into the exact HTTP answer (an Anthropic-Messages SSE stream or an error).
+//! Writing the answer ([`super::answer`]) as the exact HTTP answer of Anthropic Messages (an SSE
+//! stream or an error).
 //!
 //! Pure: no I/O. Texts and tool arguments reproduce the stub the real runtime was recorded against
 //! (traces/real-0.2.1rc2), so a runtime driven by this stub emits the same assistant content:
@@ -6,36 +7,23 @@
 //! `hello` + ` world`); tool arguments are one `input_json_delta` written with `", "`/`": "`
 //! separators (`{"description": "probe command", "command": "echo hi"}`); usage is 10 in, 5 out.
 
-use super::request::{Prompt, RequestFacts};
+use super::answer::{self, Answer, Stop};
+use super::request::RequestFacts;
 use crate::directive::Directive;
 use crate::wire::json;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// Text of the `maxtokens` reply.
-pub const MAXTOKENS_TEXT: &str = "partial...";
-/// Reasoning text of the `thinking` reply.
-pub const THINKING_REASONING: &str = "let me think";
-/// Signature of the `thinking` reply's reasoning block.
-pub const THINKING_SIGNATURE: &str = "fakesig";
-/// Final text of the `thinking` reply.
-pub const THINKING_TEXT: &str = "thought done";
-/// The only text sent by `truncate` before the stream ends.
-pub const TRUNCATE_TEXT: &str = "trunc";
+pub use super::answer::{
+    spaced_object, BASH_TOOL, MAXTOKENS_TEXT, SUBAGENT_DESCRIPTION, SUBAGENT_TOOL,
+    THINKING_REASONING, THINKING_TEXT, TOOL_DESCRIPTION, TOOL_RESULT_PREFIX, TRUNCATE_TEXT,
+};
 /// Reply to a runtime notice (no user text in the last user message).
 pub use crate::directive::NOTICE_REPLY;
-/// Prefix of the reply to a request carrying a tool result.
-pub const TOOL_RESULT_PREFIX: &str = "tool result: ";
-/// `description` argument of scripted tool calls (bash refuses calls without one).
-pub const TOOL_DESCRIPTION: &str = "probe command";
-/// `description` argument of scripted subagent calls.
-pub const SUBAGENT_DESCRIPTION: &str = "probe child";
-/// Name of the tool `tool` calls.
-pub const BASH_TOOL: &str = "bash";
-/// Name of the tool `subagent` calls.
-pub const SUBAGENT_TOOL: &str = "subagent";
+/// Signature of the `thinking` reply's reasoning block.
+pub const THINKING_SIGNATURE: &str = "fakesig";
 
-/// The answer to one request.
+/// The answer to one request, on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The directive read from the prompt (`None` for tool results and notices).
@@ -51,11 +39,14 @@ pub struct Plan {
 pub enum Action {
     /// `200 text/event-stream` with this body.
     Stream(Vec<u8>),
-    /// An error status with an Anthropic error body `{"type":"error","error":{type,message}}`.
+    /// `200 application/json` with this body (a chat-completions answer not streamed).
+    Json(Vec<u8>),
+    /// An error status with the protocol's error body (Anthropic:
+    /// `{"type":"error","error":{type,message}}`, OpenAI: [`super::chat::error_body`]).
     Error {
         /// HTTP status.
         status: u16,
-        /// Anthropic error type (`api_error`, `invalid_request_error`, …).
+        /// Error type, in Anthropic's words (`api_error`, `invalid_request_error`, …).
         kind: &'static str,
         /// Human-readable message (ends up in the runtime's `turn/end` error).
         message: String,
@@ -64,129 +55,49 @@ pub enum Action {
     Hang,
 }
 
-/// Decides the answer to a request. `call_id` numbers tool calls and messages (unique per stub).
+/// Decides the answer to a Messages request ([`answer::decide`]) and writes it as an Anthropic
+/// SSE stream. `call_id` numbers tool calls and messages (unique per stub).
 pub fn plan(facts: &RequestFacts, call_id: u64) -> Plan {
     let model = facts.model.as_deref().unwrap_or("deepseek-v4-flash");
+    let decision = answer::decide(facts);
     let mut sse = Sse::new(model, call_id);
-    let (directive, mut d) = match &facts.prompt {
-        Prompt::ToolResult(text) => {
-            return stream_plan(
-                None,
-                sse.text_message(&format!("{TOOL_RESULT_PREFIX}{text}"), "end_turn"),
-            )
+    let action = match decision.answer {
+        Answer::Text { text, stop } => {
+            let reason = match stop {
+                Stop::End => "end_turn",
+                Stop::MaxTokens => "max_tokens",
+            };
+            Action::Stream(sse.text_message(&text, reason))
         }
-        Prompt::Notice => return stream_plan(None, sse.text_message(NOTICE_REPLY, "end_turn")),
-        Prompt::Text(t) => {
-            let d = crate::directive::parse_directive(t);
-            (d.clone(), d)
+        Answer::Thinking => Action::Stream(sse.thinking_message()),
+        Answer::Empty => Action::Stream(sse.empty_message()),
+        Answer::ToolCall { tool, arguments } => {
+            Action::Stream(sse.tool_use_message(&tool, &arguments))
         }
-    };
-    let mut delay = Duration::ZERO;
-    while let Directive::Slow { secs, then } = d {
-        delay += Duration::from_secs_f64(secs);
-        d = *then;
-    }
-    let action = match d {
-        Directive::Reply(text) | Directive::Echo(text) => {
-            Action::Stream(sse.text_message(&text, "end_turn"))
-        }
-        Directive::MaxTokens => Action::Stream(sse.text_message(MAXTOKENS_TEXT, "max_tokens")),
-        Directive::Thinking => Action::Stream(sse.thinking_message()),
-        Directive::Empty => Action::Stream(sse.empty_message()),
-        Directive::Tool { command } => tool_call(
-            &mut sse,
-            facts,
-            BASH_TOOL,
-            &[("description", TOOL_DESCRIPTION), ("command", &command)],
-        ),
-        Directive::Subagent { prompt } => tool_call(
-            &mut sse,
-            facts,
-            SUBAGENT_TOOL,
-            &[("description", SUBAGENT_DESCRIPTION), ("prompt", &prompt)],
-        ),
-        Directive::Call { tool, input } => match offered(facts, &tool) {
-            Some(refused) => refused,
-            None => Action::Stream(sse.tool_use_message(&tool, &input)),
+        Answer::Error {
+            status,
+            kind,
+            message,
+        } => Action::Error {
+            status,
+            kind,
+            message,
         },
-        Directive::Error500 => Action::Error {
-            status: 500,
-            kind: "api_error",
-            message: "fake internal error".into(),
-        },
-        Directive::Error400 => Action::Error {
-            status: 400,
-            kind: "invalid_request_error",
-            message: "fake bad request".into(),
-        },
-        Directive::SseError => {
-            Action::Stream(sse.error_only("overloaded_error", "fake overloaded"))
-        }
-        Directive::Truncate => Action::Stream(sse.truncated()),
-        Directive::Hang => Action::Hang,
-        Directive::Slow { .. } => unreachable!("unwrapped above"),
+        Answer::StreamError { kind, message } => Action::Stream(sse.error_only(kind, message)),
+        Answer::Truncate => Action::Stream(sse.truncated()),
+        Answer::Hang => Action::Hang,
     };
     Plan {
-        directive: Some(directive),
-        delay,
+        directive: decision.directive,
+        delay: decision.delay,
         action,
     }
-}
-
-fn stream_plan(directive: Option<Directive>, body: Vec<u8>) -> Plan {
-    Plan {
-        directive,
-        delay: Duration::ZERO,
-        action: Action::Stream(body),
-    }
-}
-
-fn tool_call(sse: &mut Sse, facts: &RequestFacts, tool: &str, args: &[(&str, &str)]) -> Action {
-    match offered(facts, tool) {
-        Some(refused) => refused,
-        None => Action::Stream(sse.tool_use_message(tool, &spaced_object(args))),
-    }
-}
-
-/// `None` when the request offers `tool`; else the refusal: a clear, non-retried failure the
-/// runtime surfaces in turn/end, instead of a tool call it would reject less tellingly.
-fn offered(facts: &RequestFacts, tool: &str) -> Option<Action> {
-    if facts.tool_names.iter().any(|t| t == tool) {
-        return None;
-    }
-    Some(Action::Error {
-        status: 400,
-        kind: "invalid_request_error",
-        message: crate::directive::unoffered_tool_message(tool, &facts.tool_names),
-    })
-}
-
-/// `{"k": "v", "k2": "v2"}`: JSON with Python's default separators, as the recorded stub wrote them.
-pub fn spaced_object(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::from("{");
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&json::to_string(&Value::from(*k)));
-        out.push_str(": ");
-        out.push_str(&json::to_string(&Value::from(*v)));
-    }
-    out.push('}');
-    out
 }
 
 /// The body of an Anthropic error response.
 pub fn error_body(kind: &str, message: &str) -> Vec<u8> {
     json::to_string(&json!({"type": "error", "error": {"type": kind, "message": message}}))
         .into_bytes()
-}
-
-/// Splits at the middle character (`len / 2` code points, a lone surrogate one), as the
-/// recorded stub (Python) did.
-fn halves(text: &str) -> [&str; 2] {
-    let at = json::held::nth_char(text, json::held::char_count(text) / 2);
-    [&text[..at], &text[at..]]
 }
 
 /// An SSE body under construction.
@@ -239,7 +150,7 @@ impl Sse {
 
     fn text_block(&mut self, index: usize, text: &str) {
         self.block_start(index, json!({"type": "text", "text": ""}));
-        for part in halves(text).into_iter().filter(|p| !p.is_empty()) {
+        for part in answer::halves(text).into_iter().filter(|p| !p.is_empty()) {
             self.delta(index, json!({"type": "text_delta", "text": part}));
         }
         self.block_stop(index);

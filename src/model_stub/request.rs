@@ -1,5 +1,7 @@
-//! Reading an Anthropic-Messages request body the way the scripted model needs it: which text the
-//! directive comes from, whether the request carries a tool result, which tools are offered.
+//! Reading an Anthropic-Messages request body ([`analyse`]) or an OpenAI chat-completions one
+//! ([`analyse_chat`]) the way the scripted model needs it: which text the directive comes from,
+//! whether the request carries a tool result, which tools are offered. Both give the same
+//! [`RequestFacts`], and both read user texts by the same rule.
 //!
 //! What the real 0.2.1rc2 runtime sends (observed): the body keys `model, stream, messages,
 //! max_tokens, thinking, output_config, system, tools, dsh_session_log, dsh_plugin_packages`; every
@@ -145,4 +147,79 @@ fn tool_result_text(block: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// Extracts [`RequestFacts`] from a parsed OpenAI chat-completions body, or says in one sentence
+/// why the stub cannot answer it.
+///
+/// The prompt comes from the last message whose role is `user` or `tool`: a `tool` message (the
+/// result of the assistant's `tool_calls`) is the tool result, its `content` a string or an array
+/// of `{type:"text", text}` parts (joined by `\n`); a `user` message's `content` is a string or an
+/// array of parts, read by the same rule as a Messages request's text blocks (runtime-authored
+/// texts skipped, a subagent-settled notice is a notice). Offered tools are
+/// `tools[].function.name` (`[{type:"function", function:{name, …}}]`); the token limit is
+/// `max_completion_tokens` or, failing that, `max_tokens`.
+pub fn analyse_chat(body: &Value) -> Result<RequestFacts, String> {
+    let obj = body
+        .as_object()
+        .ok_or("the request body is not a JSON object")?;
+    let messages = match obj.get("messages") {
+        Some(Value::Array(m)) => m,
+        Some(_) => return Err("`messages` is not an array".into()),
+        None => return Err("the request has no `messages`".into()),
+    };
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| matches!(role(m).as_deref(), Some("user" | "tool")))
+        .ok_or("`messages` holds no message with role \"user\" or \"tool\"")?;
+    let prompt = if role(last).as_deref() == Some("tool") {
+        Prompt::ToolResult(match last.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => text_parts(parts).join("\n"),
+            _ => String::new(),
+        })
+    } else {
+        match last.get("content") {
+            Some(Value::String(s)) => text_prompt(vec![s.as_str()]),
+            Some(Value::Array(parts)) => {
+                let texts = text_parts(parts);
+                if texts.is_empty() {
+                    return Err("the last user message has no text part".into());
+                }
+                text_prompt(texts)
+            }
+            _ => return Err("the last user message has no `content` string or array".into()),
+        }
+    };
+    let tool_names = match obj.get("tools") {
+        Some(Value::Array(tools)) => tools
+            .iter()
+            .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(RequestFacts {
+        keys: obj.keys().cloned().collect(),
+        model: obj.get("model").and_then(Value::as_str).map(str::to_owned),
+        stream: obj.get("stream").and_then(Value::as_bool),
+        max_tokens: obj
+            .get("max_completion_tokens")
+            .or_else(|| obj.get("max_tokens"))
+            .and_then(Value::as_f64),
+        message_count: messages.len(),
+        tool_names,
+        prompt,
+    })
+}
+
+/// The texts of `{type:"text", text}` parts, in order.
+fn text_parts(parts: &[Value]) -> Vec<&str> {
+    parts
+        .iter()
+        .filter(|p| block_type(p) == Some("text"))
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
 }

@@ -60,11 +60,13 @@ pub struct RequestRecord {
     pub method: String,
     /// Request target.
     pub path: String,
+    /// The API its path chose (`None` for a path the stub does not serve, or no request line).
+    pub api: Option<Api>,
     /// Headers (lower-case names) in the order sent.
     pub headers: Vec<(String, String)>,
     /// Body length in bytes.
     pub body_len: usize,
-    /// What the body said, when it was a Messages request the stub could read.
+    /// What the body said, when it was a Messages or chat-completions request the stub could read.
     pub facts: Option<RequestFacts>,
     /// The directive acted on (`reply`, `slow:2+reply`, `tool-result`, `notice`), if any.
     pub directive: Option<String>,
@@ -296,6 +298,7 @@ impl Shared {
             connection: conn,
             method: req.map(|r| r.method.clone()).unwrap_or_default(),
             path: req.map(|r| r.target.clone()).unwrap_or_default(),
+            api: None,
             headers: req.map(|r| r.headers.clone()).unwrap_or_default(),
             body_len: req.map_or(0, |r| r.body.len()),
             facts: None,
@@ -316,6 +319,35 @@ impl Shared {
     }
 }
 
+/// The API a request speaks, chosen by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages: `POST /v1/messages`, key in `x-api-key`.
+    Messages,
+    /// OpenAI chat-completions: `POST /v1/chat/completions` or `POST /chat/completions`, key in
+    /// `Authorization: Bearer`.
+    ChatCompletions,
+}
+
+impl Api {
+    /// The API served at `path` (query removed), if any.
+    pub fn of_path(path: &str) -> Option<Api> {
+        match path {
+            "/v1/messages" => Some(Api::Messages),
+            "/v1/chat/completions" | "/chat/completions" => Some(Api::ChatCompletions),
+            _ => None,
+        }
+    }
+
+    /// The body of an error answer in this API's shape.
+    pub fn error_body(self, kind: &str, message: &str) -> Vec<u8> {
+        match self {
+            Api::Messages => reply::error_body(kind, message),
+            Api::ChatCompletions => super::chat::error_body(kind, message),
+        }
+    }
+}
+
 /// Validates and answers one request. Returns false when the connection must close.
 fn answer(
     req: &HttpRequest,
@@ -325,36 +357,48 @@ fn answer(
     reader: &mut BufReader<TcpStream>,
     keep_alive: bool,
 ) -> bool {
+    let path = req.target.split('?').next().unwrap_or("");
+    let api = Api::of_path(path);
     let refuse = |status: u16, kind: &'static str, message: String, writer: &mut TcpStream| {
         shared.record(conn, Some(req), |r| {
+            r.api = api;
             r.status = Some(status);
             r.refusal = Some(message.clone());
         });
-        let body = reply::error_body(kind, &format!("model-stub: {message}"));
+        let body = api
+            .unwrap_or(Api::Messages)
+            .error_body(kind, &format!("model-stub: {message}"));
         http::write_response(writer, status, "application/json", &body, keep_alive).is_ok()
     };
-    let path = req.target.split('?').next().unwrap_or("");
-    if path != "/v1/messages" {
+    let Some(api) = api else {
         let msg = format!(
-            "no route {} {path}; the stub serves only POST /v1/messages",
+            "no route {} {path}; the stub serves only POST /v1/messages (Anthropic Messages) and POST /v1/chat/completions or /chat/completions (OpenAI chat-completions)",
             req.method
         );
         return refuse(404, "not_found_error", msg, writer);
-    }
+    };
     if req.method != "POST" {
         return refuse(
             405,
             "invalid_request_error",
-            format!("{} /v1/messages: only POST is served", req.method),
+            format!("{} {path}: only POST is served", req.method),
             writer,
         );
     }
-    if req.header("x-api-key") != Some(shared.config.api_key.as_str()) {
-        let msg = match req.header("x-api-key") {
-            None => "no x-api-key header (set DEEPSEEK_API_KEY from the stub's env)".to_owned(),
-            Some(_) => "x-api-key does not match the stub's key".to_owned(),
-        };
-        return refuse(401, "authentication_error", msg, writer);
+    let authorized = match api {
+        Api::Messages => match req.header("x-api-key") {
+            Some(k) if k == shared.config.api_key => Ok(()),
+            None => Err("no x-api-key header (set DEEPSEEK_API_KEY from the stub's env)"),
+            Some(_) => Err("x-api-key does not match the stub's key"),
+        },
+        Api::ChatCompletions => match req.header("authorization") {
+            Some(v) if v.strip_prefix("Bearer ") == Some(shared.config.api_key.as_str()) => Ok(()),
+            None => Err("no Authorization header (send `Authorization: Bearer <key>`, the key OPENAI_API_KEY or DEEPSEEK_API_KEY of the stub's env)"),
+            Some(_) => Err("Authorization is not `Bearer <the stub's key>`"),
+        },
+    };
+    if let Err(msg) = authorized {
+        return refuse(401, "authentication_error", msg.to_owned(), writer);
     }
     let text = String::from_utf8_lossy(&req.body);
     let body = match crate::wire::json::parse(&text) {
@@ -368,16 +412,31 @@ fn answer(
             )
         }
     };
-    let facts = match request::analyse(&body) {
+    let facts = match api {
+        Api::Messages => request::analyse(&body),
+        Api::ChatCompletions => request::analyse_chat(&body),
+    };
+    let facts = match facts {
         Ok(f) => f,
         Err(why) => return refuse(400, "invalid_request_error", why, writer),
     };
+    let stream_given = body.get("stream").is_some_and(|s| !s.is_null());
     drop(body); // freed now, not after the reply has streamed
-    if facts.stream != Some(true) {
-        let msg = "the stub only streams: the body must say \"stream\": true".to_owned();
-        return refuse(400, "invalid_request_error", msg, writer);
-    }
-    let plan = reply::plan(&facts, shared.next_call.fetch_add(1, Ordering::SeqCst));
+    let call_id = match api {
+        Api::Messages if facts.stream != Some(true) => {
+            let msg = "the stub only streams: the body must say \"stream\": true".to_owned();
+            return refuse(400, "invalid_request_error", msg, writer);
+        }
+        Api::ChatCompletions if stream_given && facts.stream.is_none() => {
+            let msg = "`stream` is not a boolean".to_owned();
+            return refuse(400, "invalid_request_error", msg, writer);
+        }
+        _ => shared.next_call.fetch_add(1, Ordering::SeqCst),
+    };
+    let plan = match api {
+        Api::Messages => reply::plan(&facts, call_id),
+        Api::ChatCompletions => super::chat::plan(&facts, call_id, facts.stream == Some(true)),
+    };
     let label = match (&plan.directive, &facts.prompt) {
         (Some(d), _) => d.label(),
         (None, Prompt::ToolResult(_)) => "tool-result".into(),
@@ -385,6 +444,7 @@ fn answer(
     };
     let Plan { delay, action, .. } = plan;
     let index = shared.record(conn, Some(req), |r| {
+        r.api = Some(api);
         r.facts = Some(facts);
         r.directive = Some(label);
     });
@@ -396,6 +456,10 @@ fn answer(
             shared.set_status(index, 200);
             http::write_response(writer, 200, "text/event-stream", &body, keep_alive)
         }
+        Action::Json(body) => {
+            shared.set_status(index, 200);
+            http::write_response(writer, 200, "application/json", &body, keep_alive)
+        }
         Action::Error {
             status,
             kind,
@@ -406,7 +470,7 @@ fn answer(
                 writer,
                 status,
                 "application/json",
-                &reply::error_body(kind, &message),
+                &api.error_body(kind, &message),
                 keep_alive,
             )
         }

@@ -229,6 +229,8 @@ impl Child {
             .env("DSH_HOME", &dirs.home)
             .env_remove("DEEPSEEK_API_KEY")
             .env_remove("DEEPSEEK_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

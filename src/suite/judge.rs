@@ -397,10 +397,10 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
 /// reached it, or it refused every one for its path or method (404, 405: the runtime speaks
 /// another API). `None` when some request was served (or refused for another reason).
 pub fn stub_unreachable(log: &[super::run::StubRequest]) -> Option<String> {
-    const SPEAKS: &str = "it speaks Anthropic Messages (POST /v1/messages)";
+    const SPEAKS: &str = "it speaks Anthropic Messages (POST /v1/messages) and OpenAI chat-completions (POST /v1/chat/completions or /chat/completions)";
     if log.is_empty() {
         return Some(format!(
-            "no request reached the model stub while a prompt ran: the runtime's model is not the stub (it reads DEEPSEEK_BASE_URL and DEEPSEEK_API_KEY; {SPEAKS})"
+            "no request reached the model stub while a prompt ran: the runtime's model is not the stub (it reads DEEPSEEK_BASE_URL and DEEPSEEK_API_KEY, or OPENAI_BASE_URL and OPENAI_API_KEY; {SPEAKS})"
         ));
     }
     if !log.iter().all(|r| matches!(r.status, Some(404 | 405))) {
@@ -567,18 +567,17 @@ mod tests {
             path: path.into(),
             status: Some(status),
         };
-        let why = stub_unreachable(&[
-            req("/v1/chat/completions", 404),
-            req("/v1/chat/completions", 404),
-        ])
-        .unwrap();
+        let why =
+            stub_unreachable(&[req("/v1/responses", 404), req("/v1/responses", 404)]).unwrap();
         assert!(
-            why.contains("2 request(s), all answered 404: POST /v1/chat/completions"),
+            why.contains("2 request(s), all answered 404: POST /v1/responses"),
             "{why}"
         );
         assert_eq!(
-            stub_unreachable(&[req("/v1/chat/completions", 404), req("/v1/messages", 200)]),
+            stub_unreachable(&[req("/v1/responses", 404), req("/v1/messages", 200)]),
             None
         );
+        // A chat-completions runtime the stub answered is reachable.
+        assert_eq!(stub_unreachable(&[req("/v1/chat/completions", 200)]), None);
     }
 }

@@ -1,6 +1,7 @@
 //! The model stub on its own: directive grammar, request reading, exact SSE bytes, HTTP handling.
 //! `real` drives the real upstream runtime through it.
 
+mod chat;
 mod http;
 mod real;
 mod serve;

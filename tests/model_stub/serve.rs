@@ -16,7 +16,8 @@ fn the_foreground_stub_prints_its_environment_answers_and_logs_each_request() {
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut env = std::collections::HashMap::new();
-    for _ in 0..4 {
+    // DEEPSEEK_BASE_URL, DEEPSEEK_API_KEY, OPENAI_BASE_URL, OPENAI_API_KEY, NO_PROXY, no_proxy.
+    for _ in 0..6 {
         let mut l = String::new();
         out.read_line(&mut l).unwrap();
         let (k, v) = l
@@ -29,6 +30,8 @@ fn the_foreground_stub_prints_its_environment_answers_and_logs_each_request() {
     let url = &env["DEEPSEEK_BASE_URL"];
     let key = &env["DEEPSEEK_API_KEY"];
     assert_eq!(env["NO_PROXY"], "127.0.0.1,localhost");
+    assert_eq!(env["OPENAI_BASE_URL"], format!("{url}/v1"));
+    assert_eq!(&env["OPENAI_API_KEY"], key);
     let addr = url
         .strip_prefix("http://")
         .expect("an http URL on 127.0.0.1");

@@ -135,8 +135,8 @@ fn a_model_the_stub_cannot_reach_makes_the_model_checks_untestable_saying_what_t
     std::fs::write(&script, WRONG_API_RUNTIME).unwrap();
     let cases = [
         (
-            Some("/v1/chat/completions"),
-            "all answered 404: POST /v1/chat/completions",
+            Some("/v1/responses"),
+            "all answered 404: POST /v1/responses",
         ),
         (None, "no request reached the model stub"),
     ];

@@ -17,7 +17,7 @@ pub(crate) struct BenchArgs {
     /// Processes started for the cold-start median.
     #[arg(long, default_value_t = 20)]
     cold_runs: usize,
-    /// Start the scripted model stub and pass its DEEPSEEK_* environment (for runtimes that call a model).
+    /// Start the scripted model stub and pass its DEEPSEEK_* and OPENAI_* environment (for runtimes that call a model).
     #[arg(long)]
     model_stub: bool,
     /// Deadline of each workload, in seconds (a runtime silent for 30 s while answers are due is

@@ -48,7 +48,7 @@ pub(crate) struct CheckArgs {
     /// Checks run in parallel, each against its own runtime process (1–64).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
-    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
+    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY (Anthropic Messages) and OPENAI_BASE_URL/OPENAI_API_KEY (chat-completions).
     #[arg(long)]
     model_stub: bool,
     /// SHOULD failures fail the run too (exit 1, and JUnit `<failure>`s); without it they are

@@ -19,7 +19,7 @@ pub(crate) struct FuzzArgs {
     /// Protocol edition the runtime speaks.
     #[arg(long, value_parser = ["current", "2026-08", "legacy"], default_value = "current")]
     edition: String,
-    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY.
+    /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY (Anthropic Messages) and OPENAI_BASE_URL/OPENAI_API_KEY (chat-completions).
     #[arg(long)]
     model_stub: bool,
     /// Also run every sequence on the built-in reference runtime and report each classified difference.

@@ -36,8 +36,8 @@ pub(crate) struct ReplayArgs {
     /// A capability the runtime has (e.g. model); cases requiring others are SKIPped (repeatable).
     #[arg(long, value_name = "CAP")]
     provides: Vec<String>,
-    /// Start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* environment and provide
-    /// `model` (for real runtimes).
+    /// Start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* and OPENAI_* environment
+    /// and provide `model` (for real runtimes).
     #[arg(long)]
     model_stub: bool,
     /// Keep each case's temporary cwd and DSH_HOME.
