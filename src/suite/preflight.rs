@@ -7,6 +7,7 @@ use super::run::{Options, RunError};
 use crate::runner::{self, CommandSpec, Halt, Outcome};
 use crate::trace::Trace;
 use crate::wire::json::JsonView;
+use crate::wire::output::Frame;
 use std::time::Duration;
 
 // Tolerant of non-frame lines: a runtime that also logs to stdout must still reach the checks.
@@ -67,7 +68,22 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
             .is_some_and(|v| v.kind() == crate::wire::json::JsonKind::Object)
     });
     let stderr_tail = r.stderr_tail.trim_end().to_owned();
+    // The expectation matches any object with the id: a program that echoes its input (`cat`)
+    // meets it with the request itself, and would then fail every check on its deadline.
+    let answered = stdout.iter().any(|l| {
+        matches!(l.frame(), Frame::Response { id, .. } if id == "\"dsh-conformance-preflight\"")
+    });
+    let any_frame = stdout
+        .iter()
+        .any(|l| !matches!(l.frame(), Frame::NotAFrame(_)));
     Ok(match &r.outcome {
+        Outcome::Pass if !answered => Preflight::Unusable {
+            cause: format!(
+                "`{cmd}` wrote the initialize request back instead of answering it (a program \
+                 that echoes its input, not a runtime)"
+            ),
+            stderr_tail,
+        },
         Outcome::Pass => Preflight::Answered,
         Outcome::Halted(h) => Preflight::Halted(*h),
         // The runtime's own words explain a runtime that cannot start or dies at once.
@@ -81,7 +97,15 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
             stderr_tail,
         },
         // It wrote frames, just not the answer: the checks will say what is wrong.
-        Outcome::Fail(_) if !stdout.is_empty() => Preflight::Answered,
+        Outcome::Fail(_) if any_frame => Preflight::Answered,
+        Outcome::Fail(_) if !stdout.is_empty() => Preflight::Unusable {
+            cause: format!(
+                "`{cmd}` wrote JSON objects but no response and no notification (the first: {}); \
+                 a program that echoes its input writes the requests back",
+                crate::trace::explain::clip(stdout[0].text(), 200)
+            ),
+            stderr_tail,
+        },
         Outcome::Fail(f) => Preflight::Unusable {
             cause: format!("`{cmd}` did not answer initialize: {}", f.reason),
             stderr_tail,

@@ -342,3 +342,26 @@ fn list_honours_filter_edition_and_format() {
     let none = kit(&["check", "--list", "--filter", "no-such-check"], None);
     none.assert_clean(2, MINUTES);
 }
+
+#[test]
+fn a_program_that_echoes_its_input_is_stopped_by_the_preflight() {
+    let out = report_path("cat.json");
+    let r = kit(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            "/bin/cat",
+        ],
+        None,
+    );
+    // Once, at once: not every check waiting out its deadline on the echoed requests.
+    r.assert_clean(2, Duration::from_secs(20));
+    let rep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(rep["stopped"]["reason"], "unusable", "{rep:#}");
+    assert_eq!(rep["summary"]["failed"], 0, "{rep:#}");
+}

@@ -182,7 +182,10 @@ fn bless_one(
     // A trace the runtime passes is left as written: re-recording it would turn its patterns
     // (`{{-32601|-32603}}`, `{{any}}`, captures) into this run's literals, and the blessed trace
     // could then fail a runtime the original passed.
-    if matches!(dsh_conformance::replay(trace, cmd, opts).outcome, Outcome::Pass) {
+    if matches!(
+        dsh_conformance::replay(trace, cmd, opts).outcome,
+        Outcome::Pass
+    ) {
         dsh_conformance::outln!("BLESS {}: passes, left as written", path.display());
         return Ok(());
     }
