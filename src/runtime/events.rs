@@ -18,7 +18,7 @@ pub const SANDBOX_REFUSAL: &str = "sandbox mode \"workspace-write\" is requested
 /// Retry policy key of the DeepSeek adapter.
 pub const RETRY_POLICY: &str = "[\"normal\",5,[\"EMPTY_RESPONSE\",\"RATE_LIMIT\",\"SERVER\",\"TIMEOUT\",\"TRANSPORT\"],500,10000,0.1]";
 
-/// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `turn`).
+/// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `model`).
 pub const RETRY_DELAYS: [f64; 5] = [500.0, 1000.0, 2000.0, 4000.0, 7500.0];
 
 /// The envelope of one `session.event` frame: everything but its `data`.

@@ -35,6 +35,7 @@ mod inspect;
 pub mod launch;
 pub mod memory;
 mod methods;
+mod model;
 pub mod patch;
 pub mod persist;
 pub mod profile;
