@@ -25,6 +25,7 @@
 //!   stub, and echoes user text that holds no directive.
 
 pub mod activation;
+mod assistant;
 mod cd;
 mod config;
 pub mod editor;

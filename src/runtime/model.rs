@@ -11,7 +11,8 @@
 //! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
 //! `read_image` run as [`super::tools`] says (no `job/*` events).
 
-use super::events::{self, new_id, Block, Events};
+use super::assistant::{self, Block};
+use super::events::{self, new_id, Events};
 use super::script::Script;
 use super::{profile, tool_args, Phase, Profile, Runtime, Session};
 use serde_json::{json, Value};
@@ -259,11 +260,11 @@ impl Answer<'_> {
     fn reply(&self, s: &mut Session, ev: &mut Events<'_>, blocks: &[Block<'_>], finish: &str) {
         if s.parent.is_some() {
             // Only a subagent's last reply is ever reported (subagent.finished).
-            s.last_reply = Some(events::assistant_content(blocks));
+            s.last_reply = Some(assistant::content(blocks));
         }
         let (turn, step, now) = (self.turn, self.step, self.now);
         ev.appended_with(s, "assistant/message", |o| {
-            events::write_assistant_message(o, turn, step, &self.model, blocks, finish, now)
+            assistant::write_message(o, turn, step, &self.model, blocks, finish, now)
         });
     }
 
