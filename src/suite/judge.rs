@@ -2,7 +2,7 @@
 //! hand every transcript to the rule engine so stream rules are blamed on their own checks.
 
 use super::cases::CheckCase;
-use super::run::Options;
+use super::options::Options;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::CheckId;
@@ -396,7 +396,7 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
 /// Why the model stub cannot drive the runtime's model, from its request log: no request
 /// reached it, or it refused every one for its path or method (404, 405: the runtime speaks
 /// another API). `None` when some request was served (or refused for another reason).
-pub fn stub_unreachable(log: &[super::run::StubRequest]) -> Option<String> {
+pub fn stub_unreachable(log: &[super::options::StubRequest]) -> Option<String> {
     const SPEAKS: &str = "it speaks Anthropic Messages (POST /v1/messages)";
     if log.is_empty() {
         return Some(format!(
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn an_unreachable_model_is_told_by_the_stub_log() {
-        use super::super::run::StubRequest;
+        use super::super::options::StubRequest;
         assert!(stub_unreachable(&[])
             .unwrap()
             .contains("no request reached the model stub"));

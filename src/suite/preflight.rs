@@ -3,7 +3,7 @@
 //! cause instead of fifty failures.
 
 use super::judge;
-use super::run::{Options, RunError};
+use super::options::{Options, RunError};
 use crate::runner::{self, CommandSpec, Halt, Outcome};
 use crate::trace::Trace;
 use crate::wire::json::JsonView;

@@ -2,24 +2,13 @@
 //! and JUnit XML.
 
 use super::causes::{root_causes, RootCause};
-use super::verdict::{Failure, Verdict};
-use crate::check::{CheckId, CheckInfo, Severity};
+use super::verdict::{CheckResult, Failure, Verdict};
+use crate::check::{CheckId, Severity};
 use crate::edition::Edition;
 use crate::runner::Halt;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::Duration;
-
-/// One check's result.
-#[derive(Debug, Clone)]
-pub struct CheckResult {
-    /// The check.
-    pub info: CheckInfo,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// Wall time spent on it.
-    pub duration: Duration,
-}
 
 /// A whole run.
 #[derive(Debug, Clone)]

@@ -4,9 +4,8 @@
 
 use super::cases::CheckCase;
 use super::judge::{self, Blame, ModelCapability};
-use super::report::CheckResult;
-use super::run::Options;
-use super::verdict::{FailureKind, Verdict};
+use super::options::Options;
+use super::verdict::{CheckResult, FailureKind, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
 use std::io::Write;
