@@ -70,7 +70,7 @@ fn compare_answers<'a>(
     // Answer differences with the sessions their request named, judged once all are known.
     let mut answers: Vec<(Finding, Vec<&String>)> = Vec::new();
     let mut explained_sessions = BTreeSet::new();
-    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::exec::SHUTDOWN_ID));
+    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::gen::SHUTDOWN_ID));
     for k in union_keys(&subject.responses, &reference.responses) {
         if subject.flagged.ids.contains(k) || (!both_ended && *k == shutdown) {
             continue;
@@ -452,7 +452,7 @@ mod tests {
     #[test]
     fn an_ending_only_one_run_made_is_not_compared() {
         let shutdown =
-            crate::wire::json::to_string(&serde_json::Value::from(super::super::exec::SHUTDOWN_ID));
+            crate::wire::json::to_string(&serde_json::Value::from(super::super::gen::SHUTDOWN_ID));
         let mut ended = Observed {
             ended: true,
             exit: Some(ExitInfo::Code(0)),
