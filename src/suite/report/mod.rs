@@ -1,5 +1,7 @@
 //! Verdicts and the three report formats: a human table, JSON (schema in `docs/report.schema.json`)
-//! and JUnit XML.
+//! and JUnit XML ([`junit`]).
+
+mod junit;
 
 use super::causes::{root_causes, RootCause};
 use super::verdict::{CheckResult, Failure, Verdict};
@@ -287,140 +289,14 @@ impl Report {
             }).collect::<Vec<_>>(),
         })
     }
-
-    /// JUnit XML: one testsuite, one testcase per check; SHOULD failures are failures too
-    /// (type="SHOULD") so CI dashboards show them; skips and known failures are `<skipped>`.
-    pub fn junit(&self) -> String {
-        let s = self.summary();
-        let failures = self
-            .results
-            .iter()
-            .filter(|r| {
-                matches!(r.verdict, Verdict::Fail(_) | Verdict::StaleBaseline { .. })
-                    || (matches!(r.verdict, Verdict::NotTestable { .. })
-                        && r.info.severity == Severity::Must)
-            })
-            .count();
-        let skipped = self.results.len() - s.passed - failures;
-        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            x,
-            "<testsuites name=\"dsh-conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-            self.results.len(),
-            failures,
-            skipped,
-            self.duration.as_secs_f64()
-        );
-        let _ = writeln!(
-            x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">",
-            esc(&format!("dsh-conformance ({})", self.edition)),
-            self.results.len(),
-            failures,
-            skipped,
-            self.duration.as_secs_f64()
-        );
-        let _ = write!(
-            x,
-            "    <properties><property name=\"runtime\" value=\"{}\"/>",
-            esc(&self.runtime)
-        );
-        for (i, c) in self.root_causes().iter().enumerate() {
-            let _ = write!(
-                x,
-                "<property name=\"root-cause.{}\" value=\"{}\"/>",
-                i + 1,
-                esc(&c.line().replace("\n      ", " "))
-            );
-        }
-        if let Some(st) = &self.stopped {
-            let _ = write!(
-                x,
-                "<property name=\"stopped\" value=\"{}\"/>",
-                esc(&format!(
-                    "{} after {:.1} s. {}",
-                    st.halt,
-                    st.after.as_secs_f64(),
-                    st.cause
-                ))
-            );
-            if !st.stderr_tail.trim().is_empty() {
-                let _ = write!(
-                    x,
-                    "<property name=\"runtime-stderr-tail\" value=\"{}\"/>",
-                    esc(st.stderr_tail.trim_end())
-                );
-            }
-        }
-        x.push_str("</properties>\n");
-        for r in &self.results {
-            let class = r.info.id.as_str().split('.').next().unwrap_or("check");
-            let _ = write!(
-                x,
-                "    <testcase classname=\"dsh-conformance.{}\" name=\"{}\" time=\"{:.3}\"",
-                esc(class),
-                esc(r.info.id.as_str()),
-                r.duration.as_secs_f64()
-            );
-            match &r.verdict {
-                Verdict::Pass => x.push_str("/>\n"),
-                Verdict::Fail(f) => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
-                        r.info.severity,
-                        esc(&f.reason),
-                        esc(&format!("{}\n{f}", r.info.rule))
-                    );
-                }
-                Verdict::NotTestable { reason } if r.info.severity == Severity::Must => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"not-testable\" message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("not testable: {reason}"))
-                    );
-                }
-                Verdict::NotTestable { .. } | Verdict::Blocked { .. } | Verdict::NotRun(_) => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(&r.verdict.summary())
-                    );
-                }
-                Verdict::StaleBaseline { baseline } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <failure type=\"stale-baseline\" message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("passes but is listed as known-failing: {baseline}"))
-                    );
-                }
-                Verdict::Skip { reason } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(reason)
-                    );
-                }
-                Verdict::KnownFailing { failure, baseline } => {
-                    let _ = writeln!(
-                        x,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        esc(&format!("known failing ({baseline}): {}", failure.reason))
-                    );
-                }
-            }
-        }
-        x.push_str("  </testsuite>\n</testsuites>\n");
-        x
-    }
 }
 
-/// The structured fields of a failure, for the JSON report.
 /// Check ids as a JSON array of their ids.
 fn ids(v: &[CheckId]) -> Value {
     v.iter().map(|c| Value::from(c.as_str())).collect()
 }
 
+/// The structured fields of a failure, for the JSON report.
 fn failure_json(f: &Failure) -> Value {
     json!({
         "kind": f.kind.name(),
@@ -434,26 +310,6 @@ fn failure_json(f: &Failure) -> Value {
         "details": f.details,
         "model_stub_log": f.model_log,
     })
-}
-
-/// XML-escapes text and attribute values; drops characters XML 1.0 cannot carry.
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' | '\n' | '\r' => o.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
-                let _ = write!(o, "\\u{{{:x}}}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 #[cfg(test)]
