@@ -9,6 +9,7 @@ pub mod explain;
 pub mod judge;
 pub mod options;
 pub mod preflight;
+pub mod probe;
 pub mod report;
 pub mod run;
 mod schedule;

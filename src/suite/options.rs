@@ -4,7 +4,7 @@
 
 use super::Baseline;
 use crate::edition::Edition;
-use crate::runner::{Cancel, StdoutLimit};
+use crate::runner::{self, Cancel, StdoutLimit};
 use std::time::Duration;
 
 /// How to run the suite.
@@ -138,5 +138,18 @@ impl Default for Options {
             cancel: Cancel::new(),
             stdout: StdoutLimit::default(),
         }
+    }
+}
+
+/// The runner settings of the suite: tolerant matching, the suite's deadlines and environment.
+pub fn runner_opts(opts: &Options) -> runner::Options {
+    runner::Options {
+        frame_timeout: opts.frame_timeout,
+        case_timeout: Duration::from_secs(300),
+        env: opts.env.clone(),
+        tolerant: true,
+        stdout: opts.stdout.clone(),
+        cancel: opts.cancel.clone(),
+        ..runner::Options::default()
     }
 }

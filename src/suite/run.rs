@@ -2,9 +2,9 @@
 //! in prerequisite order, the rule engine over every transcript, the baseline, the report.
 
 use super::cases::{self, CheckCase};
-use super::judge::{self, ModelCapability};
 pub use super::options::{Options, RunError, StubLog, StubRequest, DEFAULT_BUDGET};
 pub use super::preflight::{preflight, Preflight};
+use super::probe::{self, ModelCapability};
 use super::report::{Report, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
 use super::verdict::{CheckResult, Failure, FailureKind, Verdict};
@@ -142,7 +142,7 @@ fn run_checks(
     }
     let ready = Condvar::new();
     let model: OnceLock<ModelCapability> = OnceLock::new();
-    let model_fn = || model.get_or_init(|| judge::probe_model(cmd, opts)).clone();
+    let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
             s.spawn(|| worker(selected, cases, cmd, opts, &board, &ready, &model_fn));
@@ -167,7 +167,7 @@ fn run_checks(
                 .is_some_and(|f| !matches!(f.kind, FailureKind::Timeout | FailureKind::Missing))
         });
     let hint = if failed && pre == Preflight::Answered && stopped.is_none() {
-        judge::probe_surface(cmd, opts).map(|e| {
+        probe::probe_surface(cmd, opts).map(|e| {
             format!("the runtime's methods look like edition {e}'s (session/wait and working-directory/get are {}known): try --edition {e}",
                 if e == Edition::Current { "" } else { "un" })
         })

@@ -1,5 +1,5 @@
 //! Verdicts and the three report formats: a human table, JSON (schema in `docs/report.schema.json`)
-//! and JUnit XML ([`junit`]).
+//! and JUnit XML ([`Report::junit`]).
 
 mod junit;
 
