@@ -1,5 +1,4 @@
-//! Differential comparison of two runs of the same sequence, and the allowlist of known,
-//! justified differences.
+//! Differential comparison of two runs of the same sequence.
 //!
 //! Both runs are already normalised ([`super::exec::Observed`]): responses by method and id echo
 //! (error messages with directories, uuids and method names replaced), per-session event-type
@@ -8,19 +7,13 @@
 //! What the subject's own findings already report ([`super::exec::Flagged`]: ids and sessions whose
 //! frames broke a stream rule, a broken ending) is left out, so one cause is not reported twice and
 //! a class the runtime has everywhere (say, non-compact output) does not hide the differences.
-//!
-//! Allowlist format (one entry a line, `#` starts a comment):
-//! ```text
-//! <class-pattern> [| <detail substring>]  # <reason, required>
-//! ```
-//! `*` in the pattern matches any text (`diff:error-message:*`); with a detail the entry only
-//! suppresses findings whose detail contains it, or, written `/<regex>/`, matches that regular
-//! expression (`regex` crate syntax; it cannot hold `#`, which starts the reason).
+//! Known, justified differences are the [`super::allowlist`]'s.
 
 use super::class::{DiffKind, FindingClass};
 use super::exec::{Observed, Outcome};
 use super::Finding;
 use crate::trace::ExitInfo;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every classified difference between `subject` and `reference`.
 pub fn compare(subject: &Observed, reference: &Observed) -> Vec<Finding> {
@@ -39,121 +32,162 @@ pub fn compare_explained(
     reference: &Observed,
     explained: &dyn Fn(&Finding) -> bool,
 ) -> Vec<Finding> {
-    let mut out = Vec::new();
-    // Answer differences with the sessions their request named, judged once all are known.
-    let mut answers: Vec<(Finding, Vec<&String>)> = Vec::new();
-    let mut explained_sessions: std::collections::BTreeSet<&String> = Default::default();
-    let mut keys: Vec<&String> = subject
-        .responses
-        .keys()
-        .chain(reference.responses.keys())
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let none = Vec::new();
     // An ending is compared only when both runs made one: on shared processes a run that did
     // not settle ends its process while the other run's process goes on to the next sequence.
     let both_ended = subject.ended && reference.ended;
-    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::exec::SHUTDOWN_ID));
-    for k in keys {
+    let (mut out, explained_sessions) = compare_answers(subject, reference, both_ended, explained);
+    out.extend(compare_sessions(subject, reference, &explained_sessions));
+    if both_ended && subject.exit != reference.exit && !subject.flagged.exit {
+        let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
+        out.push(Finding {
+            class: FindingClass::Diff(DiffKind::Exit, String::new()),
+            detail: format!(
+                "the runtime: {}, the reference: {}",
+                exit(subject.exit),
+                exit(reference.exit)
+            ),
+        });
+    }
+    out
+}
+
+/// The keys of either map, in order.
+fn union_keys<'a, V>(a: &'a BTreeMap<String, V>, b: &'a BTreeMap<String, V>) -> Vec<&'a String> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The differences in how requests were answered, but those that follow from an explained one
+/// (see [`compare_explained`]); and the sessions the explained ones named.
+fn compare_answers<'a>(
+    subject: &'a Observed,
+    reference: &'a Observed,
+    both_ended: bool,
+    explained: &dyn Fn(&Finding) -> bool,
+) -> (Vec<Finding>, BTreeSet<&'a String>) {
+    // Answer differences with the sessions their request named, judged once all are known.
+    let mut answers: Vec<(Finding, Vec<&String>)> = Vec::new();
+    let mut explained_sessions = BTreeSet::new();
+    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::gen::SHUTDOWN_ID));
+    for k in union_keys(&subject.responses, &reference.responses) {
         if subject.flagged.ids.contains(k) || (!both_ended && *k == shutdown) {
             continue;
         }
-        let method = reference
-            .methods
-            .get(k)
-            .or_else(|| subject.methods.get(k))
-            .map_or("<other>", String::as_str);
-        // Ids shared by requests of several methods form one class of their own.
-        let method = if method.contains('+') {
-            "<shared-id>"
-        } else {
-            method
+        let Some(f) = answer_difference(subject, reference, k, explained) else {
+            continue;
         };
-        let mut s = subject.responses.get(k).unwrap_or(&none).clone();
-        let mut r = reference.responses.get(k).unwrap_or(&none).clone();
         let named: Vec<&String> = [subject, reference]
             .into_iter()
             .filter_map(|o| o.request_sessions.get(k))
             .flatten()
             .collect();
-        let mut explain = |f: Finding| {
-            if explained(&f) {
-                explained_sessions.extend(named.iter().copied());
-            }
-            answers.push((f, named.clone()));
-        };
-        if s.len() != r.len() {
-            let f = Finding {
-                class: FindingClass::Diff(DiffKind::ResponsePresence, method.into()),
-                detail: format!(
-                    "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
-                    s.len(),
-                    r.len()
-                ),
-            };
-            explain(f);
-            continue;
+        if explained(&f) {
+            explained_sessions.extend(named.iter().copied());
         }
-        // Requests sharing an id: drop the answers both gave, compare what is left.
-        s.retain(|a| match r.iter().position(|b| b == a) {
-            Some(i) => {
-                r.remove(i);
-                false
-            }
-            None => true,
+        answers.push((f, named));
+    }
+    let out = answers
+        .into_iter()
+        .filter(|(f, named)| {
+            let consequence = !named.is_empty()
+                && !explained(f)
+                && named.iter().all(|sid| explained_sessions.contains(sid));
+            !consequence
+        })
+        .map(|(f, _)| f)
+        .collect();
+    (out, explained_sessions)
+}
+
+/// How the answers to the requests of id `k` differ, if they do: how many there were, else
+/// one differing answer (one the allowlist explains if there is one: the others then follow
+/// from it; else the first).
+fn answer_difference(
+    subject: &Observed,
+    reference: &Observed,
+    k: &str,
+    explained: &dyn Fn(&Finding) -> bool,
+) -> Option<Finding> {
+    let method = reference
+        .methods
+        .get(k)
+        .or_else(|| subject.methods.get(k))
+        .map_or("<other>", String::as_str);
+    // Ids shared by requests of several methods form one class of their own.
+    let method = if method.contains('+') {
+        "<shared-id>"
+    } else {
+        method
+    };
+    let mut s = subject.responses.get(k).cloned().unwrap_or_default();
+    let mut r = reference.responses.get(k).cloned().unwrap_or_default();
+    if s.len() != r.len() {
+        return Some(Finding {
+            class: FindingClass::Diff(DiffKind::ResponsePresence, method.into()),
+            detail: format!(
+                "{method} id {k}: the runtime answered {} time(s), the reference {} time(s)",
+                s.len(),
+                r.len()
+            ),
         });
-        s.sort();
-        r.sort();
-        // Of several differing answers under one id (requests sharing it), one is reported: one
-        // the allowlist explains if there is one (the others then follow from it), else the first.
-        let mut pairs = Vec::new();
-        for (a, b) in s.iter().zip(&r) {
-            let kind = match (a, b) {
-                (Outcome::Result(x), Outcome::Result(y)) if x == y => continue,
-                (Outcome::Result(_), Outcome::Result(_)) => DiffKind::Result,
-                (Outcome::Result(_), _) | (_, Outcome::Result(_)) => DiffKind::Outcome,
-                (Outcome::Error { code: c1, .. }, Outcome::Error { code: c2, .. }) if c1 != c2 => {
-                    DiffKind::ErrorCode
-                }
-                (Outcome::Error { message: m1, .. }, Outcome::Error { message: m2, .. })
-                    if m1 != m2 =>
-                {
-                    DiffKind::ErrorMessage
-                }
-                _ => continue,
-            };
-            pairs.push(Finding {
+    }
+    // Requests sharing an id: drop the answers both gave, compare what is left.
+    s.retain(|a| match r.iter().position(|b| b == a) {
+        Some(i) => {
+            r.remove(i);
+            false
+        }
+        None => true,
+    });
+    s.sort();
+    r.sort();
+    let mut pairs: Vec<Finding> = s
+        .iter()
+        .zip(&r)
+        .filter_map(|(a, b)| {
+            let kind = outcome_difference(a, b)?;
+            Some(Finding {
                 class: FindingClass::Diff(kind, method.into()),
                 detail: format!(
                     "{method} id {k}: the runtime answered {}, the reference {}",
                     show(a),
                     show(b)
                 ),
-            });
-        }
-        let chosen = pairs.iter().position(explained).unwrap_or(0);
-        if chosen < pairs.len() {
-            explain(pairs.swap_remove(chosen));
-        }
-    }
-    for (f, named) in answers {
-        let consequence = !named.is_empty()
-            && !explained(&f)
-            && named.iter().all(|sid| explained_sessions.contains(sid));
-        if !consequence {
-            out.push(f);
-        }
-    }
-    let mut sessions: Vec<&String> = subject
-        .events
-        .keys()
-        .chain(reference.events.keys())
+            })
+        })
         .collect();
-    sessions.sort();
-    sessions.dedup();
-    for sid in sessions {
-        if subject.flagged.sessions.contains(sid) || explained_sessions.contains(sid) {
+    let chosen = pairs.iter().position(explained).unwrap_or(0);
+    (chosen < pairs.len()).then(|| pairs.swap_remove(chosen))
+}
+
+/// How answer `a` differs from answer `b`, if it does.
+fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<DiffKind> {
+    match (a, b) {
+        (Outcome::Result(x), Outcome::Result(y)) if x == y => None,
+        (Outcome::Result(_), Outcome::Result(_)) => Some(DiffKind::Result),
+        (Outcome::Result(_), _) | (_, Outcome::Result(_)) => Some(DiffKind::Outcome),
+        (Outcome::Error { code: c1, .. }, Outcome::Error { code: c2, .. }) if c1 != c2 => {
+            Some(DiffKind::ErrorCode)
+        }
+        (Outcome::Error { message: m1, .. }, Outcome::Error { message: m2, .. }) if m1 != m2 => {
+            Some(DiffKind::ErrorMessage)
+        }
+        _ => None,
+    }
+}
+
+/// The sessions whose event sequences differ (but those flagged, or `explained`): where they
+/// first part.
+fn compare_sessions(
+    subject: &Observed,
+    reference: &Observed,
+    explained: &BTreeSet<&String>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for sid in union_keys(&subject.events, &reference.events) {
+        if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
             continue;
         }
         let s = &normal_order(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
@@ -170,17 +204,6 @@ pub fn compare_explained(
                 "session {sid:?}, item {i}: the runtime sent {got}, the reference {want}\n  runtime:   {}\n  reference: {}",
                 clip_list(s),
                 clip_list(r)
-            ),
-        });
-    }
-    let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
-    if both_ended && subject.exit != reference.exit && !subject.flagged.exit {
-        out.push(Finding {
-            class: FindingClass::Diff(DiffKind::Exit, String::new()),
-            detail: format!(
-                "the runtime: {}, the reference: {}",
-                exit(subject.exit),
-                exit(reference.exit)
             ),
         });
     }
@@ -260,150 +283,9 @@ fn clip_list(v: &[String]) -> String {
     s
 }
 
-/// What an allowlist entry asks of a finding's detail.
-#[derive(Debug, Clone)]
-pub enum DetailMatch {
-    /// The detail contains this text.
-    Contains(String),
-    /// The detail matches this regular expression (written `/<regex>/`).
-    Regex(regex::Regex),
-}
-
-impl DetailMatch {
-    /// Whether `detail` satisfies it.
-    pub fn matches(&self, detail: &str) -> bool {
-        match self {
-            DetailMatch::Contains(s) => detail.contains(s.as_str()),
-            DetailMatch::Regex(r) => r.is_match(detail),
-        }
-    }
-}
-
-/// One allowlist entry.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    /// Class pattern (`*` wildcards).
-    pub pattern: String,
-    /// What the detail must hold, if anything.
-    pub detail: Option<DetailMatch>,
-    /// Why the difference is justified.
-    pub reason: String,
-}
-
-/// Known, justified differences.
-#[derive(Debug, Clone, Default)]
-pub struct Allowlist {
-    /// The entries, in file order.
-    pub entries: Vec<Entry>,
-}
-
-impl Allowlist {
-    /// Parses the file format; every entry needs a reason.
-    pub fn parse(text: &str, file: &str) -> Result<Allowlist, String> {
-        let mut entries = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let Some((body, reason)) = line.split_once('#') else {
-                return Err(format!("{file}:{}: entry without `# <reason>`", n + 1));
-            };
-            let reason = reason.trim();
-            if reason.is_empty() {
-                return Err(format!("{file}:{}: empty reason", n + 1));
-            }
-            let (pattern, detail) = match body.split_once('|') {
-                Some((p, d)) => (p.trim(), Some(d.trim().to_owned())),
-                None => (body.trim(), None),
-            };
-            if pattern.is_empty() || pattern.contains(char::is_whitespace) {
-                return Err(format!(
-                    "{file}:{}: expected `<class-pattern> [| <detail>]  # <reason>`",
-                    n + 1
-                ));
-            }
-            let detail = match detail.filter(|d| !d.is_empty()) {
-                Some(d) if d.len() >= 2 && d.starts_with('/') && d.ends_with('/') => {
-                    let re = regex::Regex::new(&d[1..d.len() - 1])
-                        .map_err(|e| format!("{file}:{}: bad detail regex: {e}", n + 1))?;
-                    Some(DetailMatch::Regex(re))
-                }
-                d => d.map(DetailMatch::Contains),
-            };
-            entries.push(Entry {
-                pattern: pattern.to_owned(),
-                detail,
-                reason: reason.to_owned(),
-            });
-        }
-        Ok(Allowlist { entries })
-    }
-
-    /// The entry that suppresses `f`, if any.
-    pub fn allows(&self, f: &Finding) -> Option<&Entry> {
-        self.entries.iter().find(|e| {
-            glob(&e.pattern, &f.class.to_string())
-                && e.detail.as_ref().is_none_or(|d| d.matches(&f.detail))
-        })
-    }
-}
-
-/// `*`-only glob match.
-fn glob(pat: &str, s: &str) -> bool {
-    let parts: Vec<&str> = pat.split('*').collect();
-    if parts.len() == 1 {
-        return pat == s;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
-        return false;
-    }
-    let mut rest = &s[first.len()..s.len() - last.len()];
-    for p in &parts[1..parts.len() - 1] {
-        match rest.find(p) {
-            Some(i) => rest = &rest[i + p.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn allowlist_entries_need_a_reason_and_match_by_glob_and_detail() {
-        assert!(Allowlist::parse("diff:exit\n", "f").is_err());
-        assert!(Allowlist::parse("diff:exit #   \n", "f").is_err());
-        let a = Allowlist::parse(
-            "# header\ndiff:error-message:*  # wording differs\ndiff:events:* | \"s1\"  # s1 only\n",
-            "f",
-        )
-        .unwrap();
-        let f = |k: DiffKind, w: &str, d: &str| Finding {
-            class: FindingClass::Diff(k, w.into()),
-            detail: d.into(),
-        };
-        let init = "initialize";
-        assert!(a.allows(&f(DiffKind::ErrorMessage, init, "x")).is_some());
-        assert!(a.allows(&f(DiffKind::ErrorCode, init, "x")).is_none());
-        assert!(a
-            .allows(&f(DiffKind::Events, "a->b", "session \"s1\""))
-            .is_some());
-        assert!(a
-            .allows(&f(DiffKind::Events, "a->b", "session \"s2\""))
-            .is_none());
-        // A detail written /…/ is a regular expression; a bad one is an error with its line.
-        let r = Allowlist::parse("diff:exit | /code [0-9]+$/  # any code\n", "f").unwrap();
-        assert!(r.allows(&f(DiffKind::Exit, "", "exit code 17")).is_some());
-        assert!(r
-            .allows(&f(DiffKind::Exit, "", "exit code 17 or so"))
-            .is_none());
-        let e = Allowlist::parse("\ndiff:exit | /(/  # broken\n", "f").unwrap_err();
-        assert!(e.starts_with("f:2: bad detail regex"), "{e}");
-    }
 
     #[test]
     fn a_queued_turn_may_start_before_or_after_idle() {
@@ -570,7 +452,7 @@ mod tests {
     #[test]
     fn an_ending_only_one_run_made_is_not_compared() {
         let shutdown =
-            crate::wire::json::to_string(&serde_json::Value::from(super::super::exec::SHUTDOWN_ID));
+            crate::wire::json::to_string(&serde_json::Value::from(super::super::gen::SHUTDOWN_ID));
         let mut ended = Observed {
             ended: true,
             exit: Some(ExitInfo::Code(0)),

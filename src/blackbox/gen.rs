@@ -38,6 +38,14 @@ pub enum End {
     Eof,
 }
 
+/// Id of the barrier request every sequence ends with before its [`End`] (an unknown method:
+/// answered at once with an error).
+pub const BARRIER_ID: &str = "dsh-fuzz-barrier";
+/// Method of the barrier request.
+pub const BARRIER_METHOD: &str = "dsh-fuzz/barrier";
+/// Id of the closing `shutdown` request ([`End::Shutdown`]).
+pub const SHUTDOWN_ID: &str = "dsh-fuzz-shutdown";
+
 /// One generated case.
 #[derive(Debug, Clone)]
 pub struct Sequence {

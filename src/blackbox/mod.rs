@@ -5,10 +5,11 @@
 //! `dsh-conformance check`) with deadlines on every wait (a hang is a finding). A broken rule does
 //! not stop the sequence: every finding class it shows is reported ([`class`]). In differential
 //! mode the same sequence also runs on the built-in reference runtime and every normalised
-//! difference the rules did not already report is classified ([`diff`]); an allowlist suppresses
-//! known, justified ones. The first occurrence of each class is shrunk ([`shrink`]) and, when a
-//! trace can pin it, written as a golden trace verified to fail for it ([`repro`]).
+//! difference the rules did not already report is classified ([`diff`]); an [`allowlist`]
+//! suppresses known, justified ones. The first occurrence of each class is shrunk ([`shrink`])
+//! and, when a trace can pin it, written as a golden trace verified to fail for it ([`repro`]).
 
+pub mod allowlist;
 pub mod class;
 pub mod diff;
 pub mod exec;
@@ -18,8 +19,8 @@ pub mod pool;
 pub mod repro;
 pub mod shrink;
 
+pub use allowlist::Allowlist;
 pub use class::{FindingClass, Pin};
-pub use diff::Allowlist;
 pub use exec::{Deadlines, Target};
 pub use pool::ProcessMode;
 

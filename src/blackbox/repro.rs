@@ -7,8 +7,8 @@
 //! notifications or formatting ([`Pin::None`]) get no trace, and the report says why.
 
 use super::class::{DiffKind, FindingClass, Pin};
-use super::exec::{pause_ms, Observed, Outcome, Target, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
-use super::gen::{End, Sequence};
+use super::exec::{pause_ms, Observed, Outcome, Target};
+use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 use super::{exec, Finding, Options as FuzzOptions, Report};
 use crate::ops::{Op, Renderer};
 use crate::rules::Profile;

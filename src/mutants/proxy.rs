@@ -1,8 +1,9 @@
 //! The stdio plumbing of a mutant: client ⇄ rewriter ⇄ runtime child process.
 
 use super::chain::Chain;
+use super::MutantKind;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,30 +21,60 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Runs mutant `name` (or several, comma-separated: see [`super::find_all`]) in front of `cmd`;
 /// returns the process exit code (never returns for the mutants that refuse to exit, until killed).
 pub fn run(name: &str, cmd: &[String]) -> i32 {
+    let (layers, mut child) = match start(name, cmd) {
+        Ok(started) => started,
+        Err(code) => return code,
+    };
+    let pid = child.id() as libc::pid_t;
+    relay_signals(pid);
+    let proxy = Proxy {
+        rw: Arc::new(Mutex::new(Chain::new(&layers))),
+        out: Arc::new(Mutex::new(std::io::stdout())),
+    };
+    let startup = lock(&proxy.rw).startup();
+    write_lines(&proxy.out, &startup);
+    let input = Input {
+        hold: lock(&proxy.rw).drops_at_eof(),
+        proxy: proxy.clone(),
+        child_in: child.stdin.take(),
+        pid,
+    };
+    std::thread::spawn(move || input.run());
+    proxy.relay_output(child.stdout.take().expect("piped stdout"));
+    proxy.exit(child)
+}
+
+/// The mutants `name` names, and the runtime `cmd` started behind them; `Err`: the exit code
+/// of a call that cannot start (said on stderr).
+fn start(name: &str, cmd: &[String]) -> Result<(Vec<MutantKind>, Child), i32> {
     let layers = match super::find_all(name) {
         Ok(ms) => ms.iter().map(|m| m.kind).collect::<Vec<_>>(),
         Err(e) => {
             eprintln!("dsh-conformance mutant: {e}; known: {}", names());
-            return 2;
+            return Err(2);
         }
     };
     let Some((prog, args)) = cmd.split_first() else {
         eprintln!("dsh-conformance mutant: no runtime command given (usage: mutant <name> -- <cmd> [args])");
-        return 2;
+        return Err(2);
     };
-    let mut child = match Command::new(prog)
+    match Command::new(prog)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
     {
-        Ok(c) => c,
+        Ok(c) => Ok((layers, c)),
         Err(e) => {
             eprintln!("dsh-conformance mutant: cannot start {prog:?}: {e}");
-            return 2;
+            Err(2)
         }
-    };
-    // Signals go to the runtime, so it decides the exit code as it would unwrapped.
+    }
+}
+
+/// Passes SIGTERM and SIGINT on to the runtime `pid`, so it decides the exit code as it would
+/// unwrapped.
+fn relay_signals(pid: libc::pid_t) {
     unsafe {
         libc::signal(
             libc::SIGTERM,
@@ -54,7 +85,6 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
             remember_signal as *const () as libc::sighandler_t,
         );
     }
-    let pid = child.id() as libc::pid_t;
     std::thread::spawn(move || loop {
         let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
         if sig != 0 {
@@ -62,26 +92,100 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
         }
         std::thread::sleep(Duration::from_millis(5));
     });
+}
 
-    let rw = Arc::new(Mutex::new(Chain::new(&layers)));
-    let out = Arc::new(Mutex::new(std::io::stdout()));
-    let startup = lock(&rw).startup();
-    write_lines(&out, &startup);
+/// What both directions share: the mutants' rewriter and the client's stdout.
+#[derive(Clone)]
+struct Proxy {
+    rw: Arc<Mutex<Chain>>,
+    out: Arc<Mutex<std::io::Stdout>>,
+}
 
-    let mut child_in = child.stdin.take();
-    let (rw_in, out_in) = (rw.clone(), out.clone());
-    let hold = lock(&rw).drops_at_eof();
-    std::thread::spawn(move || {
+impl Proxy {
+    /// The runtime's stdout, rewritten line by line to the client's, until it closes.
+    fn relay_output(&self, mut child_out: ChildStdout) {
+        let fragmented = lock(&self.rw).fragments_output();
+        let mut swap = lock(&self.rw).swaps_responses().then(Swap::default);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut partial: Vec<u8> = Vec::new();
+        loop {
+            if let Some(sw) = swap.as_mut() {
+                use std::os::fd::AsRawFd;
+                if sw.held.is_some() && !fd_readable_within(child_out.as_raw_fd(), SWAP_WAIT) {
+                    // No second response came soon: the held one goes out alone, late.
+                    sw.flush(&self.out);
+                }
+            }
+            let n = match child_out.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            partial.extend_from_slice(&buf[..n]);
+            let mut lines = Vec::new();
+            complete_lines(&mut partial, |line| {
+                let text = String::from_utf8_lossy(line);
+                lines.extend(lock(&self.rw).output(&text));
+            });
+            if let Some(sw) = swap.as_mut() {
+                for l in lines {
+                    sw.line(&self.out, l);
+                }
+            } else if fragmented {
+                for l in lines {
+                    write_in_pieces(&self.out, &l);
+                }
+            } else {
+                write_lines(&self.out, &lines);
+            }
+        }
+        if let Some(sw) = swap.as_mut() {
+            sw.flush(&self.out);
+        }
+    }
+
+    /// The proxy's exit code once the runtime exits: the runtime's, unless the mutants say
+    /// otherwise (one that never exits waits to be killed).
+    fn exit(&self, mut child: Child) -> i32 {
+        let code = match child.wait() {
+            Ok(s) => s.code().unwrap_or_else(|| {
+                use std::os::unix::process::ExitStatusExt;
+                128 + s.signal().unwrap_or(0)
+            }),
+            Err(_) => 1,
+        };
+        let exit = lock(&self.rw).exit_code(code);
+        match exit {
+            Some(c) => c,
+            None => loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            },
+        }
+    }
+}
+
+/// The client's stdin, rewritten line by line to the runtime's (in a thread of its own).
+struct Input {
+    proxy: Proxy,
+    child_in: Option<ChildStdin>,
+    /// The runtime, killed with the proxy when a mutant crashes.
+    pid: libc::pid_t,
+    /// A mutant that drops the lines it holds at EOF: how long it waits for more input before
+    /// it serves what it read.
+    hold: Option<Duration>,
+}
+
+impl Input {
+    fn run(mut self) {
         let mut stdin = std::io::stdin().lock();
         let mut buf = vec![0u8; 64 * 1024];
         let mut partial: Vec<u8> = Vec::new();
         // Lines read but not yet served (only a mutant that drops them at EOF holds any).
         let mut held: Vec<u8> = Vec::new();
         loop {
-            if let Some(hold) = hold {
+            if let Some(hold) = self.hold {
                 if !held.is_empty() && !readable_within(hold) {
                     // Nothing more came within the hold: serve what was read.
-                    forward(&mut child_in, &std::mem::take(&mut held));
+                    forward(&mut self.child_in, &std::mem::take(&mut held));
                 }
             }
             let n = match stdin.read(&mut buf) {
@@ -92,43 +196,58 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
                 }
                 Ok(n) => n,
             };
-            forward(&mut child_in, &std::mem::take(&mut held));
+            forward(&mut self.child_in, &std::mem::take(&mut held));
             partial.extend_from_slice(&buf[..n]);
-            let mut start = 0;
-            let mut to_child = Vec::new();
-            let mut to_client = Vec::new();
-            while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
-                let act = lock(&rw_in).input(&partial[start..start + i]);
-                if let Some(why) = act.crash {
-                    // What was read before this line is served; then the process dies, taking
-                    // its runtime with it, as an uncaught exception would.
-                    forward(&mut child_in, &to_child);
-                    write_lines(&out_in, &act.answer);
-                    eprintln!("{why}");
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                    std::process::exit(1);
-                }
-                for f in act.forward {
-                    to_child.extend_from_slice(&f);
-                    to_child.push(b'\n');
-                }
-                to_client.extend(act.answer);
-                start += i + 1;
-            }
-            partial.drain(..start);
-            if !to_client.is_empty() {
-                write_lines(&out_in, &to_client);
-            }
-            if hold.is_some() {
+            let to_child = self.rewrite(&mut partial);
+            if self.hold.is_some() {
                 held = to_child;
             } else {
-                forward(&mut child_in, &to_child);
+                forward(&mut self.child_in, &to_child);
             }
         }
+        self.eof(&partial);
+    }
+
+    /// Rewrites the complete lines of `partial` (and takes them out of it): the answers the
+    /// mutants make themselves go to the client; returns what goes to the runtime.
+    fn rewrite(&mut self, partial: &mut Vec<u8>) -> Vec<u8> {
+        let mut to_child = Vec::new();
+        let mut to_client = Vec::new();
+        complete_lines(partial, |line| {
+            let act = lock(&self.proxy.rw).input(line);
+            if let Some(why) = act.crash {
+                self.crash(&to_child, &act.answer, &why);
+            }
+            for f in act.forward {
+                to_child.extend_from_slice(&f);
+                to_child.push(b'\n');
+            }
+            to_client.extend(act.answer);
+        });
+        if !to_client.is_empty() {
+            write_lines(&self.proxy.out, &to_client);
+        }
+        to_child
+    }
+
+    /// A mutant crashes: what was read before this line is served; then the process dies,
+    /// taking its runtime with it, as an uncaught exception would.
+    fn crash(&mut self, to_child: &[u8], answer: &[String], why: &str) -> ! {
+        forward(&mut self.child_in, to_child);
+        write_lines(&self.proxy.out, answer);
+        eprintln!("{why}");
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        std::process::exit(1);
+    }
+
+    /// The client's EOF: the rest of a last line (as the mutants pass it), then the runtime's
+    /// stdin closes, unless a mutant keeps it open.
+    fn eof(self, partial: &[u8]) {
         let (tail, keep_open) = {
-            let r = lock(&rw_in);
-            (r.tail(&partial), r.ignores_eof())
+            let r = lock(&self.proxy.rw);
+            (r.tail(partial), r.ignores_eof())
         };
+        let mut child_in = self.child_in;
         if let Some(ci) = child_in.as_mut() {
             let _ = ci.write_all(&tail);
             let _ = ci.flush();
@@ -140,66 +259,17 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
                 std::thread::sleep(Duration::from_secs(3600));
             }
         }
-    });
+    }
+}
 
-    let mut child_out = child.stdout.take().expect("piped stdout");
-    let fragmented = lock(&rw).fragments_output();
-    let mut swap = lock(&rw).swaps_responses().then(Swap::default);
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut partial: Vec<u8> = Vec::new();
-    loop {
-        if let Some(sw) = swap.as_mut() {
-            use std::os::fd::AsRawFd;
-            if sw.held.is_some() && !fd_readable_within(child_out.as_raw_fd(), SWAP_WAIT) {
-                // No second response came soon: the held one goes out alone, late.
-                sw.flush(&out);
-            }
-        }
-        let n = match child_out.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        partial.extend_from_slice(&buf[..n]);
-        let mut start = 0;
-        let mut lines = Vec::new();
-        while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
-            let text = String::from_utf8_lossy(&partial[start..start + i]).into_owned();
-            lines.extend(lock(&rw).output(&text));
-            start += i + 1;
-        }
-        partial.drain(..start);
-        if let Some(sw) = swap.as_mut() {
-            for l in lines {
-                sw.line(&out, l);
-            }
-            continue;
-        }
-        if fragmented {
-            for l in lines {
-                write_in_pieces(&out, &l);
-            }
-        } else {
-            write_lines(&out, &lines);
-        }
+/// Hands each complete line of `partial` (without its newline) to `each`, then takes them out.
+fn complete_lines(partial: &mut Vec<u8>, mut each: impl FnMut(&[u8])) {
+    let mut start = 0;
+    while let Some(i) = memchr::memchr(b'\n', &partial[start..]) {
+        each(&partial[start..start + i]);
+        start += i + 1;
     }
-    if let Some(sw) = swap.as_mut() {
-        sw.flush(&out);
-    }
-    let status = child.wait();
-    let code = match status {
-        Ok(s) => s.code().unwrap_or_else(|| {
-            use std::os::unix::process::ExitStatusExt;
-            128 + s.signal().unwrap_or(0)
-        }),
-        Err(_) => 1,
-    };
-    let exit = lock(&rw).exit_code(code);
-    match exit {
-        Some(c) => c,
-        None => loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        },
-    }
+    partial.drain(..start);
 }
 
 /// Writes `line` and its newline to the client in three writes, 3 ms apart: up to a cut inside

@@ -13,6 +13,8 @@ use std::thread::JoinHandle;
 
 pub use super::dirs::CaseDirs;
 use super::flood::{Flood, Meter, StdoutLimit, LINE_OVERHEAD};
+pub use super::mark::MARK_VAR;
+use super::mark::{next_mark, sweep};
 use crate::trace::ExitInfo;
 use crate::wire::output::{NotAFrame, Output};
 
@@ -131,48 +133,6 @@ pub struct Child {
     swept: bool,
     /// Registration with [`super::cleanup`].
     ticket: u64,
-}
-
-/// The environment variable that marks every process a runtime starts, so that descendants
-/// outside its process group (a `setsid` grandchild) can be found and killed with it. A process
-/// that clears its environment, or another user's, is out of reach.
-pub const MARK_VAR: &str = "DSH_CONFORMANCE_CHILD";
-
-fn next_mark() -> String {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// Kills every process whose environment holds `MARK_VAR=mark` (Linux: through /proc; elsewhere
-/// only the process group is reached).
-pub(crate) fn sweep(mark: &str) {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    let needle = format!("{MARK_VAR}={mark}\0").into_bytes();
-    let me = std::process::id() as i32;
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(env) = std::fs::read(e.path().join("environ")) else {
-            continue;
-        };
-        if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
-            // SAFETY: kill(2) on a process that carries our mark; no memory is involved.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-    }
 }
 
 /// Signal numbers to reset: every one up to the platform's last (real-time ones included).

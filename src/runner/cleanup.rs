@@ -81,7 +81,7 @@ pub fn undo_all() {
         unsafe {
             libc::kill(-*pgid, libc::SIGKILL);
         }
-        super::child::sweep(mark);
+        super::mark::sweep(mark);
     }
     for d in l.dirs.values() {
         let _ = std::fs::remove_dir_all(d);

@@ -15,6 +15,7 @@ pub mod child;
 pub mod cleanup;
 mod dirs;
 pub mod flood;
+mod mark;
 pub mod record;
 pub mod tap;
 

@@ -16,7 +16,7 @@
 use crate::trace::import::RawEvent;
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,23 +110,63 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(TapError::Start)?;
-    let started = Instant::now();
-    let t = move || started.elapsed().as_secs_f64();
+    let rec = Recorder {
+        log: Arc::default(),
+        started: Instant::now(),
+    };
     FORWARD_TO.store(child.id() as i32, Ordering::SeqCst);
     // Best effort: a tap that cannot forward signals still forwards the session.
     let _ = crate::sys::catch(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP], forward, false);
-    let log = Arc::new(Mutex::new(Log::default()));
-    let record = {
-        let log = log.clone();
-        move |ev: RawEvent, size: usize| {
-            log.lock().unwrap_or_else(|e| e.into_inner()).push(ev, size)
-        }
+    let to_child = child.stdin.take().expect("piped stdin");
+    let from_child = child.stdout.take().expect("piped stdout");
+    let r = rec.clone();
+    std::thread::spawn(move || r.client_to_runtime(to_child));
+    let r = rec.clone();
+    let out_thread = std::thread::spawn(move || r.runtime_to_client(from_child));
+    let status = rec.wait(&mut child)?;
+    // The runtime's stdout may stay open in a grandchild: wait a moment, not forever.
+    let until = Instant::now() + Duration::from_secs(2);
+    while !out_thread.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let exit = RawEvent::Exit {
+        t: rec.t(),
+        code: status.code(),
     };
-    let mut to_child = child.stdin.take().expect("piped stdin");
-    let mut from_child = child.stdout.take().expect("piped stdout");
-    // Client → runtime: forwarded as it comes, recorded line by line.
-    let rec_in = record.clone();
-    std::thread::spawn(move || {
+    rec.push(exit, 0);
+    let log = std::mem::take(&mut *rec.lock());
+    write_outputs(&log, argv, opts)?;
+    Ok(code)
+}
+
+/// The log both directions record into, and the clock its events are timed by.
+#[derive(Clone)]
+struct Recorder {
+    log: Arc<Mutex<Log>>,
+    started: Instant,
+}
+
+impl Recorder {
+    /// Seconds since the runtime started.
+    fn t(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, ev: RawEvent, size: usize) {
+        self.lock().push(ev, size);
+    }
+
+    /// Client → runtime: forwarded as it comes, recorded line by line (an unterminated last
+    /// line too), then the EOF.
+    fn client_to_runtime(&self, mut to_child: ChildStdin) {
         let mut stdin = std::io::stdin();
         let mut buf = vec![0u8; 64 * 1024];
         let mut pending: Vec<u8> = Vec::new();
@@ -138,17 +178,7 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
             // Recorded before it is forwarded: an answer must never be recorded before the
             // request it answers.
             pending.extend_from_slice(&buf[..n]);
-            while let Some(i) = memchr::memchr(b'\n', &pending) {
-                let line: Vec<u8> = pending.drain(..=i).collect();
-                let size = line.len();
-                rec_in(
-                    RawEvent::In {
-                        t: t(),
-                        bytes: line,
-                    },
-                    size,
-                );
-            }
+            take_lines(&mut pending, |line| self.sent(line));
             if to_child
                 .write_all(&buf[..n])
                 .and_then(|_| to_child.flush())
@@ -158,21 +188,20 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
             }
         }
         if !pending.is_empty() {
-            let size = pending.len();
-            rec_in(
-                RawEvent::In {
-                    t: t(),
-                    bytes: pending,
-                },
-                size,
-            );
+            self.sent(pending);
         }
-        rec_in(RawEvent::Eof { t: t() }, 0);
+        self.push(RawEvent::Eof { t: self.t() }, 0);
         drop(to_child);
-    });
-    // Runtime → client: forwarded as it comes, recorded line by line.
-    let rec_out = record.clone();
-    let out_thread = std::thread::spawn(move || {
+    }
+
+    fn sent(&self, bytes: Vec<u8>) {
+        let size = bytes.len();
+        self.push(RawEvent::In { t: self.t(), bytes }, size);
+    }
+
+    /// Runtime → client: forwarded as it comes, recorded line by line (JS-trimmed, blank
+    /// lines left out).
+    fn runtime_to_client(&self, mut from_child: ChildStdout) {
         let mut stdout = std::io::stdout();
         let mut buf = vec![0u8; 64 * 1024];
         let mut pending: Vec<u8> = Vec::new();
@@ -184,62 +213,48 @@ pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
             // Recorded before it is forwarded, as in the other direction: whatever the client
             // does in reaction to a line is then recorded after that line.
             pending.extend_from_slice(&buf[..n]);
-            while let Some(i) = memchr::memchr(b'\n', &pending) {
-                let raw: Vec<u8> = pending.drain(..=i).collect();
+            take_lines(&mut pending, |raw| {
                 let text = String::from_utf8_lossy(&raw[..raw.len() - 1]);
                 let line = crate::wire::trim_js(&text).to_owned();
                 let size = line.len();
                 if !line.is_empty() {
-                    rec_out(
-                        RawEvent::Out {
-                            t: t(),
-                            line,
-                            truncated: None,
-                        },
-                        size,
-                    );
+                    let out = RawEvent::Out {
+                        t: self.t(),
+                        line,
+                        truncated: None,
+                    };
+                    self.push(out, size);
                 }
-            }
+            });
             let _ = stdout.write_all(&buf[..n]).and_then(|_| stdout.flush());
         }
-    });
-    let status = loop {
-        if let Some(sig) = crate::sys::take_caught() {
-            record(
-                RawEvent::Signal {
-                    t: t(),
-                    name: crate::sys::signal_name(sig)
-                        .trim_start_matches("SIG")
-                        .to_owned(),
-                },
-                0,
-            );
-        }
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break child.wait().map_err(TapError::Start)?,
-        }
-    };
-    // The runtime's stdout may stay open in a grandchild: wait a moment, not forever.
-    let until = Instant::now() + Duration::from_secs(2);
-    while !out_thread.is_finished() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(5));
     }
-    use std::os::unix::process::ExitStatusExt;
-    let code = status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    record(
-        RawEvent::Exit {
-            t: t(),
-            code: status.code(),
-        },
-        0,
-    );
-    let log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
-    write_outputs(&log, argv, opts)?;
-    Ok(code)
+
+    /// Waits for the runtime to exit, recording the signals the tap forwards meanwhile.
+    fn wait(&self, child: &mut Child) -> Result<ExitStatus, TapError> {
+        loop {
+            if let Some(sig) = crate::sys::take_caught() {
+                let name = crate::sys::signal_name(sig);
+                let ev = RawEvent::Signal {
+                    t: self.t(),
+                    name: name.trim_start_matches("SIG").to_owned(),
+                };
+                self.push(ev, 0);
+            }
+            match child.try_wait() {
+                Ok(Some(st)) => return Ok(st),
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(_) => return child.wait().map_err(TapError::Start),
+            }
+        }
+    }
+}
+
+/// Takes each complete line (with its newline) out of `pending`, in order.
+fn take_lines(pending: &mut Vec<u8>, mut each: impl FnMut(Vec<u8>)) {
+    while let Some(i) = memchr::memchr(b'\n', pending) {
+        each(pending.drain(..=i).collect());
+    }
 }
 
 fn write_outputs(log: &Log, argv: &[String], opts: &TapOptions) -> Result<(), TapError> {

@@ -6,7 +6,7 @@
 //! numbers them in their session's log and stamps them with a time that never goes backwards.
 
 use super::Session;
-use crate::wire::json::{held, write_str, write_value};
+use crate::wire::json::{write_str, write_value};
 use serde_json::{json, Value};
 
 /// The stand-in system prompt (the real one is ~10 kB of agent instructions).
@@ -18,7 +18,7 @@ pub const SANDBOX_REFUSAL: &str = "sandbox mode \"workspace-write\" is requested
 /// Retry policy key of the DeepSeek adapter.
 pub const RETRY_POLICY: &str = "[\"normal\",5,[\"EMPTY_RESPONSE\",\"RATE_LIMIT\",\"SERVER\",\"TIMEOUT\",\"TRANSPORT\"],500,10000,0.1]";
 
-/// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `turn`).
+/// Nominal retry delays (ms) of the real policy, reported but not waited (see the module docs of `model`).
 pub const RETRY_DELAYS: [f64; 5] = [500.0, 1000.0, 2000.0, 4000.0, 7500.0];
 
 /// The envelope of one `session.event` frame: everything but its `data`.
@@ -229,203 +229,6 @@ pub fn js_quote(s: &str) -> String {
     let mut v = Vec::new();
     write_str(s, &mut v);
     String::from_utf8(v).unwrap_or_default()
-}
-
-/// Splits a text the way the recording stub streamed it: two halves (one chunk when short),
-/// counting code points of held text (a lone surrogate is one).
-fn halves(text: &str) -> (Value, Value) {
-    let n = held::char_count(text);
-    if n < 2 {
-        return (json!([text]), json!([]));
-    }
-    let cut = held::nth_char(text, n / 2);
-    (json!([&text[..cut], &text[cut..]]), json!([10]))
-}
-
-/// One streamed content block of an assistant message.
-pub enum Block<'a> {
-    /// `{type:"text"}`.
-    Text(&'a str),
-    /// `{type:"reasoning"}` with the stub's fake signature.
-    Reasoning(&'a str),
-    /// `{type:"tool-call"}`.
-    ToolCall {
-        /// Call id.
-        id: &'a str,
-        /// Tool name.
-        name: &'a str,
-        /// Arguments as JSON text.
-        args: &'a str,
-    },
-}
-
-/// The content array of an assistant message (kept for `subagent.finished`).
-pub fn assistant_content(blocks: &[Block<'_>]) -> Value {
-    Value::Array(
-        blocks
-            .iter()
-            .map(|b| match b {
-                Block::Text(t) => json!({"type":"text","text": t}),
-                Block::Reasoning(t) => json!({"type":"reasoning","text": t}),
-                Block::ToolCall { id, name, args } => {
-                    json!({"type":"tool-call","id": id,"name": name,"arguments": args})
-                }
-            })
-            .collect(),
-    )
-}
-
-/// Appends `assistant/message` data (message, usage, the recorded stream) as raw JSON: it is
-/// the biggest event of every turn, and building it as a `Value` dominated the echo workload.
-pub fn write_assistant_message(
-    out: &mut Vec<u8>,
-    turn: u32,
-    step: u32,
-    model: &str,
-    blocks: &[Block<'_>],
-    finish: &str,
-    now: u64,
-) {
-    use std::io::Write as _;
-    let mut content = Vec::with_capacity(128);
-    let mut replay = Vec::with_capacity(64);
-    let mut stream = Vec::with_capacity(512);
-    for (i, b) in blocks.iter().enumerate() {
-        let sep = |v: &mut Vec<u8>| {
-            if v.len() > 1 {
-                v.push(b',');
-            }
-        };
-        sep(&mut content);
-        sep(&mut replay);
-        if i == 0 {
-            content.clear();
-            replay.clear();
-            content.push(b'[');
-            replay.push(b'[');
-        }
-        let chunk = |s: &mut Vec<u8>, body: &dyn Fn(&mut Vec<u8>)| {
-            let _ = write!(s, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":");
-            body(s);
-            s.extend_from_slice(b"},");
-        };
-        match b {
-            Block::Text(t) | Block::Reasoning(t) => {
-                let kind = if matches!(b, Block::Text(_)) {
-                    "text"
-                } else {
-                    "reasoning"
-                };
-                content.extend_from_slice(b"{\"type\":");
-                write_str(kind, &mut content);
-                content.extend_from_slice(b",\"text\":");
-                write_str(t, &mut content);
-                content.push(b'}');
-                if kind == "text" {
-                    replay.extend_from_slice(b"{\"type\":\"text\"}");
-                } else {
-                    replay.extend_from_slice(b"{\"type\":\"reasoning\",\"signature\":\"fakesig\"}");
-                }
-                chunk(&mut stream, &|s| {
-                    let _ = write!(
-                        s,
-                        "{{\"type\":\"block-start\",\"index\":{i},\"blockType\":\"{kind}\"}}"
-                    );
-                });
-                let _ = write!(
-                    stream,
-                    "{{\"type\":\"{kind}-chunks\",\"time0\":{now},\"index\":{i},"
-                );
-                let (texts, dt) = if kind == "text" {
-                    halves(t)
-                } else {
-                    (json!([t]), json!([]))
-                };
-                stream.extend_from_slice(b"\"dt\":");
-                write_value(&dt, &mut stream);
-                stream.extend_from_slice(b",\"texts\":");
-                write_value(&texts, &mut stream);
-                stream.extend_from_slice(b"},");
-                chunk(&mut stream, &|s| {
-                    let _ = write!(s, "{{\"type\":\"block-end\",\"index\":{i},\"block\":{{\"type\":\"{kind}\",\"text\":");
-                    write_str(t, s);
-                    s.extend_from_slice(b"}}");
-                });
-            }
-            Block::ToolCall { id, name, args } => {
-                let call = |s: &mut Vec<u8>| {
-                    s.extend_from_slice(b"{\"type\":\"tool-call\",\"id\":");
-                    write_str(id, s);
-                    s.extend_from_slice(b",\"name\":");
-                    write_str(name, s);
-                    s.extend_from_slice(b",\"arguments\":");
-                    write_str(args, s);
-                    s.push(b'}');
-                };
-                call(&mut content);
-                replay.extend_from_slice(b"{\"type\":\"tool-call\"}");
-                chunk(&mut stream, &|s| {
-                    let _ = write!(
-                        s,
-                        "{{\"type\":\"block-start\",\"index\":{i},\"blockType\":\"tool-call\"}}"
-                    );
-                });
-                let _ = write!(stream, "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":");
-                write_str(id, &mut stream);
-                stream.extend_from_slice(b",\"name\":");
-                write_str(name, &mut stream);
-                stream.extend_from_slice(b",\"args\":[\"\"]},");
-                let _ = write!(stream, "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":");
-                write_str(id, &mut stream);
-                stream.extend_from_slice(b",\"args\":[");
-                write_str(args, &mut stream);
-                stream.extend_from_slice(b"]},");
-                chunk(&mut stream, &|s| {
-                    let _ = write!(s, "{{\"type\":\"block-end\",\"index\":{i},\"block\":");
-                    call(s);
-                    s.push(b'}');
-                });
-            }
-        }
-    }
-    if blocks.is_empty() {
-        content.push(b'[');
-        replay.push(b'[');
-    }
-    content.push(b']');
-    replay.push(b']');
-    const USAGE_JSON: &str = "{\"inputTokens\":10,\"outputTokens\":5,\"totalTokens\":15}";
-    let response = |s: &mut Vec<u8>| {
-        s.extend_from_slice(
-            b"{\"response\":{\"kind\":\"deepseek-messages\",\"version\":1,\"model\":",
-        );
-        write_str(model, s);
-        s.extend_from_slice(b"},\"blocks\":");
-        s.extend_from_slice(&replay);
-        s.push(b'}');
-    };
-    let _ = write!(stream, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":{{\"type\":\"usage\",\"usage\":{USAGE_JSON}}}}},");
-    let _ = write!(stream, "{{\"type\":\"chunk\",\"time\":{now},\"chunk\":{{\"type\":\"finish\",\"reason\":{{\"kind\":");
-    write_str(finish, &mut stream);
-    stream.extend_from_slice(b"},\"replayState\":");
-    response(&mut stream);
-    stream.extend_from_slice(b"}}");
-    let _ = write!(
-        out,
-        "{{\"turn\":{turn},\"step\":{step},\"message\":{{\"role\":\"assistant\",\"content\":"
-    );
-    out.extend_from_slice(&content);
-    out.extend_from_slice(
-        b",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek-official\",\"model\":",
-    );
-    write_str(model, out);
-    out.extend_from_slice(b",\"replayState\":");
-    response(out);
-    out.extend_from_slice(b"},\"id\":");
-    write_str(&new_id(), out);
-    let _ = write!(out, "}},\"usage\":{USAGE_JSON},\"stream\":[");
-    out.extend_from_slice(&stream);
-    out.extend_from_slice(b"]}");
 }
 
 /// `assistant/attempt` data for a failed model request.

@@ -25,6 +25,7 @@
 //!   stub, and echoes user text that holds no directive.
 
 pub mod activation;
+mod assistant;
 mod cd;
 mod config;
 pub mod editor;
@@ -35,6 +36,7 @@ mod inspect;
 pub mod launch;
 pub mod memory;
 mod methods;
+mod model;
 pub mod patch;
 pub mod persist;
 pub mod profile;

@@ -1,11 +1,11 @@
 //! A step's opening: the checks that fail a turn before its first step, `step/start`, and the
 //! events the real runtime emits while it builds the model request (claimed working-directory
 //! notes, system prompt, prompt, runtime context, request header and context, title). The
-//! model's answer is [`super::turn`]'s.
+//! model's answer is [`super::model`]'s.
 
 use super::events::{self, new_id, Events};
 use super::script::Script;
-use super::{profile, Phase, Profile, Runtime};
+use super::{profile, Config, Phase, Profile, Runtime, Session, Turn};
 use crate::wire::json::held;
 use serde_json::{json, Value};
 
@@ -13,116 +13,24 @@ impl Runtime {
     /// `step/start` and the events the real runtime emits while building the model request.
     /// Returns the reason when the turn fails before its step starts (the caller ends it).
     pub(super) fn pre_step(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) -> Option<Value> {
-        if sid.is_empty() {
-            // The real runtime cannot encode "" as a path segment: the turn fails at once. We
-            // copy that, but (unlike it) shutdown still works afterwards.
-            return Some(
-                json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}}),
-            );
+        if let Some(reason) = self.fails_before_step(sid) {
+            return Some(reason);
         }
-        // Before the first step the runtime reads the prompt's texts and checks the session's
-        // working directory: a turn fails there.
-        let check_cwd = self.cfg.cwd_must_exist;
-        let early = self.sessions.get(sid).and_then(|s| {
-            let t = s.turn.as_ref().filter(|t| t.step == 1)?;
-            if let Script::TextNotString(m) = &t.script {
-                return Some(m.clone());
-            }
-            check_cwd
-                .then(|| super::cd::must_exist(&s.cwd).err())
-                .flatten()
-        });
-        if let Some(message) = early {
-            return Some(json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}}));
-        }
-        let minimal = self.cfg.profile == Profile::SdkMinimal;
-        let system = profile::system_content(&self.cfg);
-        let roster = profile::roster(&self.cfg);
+        let cfg = &self.cfg;
         // No session or no turn: nothing to open (and no failure to report).
         let s = self.sessions.get_mut(sid)?;
         let mut t = s.turn.take()?;
         let mut ev = Events::new(out, sid, now);
-        // Notices a tool spliced for the next step are claimed before it starts and read in it,
-        // with the runtime context they changed.
-        // A first step reads those claimed when the turn started; a change during it waits for
-        // the next step.
-        let claimed = if t.step == 1 {
-            std::mem::take(&mut t.claimed)
-        } else {
-            std::mem::take(&mut s.next_step)
-        };
-        if !claimed.is_empty() && t.step > 1 {
-            let claim =
-                json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
-            ev.event(s, "agent/inbox/spliced", &claim);
-        }
+        let claimed = claim_notices(s, &mut t, &mut ev);
         ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
-        // The runtime context is sent again whenever the working directory differs from the
-        // one the model was last told about.
-        let context = |s: &mut super::Session, ev: &mut Events<'_>| {
-            let ctx = if minimal {
-                profile::minimal_runtime_context(&s.cwd)
-            } else {
-                let workspace = s.route.cwd.clone();
-                events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
-            };
-            ev.appended(s, "user/message", &ctx);
-            s.context_cwd = Some(s.cwd.clone());
-        };
         for notice in &claimed {
             ev.appended(s, "user/message", notice);
         }
         if t.step > 1 && s.context_cwd.as_ref() != Some(&s.cwd) {
-            context(s, &mut ev);
+            runtime_context(cfg, s, &mut ev);
         }
         if t.step == 1 {
-            let primed = s.primed;
-            if let Some(content) = system.filter(|_| !primed) {
-                let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
-                    "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
-                ev.appended(s, "system/message", &sys);
-            }
-            let mut prompt_seq = s.seq;
-            if let Some(m) = &t.msg {
-                prompt_seq = ev.appended(s, "user/message", &m.value);
-            }
-            if !primed || s.context_cwd.as_ref() != Some(&s.cwd) {
-                context(s, &mut ev);
-            }
-            if !s.header_sent {
-                s.header_sent = true;
-                // A session primed before its first header here was reopened from the store.
-                let child = s.parent.is_some();
-                let mut h =
-                    events::request_header(&s.route.model, s.route.max_tokens, primed, child);
-                if minimal {
-                    h["header"]["tools"] = profile::minimal_tool_schemas(&roster);
-                } else {
-                    // The `sdk` profile's schemas are abbreviated to the tools' names.
-                    let names: Vec<Value> = roster.iter().map(|t| json!({"name": t})).collect();
-                    h["header"]["tools"] = Value::Array(names);
-                }
-                ev.event(s, "request/header", &h);
-            }
-            if !primed {
-                let rc = json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
-                ev.event(s, "request/context", &rc);
-                s.primed = true;
-            }
-            if !s.titled {
-                // The session is named after the first message with words, in that turn's first
-                // step (a message without words gets no title, and a later one may).
-                let title = t
-                    .msg
-                    .as_ref()
-                    .map(|m| title_of(&m.value["content"]))
-                    .unwrap_or_default();
-                if !title.is_empty() {
-                    let st = json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
-                    ev.event(s, "session/title", &st);
-                    s.titled = true;
-                }
-            }
+            first_step(cfg, s, &t, &mut ev);
         }
         let delay = if t.step == 1 { t.delay_ms } else { 0 };
         t.through = s.seq.saturating_sub(1);
@@ -139,6 +47,118 @@ impl Runtime {
         }
         None
     }
+
+    /// The reason a turn fails before its step starts: a session id the store cannot encode,
+    /// and, before the first step, a prompt text that is not a string or a working directory
+    /// that is gone (the runtime reads and checks them there).
+    fn fails_before_step(&self, sid: &str) -> Option<Value> {
+        if sid.is_empty() {
+            // The real runtime cannot encode "" as a path segment: the turn fails at once. We
+            // copy that, but (unlike it) shutdown still works afterwards.
+            return Some(
+                json!({"kind":"error","error":{"message":"cannot encode an empty path segment","code":"UNKNOWN"}}),
+            );
+        }
+        let check_cwd = self.cfg.cwd_must_exist;
+        let message = self.sessions.get(sid).and_then(|s| {
+            let t = s.turn.as_ref().filter(|t| t.step == 1)?;
+            if let Script::TextNotString(m) = &t.script {
+                return Some(m.clone());
+            }
+            check_cwd
+                .then(|| super::cd::must_exist(&s.cwd).err())
+                .flatten()
+        })?;
+        Some(json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}}))
+    }
+}
+
+/// The notices the step reads (claimed before it starts, with the runtime context they
+/// changed): a first step reads those its turn claimed when it started (a change during it
+/// waits for the next step); a later one claims those a tool spliced for it.
+fn claim_notices(s: &mut Session, t: &mut Turn, ev: &mut Events<'_>) -> Vec<Value> {
+    if t.step == 1 {
+        return std::mem::take(&mut t.claimed);
+    }
+    let claimed = std::mem::take(&mut s.next_step);
+    if !claimed.is_empty() {
+        let claim =
+            json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
+        ev.event(s, "agent/inbox/spliced", &claim);
+    }
+    claimed
+}
+
+/// The runtime context, sent again whenever the working directory differs from the one the
+/// model was last told about.
+fn runtime_context(cfg: &Config, s: &mut Session, ev: &mut Events<'_>) {
+    let ctx = if cfg.profile == Profile::SdkMinimal {
+        profile::minimal_runtime_context(&s.cwd)
+    } else {
+        let workspace = s.route.cwd.clone();
+        events::runtime_context(&s.cwd, &workspace, s.parent.as_ref().map(|_| ()))
+    };
+    ev.appended(s, "user/message", &ctx);
+    s.context_cwd = Some(s.cwd.clone());
+}
+
+/// A turn's first step: the system prompt and the prompt, the runtime context, and what a
+/// session sends once (request header and context, title).
+fn first_step(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
+    let primed = s.primed;
+    if let Some(content) = profile::system_content(cfg).filter(|_| !primed) {
+        let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
+            "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
+        ev.appended(s, "system/message", &sys);
+    }
+    let mut prompt_seq = s.seq;
+    if let Some(m) = &t.msg {
+        prompt_seq = ev.appended(s, "user/message", &m.value);
+    }
+    if !primed || s.context_cwd.as_ref() != Some(&s.cwd) {
+        runtime_context(cfg, s, ev);
+    }
+    if !s.header_sent {
+        s.header_sent = true;
+        let h = request_header(cfg, s, primed);
+        ev.event(s, "request/header", &h);
+    }
+    if !primed {
+        let rc =
+            json!({"provider":"deepseek-official","model": s.route.model,"contextWindow":1000000});
+        ev.event(s, "request/context", &rc);
+        s.primed = true;
+    }
+    if !s.titled {
+        // The session is named after the first message with words, in that turn's first
+        // step (a message without words gets no title, and a later one may).
+        let title = t
+            .msg
+            .as_ref()
+            .map(|m| title_of(&m.value["content"]))
+            .unwrap_or_default();
+        if !title.is_empty() {
+            let st =
+                json!({"title": title,"messageSeqs":[prompt_seq],"source":{"kind":"fallback"}});
+            ev.event(s, "session/title", &st);
+            s.titled = true;
+        }
+    }
+}
+
+/// The `request/header` data of a session's first request here (`primed` before it: the
+/// session was reopened from the store).
+fn request_header(cfg: &Config, s: &Session, primed: bool) -> Value {
+    let roster = profile::roster(cfg);
+    let child = s.parent.is_some();
+    let mut h = events::request_header(&s.route.model, s.route.max_tokens, primed, child);
+    h["header"]["tools"] = if cfg.profile == Profile::SdkMinimal {
+        profile::minimal_tool_schemas(&roster)
+    } else {
+        // The `sdk` profile's schemas are abbreviated to the tools' names.
+        Value::Array(roster.iter().map(|t| json!({"name": t})).collect())
+    };
+    h
 }
 
 /// The fallback title: the first five words of the message's text (`sdk-minimal`'s title row

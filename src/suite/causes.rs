@@ -1,7 +1,6 @@
 //! Root causes: the failures a runtime author should fix first, each with the checks it blocks.
 
-use super::report::CheckResult;
-use super::verdict::Verdict;
+use super::verdict::{CheckResult, Verdict};
 use crate::check::{CheckId, Severity};
 
 /// One failing check at the root of the report, with what it blocks.

@@ -2,13 +2,14 @@
 //! hand every transcript to the rule engine so stream rules are blamed on their own checks.
 
 use super::cases::CheckCase;
-use super::run::Options;
+use super::options::{runner_opts, Options};
+use super::probe::ModelCapability;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::CheckId;
 use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
-use crate::wire::json::{self, JsonView};
-use crate::wire::output::{Frame, Output};
+use crate::wire::json;
+use crate::wire::output::Frame;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -19,28 +20,6 @@ pub struct Blame {
     pub check: crate::check::CheckId,
     /// What broke.
     pub failure: Failure,
-}
-
-/// Whether the runtime's model follows the stub's directives (`reply: X` answers X).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelCapability {
-    /// It does.
-    Follows,
-    /// It does not, or could not be told: why.
-    Ignores(String),
-}
-
-/// The runner settings of the suite: tolerant matching, the suite's deadlines and environment.
-pub fn runner_opts(opts: &Options) -> runner::Options {
-    runner::Options {
-        frame_timeout: opts.frame_timeout,
-        case_timeout: Duration::from_secs(300),
-        env: opts.env.clone(),
-        tolerant: true,
-        stdout: opts.stdout.clone(),
-        cancel: opts.cancel.clone(),
-        ..runner::Options::default()
-    }
 }
 
 /// The frame timeout the traces' `within` deadlines are written for.
@@ -157,18 +136,44 @@ pub fn judge(
     opts: &Options,
     model: &dyn Fn() -> ModelCapability,
 ) -> (Verdict, Vec<Blame>) {
-    let mut blames = Vec::new();
     if cases.iter().any(|c| c.needs_model) {
         if let ModelCapability::Ignores(why) = model() {
-            return (Verdict::NotTestable { reason: why }, blames);
+            return (Verdict::NotTestable { reason: why }, Vec::new());
         }
     }
-    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    let mut j = Judging {
+        id,
+        cmd,
+        opts,
+        kept: HashMap::new(),
+        blames: Vec::new(),
+    };
     for case in cases {
-        let trace = match case.trace(opts.strict_upstream) {
+        if let Some(verdict) = j.case(case) {
+            return (verdict, j.blames);
+        }
+    }
+    (Verdict::Pass, j.blames)
+}
+
+/// One check being judged, case by case.
+struct Judging<'a> {
+    id: CheckId,
+    cmd: &'a CommandSpec,
+    opts: &'a Options,
+    /// The directories of the cases run so far, by case name (a later case may continue one).
+    kept: HashMap<String, CaseDirs>,
+    /// What the transcripts showed about other rules.
+    blames: Vec<Blame>,
+}
+
+impl Judging<'_> {
+    /// Runs `case`; returns the check's verdict when the case decides it (any but a pass).
+    fn case(&mut self, case: &CheckCase) -> Option<Verdict> {
+        let trace = match case.trace(self.opts.strict_upstream) {
             Ok(mut t) => {
                 t.frames_only = false;
-                scale_deadlines(&mut t, opts.frame_timeout);
+                scale_deadlines(&mut t, self.opts.frame_timeout);
                 t
             }
             Err(e) => {
@@ -176,101 +181,124 @@ pub fn judge(
                     FailureKind::Harness,
                     format!("the check's trace is invalid: {e}"),
                 );
-                return (Verdict::Fail(Box::new(f)), blames);
+                return Some(Verdict::Fail(Box::new(f)));
             }
         };
-        // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
-        // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
-        let mut ro = runner_opts(opts);
-        ro.skip_repeats = (
-            id != CheckId::ResponseExactlyOnce,
-            id != CheckId::TurnNoReplay,
-        );
-        let stub_before = opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
-        let r = match &trace.meta.continues {
-            Some(prev) => match kept.get(prev) {
-                Some(d) => runner::replay_in(&trace, cmd, &ro, d),
-                None => {
-                    let reason = format!("it continues case `{prev}`, which did not run");
-                    return (Verdict::NotTestable { reason }, blames);
-                }
-            },
-            None => {
-                let d = match CaseDirs::new(false) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        let reason = format!("cannot create the case directories: {e}");
-                        return (Verdict::NotTestable { reason }, blames);
-                    }
-                };
-                let r = runner::replay_in(&trace, cmd, &ro, &d);
-                kept.insert(trace.meta.case.clone(), d);
-                r
-            }
+        let stub_before = self.opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
+        let r = match self.replay(&trace) {
+            Ok(r) => r,
+            Err(verdict) => return Some(verdict),
         };
         // A half-run case proves nothing, for this rule or any other.
         if !matches!(r.outcome, Outcome::Halted(_)) {
-            stream_blames(&r, id, opts, &mut blames);
+            stream_blames(&r, self.id, self.opts, &mut self.blames);
         }
         match &r.outcome {
-            Outcome::Halted(h) => return (Verdict::NotRun(*h), blames),
+            Outcome::Halted(h) => return Some(Verdict::NotRun(*h)),
             Outcome::Pass => {}
-            Outcome::Broken(m) => {
-                if let Some(f) = died_on_input(case, &trace, &r) {
-                    return (Verdict::Fail(Box::new(f)), blames);
-                }
-                let mut reason = m.clone();
-                if !r.stderr_tail.trim().is_empty() {
-                    reason.push_str("; stderr tail: ");
-                    reason.push_str(r.stderr_tail.trim().lines().last().unwrap_or(""));
-                }
-                return (Verdict::NotTestable { reason }, blames);
-            }
-            Outcome::Fail(f) => {
-                let mut failure = from_case(&r, f);
-                if let Some(log) = &opts.model_stub {
-                    failure.model_log = log.lines().split_off(stub_before.min(log.lines().len()));
-                }
-                let in_setup =
-                    matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
-                if in_setup {
-                    let reason = format!(
-                        "its setup failed before the rule could be exercised: {}",
-                        failure.reason
-                    );
-                    return (Verdict::NotTestable { reason }, blames);
-                }
-                // A request the runtime, still serving, never answered is
-                // response.exactly-once's (MUST), whatever this check wanted of the answer.
-                if let Some(mut blame) = never_answered(id, &r, f) {
-                    blame.failure.model_log = failure.model_log;
-                    blames.push(blame);
-                    let by = vec![CheckId::ResponseExactlyOnce];
-                    return (Verdict::Blocked { by }, blames);
-                }
-                return (Verdict::Fail(Box::new(failure)), blames);
-            }
+            Outcome::Broken(m) => return Some(broken(case, &trace, &r, m)),
+            Outcome::Fail(f) => return Some(self.failed(case, &r, f, stub_before)),
         }
         if r.transcript.truncated {
-            continue;
+            return None;
         }
+        self.oracles(case, &r)
+    }
+
+    /// Runs `trace` in fresh case directories, or in those of the case it continues; `Err`:
+    /// the verdict when it cannot run.
+    fn replay(&mut self, trace: &crate::trace::Trace) -> Result<CaseReport, Verdict> {
+        // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
+        // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
+        let mut ro = runner_opts(self.opts);
+        ro.skip_repeats = (
+            self.id != CheckId::ResponseExactlyOnce,
+            self.id != CheckId::TurnNoReplay,
+        );
+        if let Some(prev) = &trace.meta.continues {
+            return match self.kept.get(prev) {
+                Some(d) => Ok(runner::replay_in(trace, self.cmd, &ro, d)),
+                None => {
+                    let reason = format!("it continues case `{prev}`, which did not run");
+                    Err(Verdict::NotTestable { reason })
+                }
+            };
+        }
+        let d = CaseDirs::new(false).map_err(|e| {
+            let reason = format!("cannot create the case directories: {e}");
+            Verdict::NotTestable { reason }
+        })?;
+        let r = runner::replay_in(trace, self.cmd, &ro, &d);
+        self.kept.insert(trace.meta.case.clone(), d);
+        Ok(r)
+    }
+
+    /// The verdict of a case that failed `f`: untestable when its setup failed, blocked by
+    /// `response.exactly-once` when a request was never answered, else the check's failure.
+    fn failed(
+        &mut self,
+        case: &CheckCase,
+        r: &CaseReport,
+        f: &crate::trace::matcher::Failure,
+        stub_before: usize,
+    ) -> Verdict {
+        let mut failure = from_case(r, f);
+        if let Some(log) = &self.opts.model_stub {
+            failure.model_log = log.lines().split_off(stub_before.min(log.lines().len()));
+        }
+        let in_setup = matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
+        if in_setup {
+            let reason = format!(
+                "its setup failed before the rule could be exercised: {}",
+                failure.reason
+            );
+            return Verdict::NotTestable { reason };
+        }
+        // A request the runtime, still serving, never answered is
+        // response.exactly-once's (MUST), whatever this check wanted of the answer.
+        if let Some(mut blame) = never_answered(self.id, r, f) {
+            blame.failure.model_log = failure.model_log;
+            self.blames.push(blame);
+            let by = vec![CheckId::ResponseExactlyOnce];
+            return Verdict::Blocked { by };
+        }
+        Verdict::Fail(Box::new(failure))
+    }
+
+    /// The case's oracles over its whole transcript: a broken one of this check's rule is its
+    /// verdict; another rule's is blamed on its check.
+    fn oracles(&mut self, case: &CheckCase, r: &CaseReport) -> Option<Verdict> {
         for o in &case.oracles {
             if let Err(e) = o.judge(&r.transcript.sent, &r.transcript.stdout) {
                 let mut failure = Failure::new(FailureKind::Rule, e);
                 failure.case = Some(r.file.clone());
                 failure.stderr_tail = r.stderr_tail.clone();
                 let owner = o.rule();
-                if owner == id {
-                    return (Verdict::Fail(Box::new(failure)), blames);
+                if owner == self.id {
+                    return Some(Verdict::Fail(Box::new(failure)));
                 }
-                blames.push(Blame {
+                self.blames.push(Blame {
                     check: owner,
                     failure,
                 });
             }
         }
+        None
     }
-    (Verdict::Pass, blames)
+}
+
+/// The verdict of a case the runner could not complete (`m`): the check's failure when the
+/// runtime died on the check's input, else untestable.
+fn broken(case: &CheckCase, trace: &crate::trace::Trace, r: &CaseReport, m: &str) -> Verdict {
+    if let Some(f) = died_on_input(case, trace, r) {
+        return Verdict::Fail(Box::new(f));
+    }
+    let mut reason = m.to_owned();
+    if !r.stderr_tail.trim().is_empty() {
+        reason.push_str("; stderr tail: ");
+        reason.push_str(r.stderr_tail.trim().lines().last().unwrap_or(""));
+    }
+    Verdict::NotTestable { reason }
 }
 
 /// The blame on `response.exactly-once` when check `id` failed waiting for the answer to a
@@ -329,255 +357,4 @@ fn never_answered(
         check: CheckId::ResponseExactlyOnce,
         failure,
     })
-}
-
-/// The model probe: one prompt `reply: dsh-model-probe-ok`, awaiting the session's first
-/// assistant/message.
-pub const MODEL_PROBE: &str = r#"# case: model-probe
-ignore {"method":"session.event"}
-ignore {"method":"session.status"}
-ignore {"method":"session.finished"}
-ignore {"id":"{{string}}"}
->> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
->> {"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"model-probe","contentBlocks":[{"type":"text","text":"reply: dsh-model-probe-ok"}]}}
-<<? {"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"model-probe","event":{"type":"assistant/message"}}}
-<< {"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"model-probe","event":{"type":"turn/end"}}} within 30s
-"#;
-
-/// Runs [`MODEL_PROBE`]. The model ignores the directives when an assistant/message arrived
-/// without the text asked for. When none arrived, and the runtime talks to the model stub
-/// ([`Options::model_stub`]), the stub's log says whether the runtime's model can be reached at
-/// all: no request at all, or every request refused for its path or method (an API the stub
-/// does not speak), and it cannot ([`stub_unreachable`]). Otherwise the capability is not in
-/// doubt, the event stream is, and the checks themselves say so.
-pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
-    let trace = match crate::trace::Trace::parse(MODEL_PROBE, "model-probe") {
-        Ok(mut t) => {
-            t.frames_only = false;
-            t
-        }
-        Err(e) => return ModelCapability::Ignores(format!("the model probe is invalid: {e}")),
-    };
-    let r = runner::replay(&trace, cmd, &runner_opts(opts));
-    if matches!(r.outcome, Outcome::Halted(_)) {
-        return ModelCapability::Follows;
-    }
-    // The texts of the session's first assistant/message (data.message.content[] text blocks).
-    let texts = r.transcript.stdout.iter().find_map(|l| {
-        let v = l.json()?.to_value();
-        let ev = v.pointer("/params/event")?;
-        if v.pointer("/params/sessionId")?.as_str()? != "model-probe"
-            || ev.get("type")?.as_str()? != "assistant/message"
-        {
-            return None;
-        }
-        let blocks = ev.pointer("/data/message/content")?.as_array()?;
-        Some(
-            blocks
-                .iter()
-                .filter_map(|b| b.get("text")?.as_str().map(str::to_owned))
-                .collect::<Vec<_>>()
-                .join(""),
-        )
-    });
-    match texts {
-        Some(t) if t == "dsh-model-probe-ok" => ModelCapability::Follows,
-        Some(t) => ModelCapability::Ignores(format!(
-            "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered {:?}; use --model-stub for a runtime that calls a model",
-            crate::trace::explain::clip(&t, 120)
-        )),
-        None => match opts.model_stub.as_ref().and_then(|l| stub_unreachable(&l.requests())) {
-            Some(why) => ModelCapability::Ignores(why),
-            None => ModelCapability::Follows,
-        },
-    }
-}
-
-/// Why the model stub cannot drive the runtime's model, from its request log: no request
-/// reached it, or it refused every one for its path or method (404, 405: the runtime speaks
-/// another API). `None` when some request was served (or refused for another reason).
-pub fn stub_unreachable(log: &[super::run::StubRequest]) -> Option<String> {
-    const SPEAKS: &str = "it speaks Anthropic Messages (POST /v1/messages) and OpenAI chat-completions (POST /v1/chat/completions or /chat/completions)";
-    if log.is_empty() {
-        return Some(format!(
-            "no request reached the model stub while a prompt ran: the runtime's model is not the stub (it reads DEEPSEEK_BASE_URL and DEEPSEEK_API_KEY, or OPENAI_BASE_URL and OPENAI_API_KEY; {SPEAKS})"
-        ));
-    }
-    if !log.iter().all(|r| matches!(r.status, Some(404 | 405))) {
-        return None;
-    }
-    let mut statuses: Vec<u16> = log.iter().filter_map(|r| r.status).collect();
-    statuses.sort_unstable();
-    statuses.dedup();
-    let mut targets: Vec<String> = Vec::new();
-    for r in log {
-        let t = format!("{} {}", r.method, r.path);
-        if !targets.contains(&t) {
-            targets.push(t);
-        }
-    }
-    let statuses: Vec<String> = statuses.iter().map(u16::to_string).collect();
-    Some(format!(
-        "the model stub received {} request(s), all answered {}: {}; {SPEAKS}",
-        log.len(),
-        statuses.join("/"),
-        targets.join(", ")
-    ))
-}
-
-/// The method-surface probe: does the runtime know the 0.2.x-only methods? On a runtime that
-/// has them, `session/working-directory/get` opens the session and answers `{cwd}`, and
-/// `session/wait` on that idle session answers `{}`: both results. `dsh/surface-probe` is a method
-/// no edition has: its error is what this runtime answers an unknown method.
-const SURFACE_PROBE: &str = r#"# case: surface-probe
-ignore {"method":"{{string}}"}
->> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
-<< {"jsonrpc":"2.0","id":"init"} within 30s
->> {"jsonrpc":"2.0","id":"unknown","method":"dsh/surface-probe","params":{"sessionId":"dsh-surface-probe"}}
->> {"jsonrpc":"2.0","id":"wd","method":"session/working-directory/get","params":{"sessionId":"dsh-surface-probe"}}
-<<unordered
-<< {"jsonrpc":"2.0","id":"unknown"}
-<< {"jsonrpc":"2.0","id":"wd"}
-<<end
->> {"jsonrpc":"2.0","id":"wait","method":"session/wait","params":{"sessionId":"dsh-surface-probe"}}
-<< {"jsonrpc":"2.0","id":"wait"}
-"#;
-
-/// The answer a response gave: its result, or its error.
-#[derive(Debug, Clone, PartialEq)]
-enum Answer {
-    Result,
-    Error(serde_json::Value),
-}
-
-/// The edition the runtime's method surface looks like, when it differs from `opts.edition`:
-/// a runtime that answers `session/working-directory/get` and `session/wait` with errors has the
-/// 2026-08 surface, whatever its unknown-method error looks like; one that answers both with
-/// results has the current one. `None` when undecided.
-pub fn probe_surface(cmd: &CommandSpec, opts: &Options) -> Option<crate::edition::Edition> {
-    use crate::edition::Edition;
-    if opts.edition == Edition::Legacy {
-        return None;
-    }
-    let mut trace = crate::trace::Trace::parse(SURFACE_PROBE, "surface-probe").ok()?;
-    trace.frames_only = false;
-    let r = runner::replay(&trace, cmd, &runner_opts(opts));
-    if !r.passed() {
-        return None;
-    }
-    surface_of(&r.transcript.stdout).filter(|e| *e != opts.edition)
-}
-
-/// [`probe_surface`]'s decision from the probe's stdout.
-fn surface_of(stdout: &[Output]) -> Option<crate::edition::Edition> {
-    use crate::edition::Edition;
-    let answer = |id: &str| {
-        let echo = json::to_string(&serde_json::Value::from(id));
-        stdout.iter().find_map(|l| {
-            let Frame::Response { id: got, ok } = l.frame() else {
-                return None;
-            };
-            if *got != echo {
-                return None;
-            }
-            match ok {
-                false => Some(Answer::Error(l.json()?.get("error")?.to_value())),
-                true => Some(Answer::Result),
-            }
-        })
-    };
-    let (wd, wait) = (answer("wd")?, answer("wait")?);
-    // `session/wait` on a session working-directory/get did not open fails on any edition (an
-    // unknown session): then only an error like the unknown method's says it is missing.
-    let wait_missing = match (&wd, &wait) {
-        (_, Answer::Result) => false,
-        (Answer::Result, Answer::Error(_)) => true,
-        (Answer::Error(_), Answer::Error(e)) => {
-            let unknown = match answer("unknown") {
-                Some(Answer::Error(u)) => u,
-                _ => return None,
-            };
-            let norm = |e: &serde_json::Value, method: &str| {
-                let mut e = e.clone();
-                if let Some(m) = e.get("message").and_then(serde_json::Value::as_str) {
-                    e["message"] = m.replace(method, "<method>").into();
-                }
-                e
-            };
-            norm(e, "session/wait") == norm(&unknown, "dsh/surface-probe")
-        }
-    };
-    match (&wd, wait_missing) {
-        (Answer::Error(_), true) => Some(Edition::Aug2026),
-        (Answer::Result, false) => Some(Edition::Current),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::edition::Edition;
-
-    fn lines(v: &[&str]) -> Vec<Output> {
-        (v.iter().enumerate())
-            .map(|(i, s)| Output::parse(i + 1, s.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn the_surface_is_judged_on_errors_whatever_their_message() {
-        let aug = lines(&[
-            r#"{"jsonrpc":"2.0","id":"init","result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":"unknown","error":{"code":-32601,"message":"Method not found"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wd","error":{"code":-32601,"message":"Method not found"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wait","error":{"code":-32601,"message":"Method not found"}}"#,
-        ]);
-        assert_eq!(surface_of(&aug), Some(Edition::Aug2026));
-        let named = lines(&[
-            r#"{"jsonrpc":"2.0","id":"unknown","error":{"code":-32000,"message":"no handler for dsh/surface-probe"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wd","error":{"code":-32000,"message":"no handler for session/working-directory/get"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wait","error":{"code":-32000,"message":"no handler for session/wait"}}"#,
-        ]);
-        assert_eq!(surface_of(&named), Some(Edition::Aug2026));
-        let current = lines(&[
-            r#"{"jsonrpc":"2.0","id":"unknown","error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: dsh/surface-probe"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wd","result":{"cwd":"/"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wait","result":{}}"#,
-        ]);
-        assert_eq!(surface_of(&current), Some(Edition::Current));
-        // Without working-directory, wait's unknown-session error is no sign wait is missing.
-        let no_wd = lines(&[
-            r#"{"jsonrpc":"2.0","id":"unknown","error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: dsh/surface-probe"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wd","error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: session/working-directory/get"}}"#,
-            r#"{"jsonrpc":"2.0","id":"wait","error":{"code":-32603,"message":"unknown SDK session: dsh-surface-probe"}}"#,
-        ]);
-        assert_eq!(surface_of(&no_wd), None);
-    }
-
-    #[test]
-    fn an_unreachable_model_is_told_by_the_stub_log() {
-        use super::super::run::StubRequest;
-        assert!(stub_unreachable(&[])
-            .unwrap()
-            .contains("no request reached the model stub"));
-        let req = |path: &str, status| StubRequest {
-            summary: String::new(),
-            method: "POST".into(),
-            path: path.into(),
-            status: Some(status),
-        };
-        let why =
-            stub_unreachable(&[req("/v1/responses", 404), req("/v1/responses", 404)]).unwrap();
-        assert!(
-            why.contains("2 request(s), all answered 404: POST /v1/responses"),
-            "{why}"
-        );
-        assert_eq!(
-            stub_unreachable(&[req("/v1/responses", 404), req("/v1/messages", 200)]),
-            None
-        );
-        // A chat-completions runtime the stub answered is reachable.
-        assert_eq!(stub_unreachable(&[req("/v1/chat/completions", 200)]), None);
-    }
 }

@@ -2,8 +2,7 @@
 //! checked (it does not start, dies, never answers `initialize`, or writes no JSON object) with one
 //! cause instead of fifty failures.
 
-use super::judge;
-use super::run::{Options, RunError};
+use super::options::{runner_opts, Options, RunError};
 use crate::runner::{self, CommandSpec, Halt, Outcome};
 use crate::trace::Trace;
 use crate::wire::json::JsonView;
@@ -49,7 +48,7 @@ pub enum Preflight {
 /// never answers, or writes no frame is reported once, not fifty times.
 pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunError> {
     let trace = Trace::parse(PREFLIGHT, "preflight").map_err(RunError::Preflight)?;
-    let mut ro = judge::runner_opts(opts);
+    let mut ro = runner_opts(opts);
     // A short first attempt decides at once for a runtime that writes lines but no frames; a
     // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.
     ro.frame_timeout = opts.start_timeout.min(FIRST_ATTEMPT);

@@ -3,10 +3,10 @@
 //! what the rule engine found in every transcript and the baseline are applied.
 
 use super::cases::CheckCase;
-use super::judge::{self, Blame, ModelCapability};
-use super::report::CheckResult;
-use super::run::Options;
-use super::verdict::{FailureKind, Verdict};
+use super::judge::{self, Blame};
+use super::options::Options;
+use super::probe::ModelCapability;
+use super::verdict::{CheckResult, FailureKind, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
 use std::io::Write;

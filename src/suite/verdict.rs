@@ -1,7 +1,10 @@
-//! What happened to one check: the verdict enum and the structured failure it carries.
+//! What happened to one check: the verdict enum, the structured failure it carries, and the
+//! check's result (its verdict and the time it took).
 
+use crate::check::CheckInfo;
 use crate::runner::Halt;
 use std::fmt;
+use std::time::Duration;
 
 pub use crate::trace::matcher::FailureKind;
 
@@ -176,4 +179,15 @@ impl Verdict {
             Verdict::NotRun(h) => format!("not run: {h}"),
         }
     }
+}
+
+/// One check's result.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    /// The check.
+    pub info: CheckInfo,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Wall time spent on it.
+    pub duration: Duration,
 }

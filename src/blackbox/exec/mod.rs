@@ -9,7 +9,7 @@
 //! early, an unreadable line) ends it; the process group is killed on every path.
 
 use super::class::{FindingClass, HangAt, OutputFault};
-use super::gen::{End, Sequence};
+use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
 use super::Finding;
@@ -26,12 +26,6 @@ use state::{list, Phase, State};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// Id of the barrier request (an unknown method: answered at once with an error).
-pub const BARRIER_ID: &str = "dsh-fuzz-barrier";
-/// Method of the barrier request.
-pub const BARRIER_METHOD: &str = "dsh-fuzz/barrier";
-/// Id of the closing `shutdown` request.
-pub const SHUTDOWN_ID: &str = "dsh-fuzz-shutdown";
 /// Longest stdout line accepted.
 const MAX_LINE: usize = 16 << 20;
 /// Longest `Advance` pause, in milliseconds (ops carry up to 65 s; real time is precious).

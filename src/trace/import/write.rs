@@ -87,129 +87,147 @@ fn captures_in(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// A recorded gap between two writes with no output between them (or before the first write)
-/// is kept as `>>pause`: it can matter (a signal before the runtime installed its handlers, a
-/// frame split across writes).
-fn pause_before(items: &mut Vec<Item>, last_in: Option<f64>, t: f64) {
-    let sendish = matches!(
-        items.last(),
-        None | Some(Item::Send(_) | Item::Pause(_) | Item::Eof | Item::Signal(_))
-    );
-    if !sendish {
-        return;
-    }
-    let gap = ((t - last_in.unwrap_or(0.0)) * 1000.0).round() as u64;
-    if gap >= 100 {
-        items.push(Item::Pause(gap));
-    }
-}
-
 /// Converts transcript events into trace text.
 pub fn to_trace(events: &[RawEvent], info: &ImportInfo) -> String {
     let mut red = Redactor::default();
     red.dirs = info.dirs.clone();
     red.prename(events);
-    let mut items: Vec<Item> = Vec::new();
-    let mut seg_start = 0.0f64;
-    let mut last_in: Option<f64> = None;
-    let mut last_any = 0.0f64;
-    let mut needs_model = false;
+    let mut c = Collect {
+        red,
+        items: Vec::new(),
+        seg_start: 0.0,
+        last_in: None,
+        last_any: 0.0,
+        needs_model: false,
+    };
     for e in events {
+        c.event(e);
+    }
+    let mut items = c.items;
+    responses_after_binders(&mut items);
+    let mut out = header(info, c.needs_model);
+    for it in &items {
+        write_item(&mut out, it);
+    }
+    out
+}
+
+/// The items of a transcript, collected event by event, and the times they are timed by.
+struct Collect {
+    red: Redactor,
+    items: Vec<Item>,
+    /// When the current segment (what the runtime writes after the last input) started.
+    seg_start: f64,
+    /// The last input's time (a write, EOF or signal).
+    last_in: Option<f64>,
+    /// The last event's time.
+    last_any: f64,
+    /// A response carries a `messageId`: the trace needs the model (`# requires: model`).
+    needs_model: bool,
+}
+
+impl Collect {
+    fn event(&mut self, e: &RawEvent) {
         match e {
             RawEvent::In { t, bytes } => {
-                pause_before(&mut items, last_in, *t);
-                items.push(Item::Send(red.redact_send(bytes)));
-                last_in = Some(*t);
-                seg_start = *t;
+                let send = Item::Send(self.red.redact_send(bytes));
+                self.input(*t, send);
             }
-            RawEvent::Eof { t } => {
-                pause_before(&mut items, last_in, *t);
-                items.push(Item::Eof);
-                last_in = Some(*t);
-                seg_start = *t;
-            }
-            RawEvent::Signal { t, name } => {
-                pause_before(&mut items, last_in, *t);
-                items.push(Item::Signal(name.clone()));
-                last_in = Some(*t);
-                seg_start = *t;
-            }
-            RawEvent::Out { t, line, truncated } => {
-                let gap = t - seg_start;
-                let within = (gap * 2.0 + 5.0 > 10.0).then(|| (gap * 2.0 + 5.0).ceil() as u64);
-                let (pat, note, binds) = match truncated {
-                    Some(n) => {
-                        // What the prefix reveals, redacted like any frame (a child session's id).
-                        let mut p = truncated_pattern(line);
-                        let binds = red.redact(&mut p);
-                        (
-                            p,
-                            Some(format!("recorded line of {n} bytes, stored truncated")),
-                            binds,
-                        )
-                    }
-                    None => match crate::wire::json::parse(line) {
-                        Ok(p) => {
-                            let mut v = p.value;
-                            if v.get("result").and_then(|r| r.get("messageId")).is_some() {
-                                needs_model = true;
-                            }
-                            let binds = red.redact(&mut v);
-                            (v, None, binds)
-                        }
-                        Err(e) => (
-                            Value::Object(Map::new()),
-                            Some(format!(
-                                "recorded line was not JSON ({e}): {}",
-                                crate::trace::explain::clip(line, 80)
-                            )),
-                            Vec::new(),
-                        ),
-                    },
-                };
-                let mut uses = Vec::new();
-                if pat.get("method").is_none() {
-                    captures_in(&pat, &mut uses);
-                }
-                items.push(Item::Expect {
-                    pat,
-                    note,
-                    within,
-                    binds,
-                    response_uses: uses,
-                });
-                last_any = last_any.max(*t);
-            }
+            RawEvent::Eof { t } => self.input(*t, Item::Eof),
+            RawEvent::Signal { t, name } => self.input(*t, Item::Signal(name.clone())),
+            RawEvent::Out { t, line, truncated } => self.output(*t, line, *truncated),
             RawEvent::Exit { t, code } => {
-                let gap = t - last_in.unwrap_or(0.0).max(last_any);
+                let gap = t - self.last_in.unwrap_or(0.0).max(self.last_any);
                 let within = ((gap * 3.0 + 5.0).ceil() as u64).max(15);
-                items.push(Item::Exit(*code, within));
+                self.items.push(Item::Exit(*code, within));
             }
         }
-        last_any = last_any.max(event_t(e));
+        self.last_any = self.last_any.max(event_t(e));
     }
-    // Responses move right after the frame that first bound a capture they use (same segment).
+
+    /// An input at `t`, after the pause before it; it starts a segment.
+    fn input(&mut self, t: f64, item: Item) {
+        self.pause_before(t);
+        self.items.push(item);
+        self.last_in = Some(t);
+        self.seg_start = t;
+    }
+
+    /// A recorded gap between two writes with no output between them (or before the first
+    /// write) is kept as `>>pause`: it can matter (a signal before the runtime installed its
+    /// handlers, a frame split across writes).
+    fn pause_before(&mut self, t: f64) {
+        let sendish = matches!(
+            self.items.last(),
+            None | Some(Item::Send(_) | Item::Pause(_) | Item::Eof | Item::Signal(_))
+        );
+        if !sendish {
+            return;
+        }
+        let gap = ((t - self.last_in.unwrap_or(0.0)) * 1000.0).round() as u64;
+        if gap >= 100 {
+            self.items.push(Item::Pause(gap));
+        }
+    }
+
+    /// The expectation of stdout line `line` at `t`, given twice the time its segment took to
+    /// come (and 5 s) when that is over the default 10 s.
+    fn output(&mut self, t: f64, line: &str, truncated: Option<usize>) {
+        let gap = t - self.seg_start;
+        let within = (gap * 2.0 + 5.0 > 10.0).then(|| (gap * 2.0 + 5.0).ceil() as u64);
+        let (pat, note, binds) = self.pattern(line, truncated);
+        let mut uses = Vec::new();
+        if pat.get("method").is_none() {
+            captures_in(&pat, &mut uses);
+        }
+        self.items.push(Item::Expect {
+            pat,
+            note,
+            within,
+            binds,
+            response_uses: uses,
+        });
+        self.last_any = self.last_any.max(t);
+    }
+
+    /// The redacted pattern of a stdout line, a note on it, and the captures it binds first.
+    fn pattern(
+        &mut self,
+        line: &str,
+        truncated: Option<usize>,
+    ) -> (Value, Option<String>, Vec<String>) {
+        if let Some(n) = truncated {
+            // What the prefix reveals, redacted like any frame (a child session's id).
+            let mut p = truncated_pattern(line);
+            let binds = self.red.redact(&mut p);
+            let note = format!("recorded line of {n} bytes, stored truncated");
+            return (p, Some(note), binds);
+        }
+        match crate::wire::json::parse(line) {
+            Ok(p) => {
+                let mut v = p.value;
+                if v.get("result").and_then(|r| r.get("messageId")).is_some() {
+                    self.needs_model = true;
+                }
+                let binds = self.red.redact(&mut v);
+                (v, None, binds)
+            }
+            Err(e) => {
+                let clipped = crate::trace::explain::clip(line, 80);
+                let note = format!("recorded line was not JSON ({e}): {clipped}");
+                (Value::Object(Map::new()), Some(note), Vec::new())
+            }
+        }
+    }
+}
+
+/// Responses move right after the frame that first bound a capture they use (same segment).
+fn responses_after_binders(items: &mut Vec<Item>) {
     let mut i = 0;
     while i < items.len() {
-        let target = if let Item::Expect { response_uses, .. } = &items[i] {
-            let mut tgt = None;
-            let mut j = i;
-            while j > 0 {
-                j -= 1;
-                match &items[j] {
-                    Item::Expect { binds, .. }
-                        if response_uses.iter().any(|u| binds.contains(u)) =>
-                    {
-                        tgt = Some(j + 1);
-                        break;
-                    }
-                    Item::Expect { .. } => {}
-                    _ => break,
-                }
-            }
-            tgt
-        } else {
-            None
+        let target = match &items[i] {
+            Item::Expect { response_uses, .. } => binder_of(&items[..i], response_uses),
+            _ => None,
         };
         if let Some(t) = target.filter(|t| *t < i) {
             let it = items.remove(i);
@@ -217,70 +235,97 @@ pub fn to_trace(events: &[RawEvent], info: &ImportInfo) -> String {
         }
         i += 1;
     }
+}
+
+/// Where a response using `uses` goes among the expectations `before` it (of its segment):
+/// right after the last one that binds one of them.
+fn binder_of(before: &[Item], uses: &[String]) -> Option<usize> {
+    for (j, item) in before.iter().enumerate().rev() {
+        match item {
+            Item::Expect { binds, .. } if uses.iter().any(|u| binds.contains(u)) => {
+                return Some(j + 1)
+            }
+            Item::Expect { .. } => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The trace's header: `info`'s own, or the generated `# case/source/editions`.
+fn header(info: &ImportInfo, needs_model: bool) -> String {
     let mut out = String::new();
     if let Some(h) = &info.header {
         out.push_str(h);
-    } else {
-        let _ = writeln!(out, "# case: {}", info.case);
-        let _ = writeln!(out, "# source: {}", info.source);
-        if let Some(d) = &info.description {
-            let _ = writeln!(out, "# description: {d}");
-        }
-        let _ = writeln!(out, "# editions: current");
-        if needs_model {
-            let _ = writeln!(out, "# requires: model");
-        }
+        return out;
     }
-    for it in &items {
-        match it {
-            Item::Send(b) => {
-                let complete_frame = b.last() == Some(&b'\n')
-                    && b[..b.len() - 1].iter().all(|c| *c != b'\n' && *c != b'\r')
-                    && std::str::from_utf8(&b[..b.len() - 1]).is_ok_and(|s| {
-                        s.starts_with('{')
-                            && s.ends_with('}')
-                            && crate::wire::json::parse(s).is_ok()
-                            && crate::trace::syntax::Trace::parse(&format!(">> {s}"), "x").is_ok()
-                    });
-                if complete_frame {
-                    let s = std::str::from_utf8(&b[..b.len() - 1]).unwrap_or_default();
-                    let _ = writeln!(out, ">> {s}");
-                } else {
-                    let _ = writeln!(out, ">>raw {}", escape_raw(b));
-                }
-            }
-            Item::Pause(ms) => {
-                let _ = writeln!(out, ">>pause {ms}ms");
-            }
-            Item::Eof => out.push_str(">>eof\n"),
-            Item::Signal(s) => {
-                let _ = writeln!(out, ">>signal {s}");
-            }
-            Item::Expect {
-                pat, note, within, ..
-            } => {
-                out.push_str("<< ");
-                out.push_str(&crate::wire::json::to_string(pat));
-                if let Some(w) = within {
-                    let _ = write!(out, " within {w}s");
-                }
-                if let Some(n) = note {
-                    let _ = write!(out, " # {n}");
-                }
-                out.push('\n');
-            }
-            Item::Exit(code, within) => match code {
-                Some(c) => {
-                    let _ = writeln!(out, "== exit {c} within {within}s");
-                }
-                None => {
-                    let _ = writeln!(out, "== exit any within {within}s");
-                }
-            },
-        }
+    let _ = writeln!(out, "# case: {}", info.case);
+    let _ = writeln!(out, "# source: {}", info.source);
+    if let Some(d) = &info.description {
+        let _ = writeln!(out, "# description: {d}");
+    }
+    let _ = writeln!(out, "# editions: current");
+    if needs_model {
+        let _ = writeln!(out, "# requires: model");
     }
     out
 }
+
+/// One item's trace line.
+fn write_item(out: &mut String, it: &Item) {
+    match it {
+        Item::Send(b) => match complete_frame(b) {
+            Some(s) => {
+                let _ = writeln!(out, ">> {s}");
+            }
+            None => {
+                let _ = writeln!(out, ">>raw {}", escape_raw(b));
+            }
+        },
+        Item::Pause(ms) => {
+            let _ = writeln!(out, ">>pause {ms}ms");
+        }
+        Item::Eof => out.push_str(">>eof\n"),
+        Item::Signal(s) => {
+            let _ = writeln!(out, ">>signal {s}");
+        }
+        Item::Expect {
+            pat, note, within, ..
+        } => {
+            out.push_str("<< ");
+            out.push_str(&crate::wire::json::to_string(pat));
+            if let Some(w) = within {
+                let _ = write!(out, " within {w}s");
+            }
+            if let Some(n) = note {
+                let _ = write!(out, " # {n}");
+            }
+            out.push('\n');
+        }
+        Item::Exit(Some(c), within) => {
+            let _ = writeln!(out, "== exit {c} within {within}s");
+        }
+        Item::Exit(None, within) => {
+            let _ = writeln!(out, "== exit any within {within}s");
+        }
+    }
+}
+
+/// The frame a write holds when it is one whole JSON object line a `>>` line can say (else it
+/// is written `>>raw`).
+fn complete_frame(b: &[u8]) -> Option<&str> {
+    let body = b.strip_suffix(b"\n")?;
+    if body.iter().any(|c| *c == b'\n' || *c == b'\r') {
+        return None;
+    }
+    let s = std::str::from_utf8(body).ok()?;
+    let frame = s.starts_with('{')
+        && s.ends_with('}')
+        && crate::wire::json::parse(s).is_ok()
+        && crate::trace::syntax::Trace::parse(&format!(">> {s}"), "x").is_ok();
+    frame.then_some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::*;

@@ -116,7 +116,7 @@ struct Lane {
     cursor: usize,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Segment {
     sends: Vec<(Send, usize)>,
     required_left: usize,

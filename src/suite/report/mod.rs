@@ -1,9 +1,11 @@
 //! Verdicts and the three report formats: a human table, JSON (schema in `docs/report.schema.json`)
-//! and JUnit XML.
+//! and JUnit XML ([`Report::junit`]).
+
+mod junit;
 
 use super::causes::{root_causes, RootCause};
-use super::verdict::{Failure, Verdict};
-use crate::check::{CheckId, CheckInfo, Severity};
+use super::verdict::{CheckResult, Failure, Verdict};
+use crate::check::{CheckId, Severity};
 use crate::edition::Edition;
 use crate::runner::Halt;
 use serde_json::{json, Value};
@@ -12,17 +14,6 @@ use std::time::Duration;
 
 /// The exit code of a run where nothing was tested (pytest's "no tests collected").
 pub const NOTHING_TESTED: i32 = 5;
-
-/// One check's result.
-#[derive(Debug, Clone)]
-pub struct CheckResult {
-    /// The check.
-    pub info: CheckInfo,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// Wall time spent on it.
-    pub duration: Duration,
-}
 
 /// A whole run.
 #[derive(Debug, Clone)]
@@ -389,12 +380,12 @@ fn paint(word: &str, v: &Verdict, color: bool) -> String {
     format!("\x1b[{code}m{word}\x1b[0m")
 }
 
-/// The structured fields of a failure, for the JSON report.
 /// Check ids as a JSON array of their ids.
 fn ids(v: &[CheckId]) -> Value {
     v.iter().map(|c| Value::from(c.as_str())).collect()
 }
 
+/// The structured fields of a failure, for the JSON report.
 fn failure_json(f: &Failure) -> Value {
     json!({
         "kind": f.kind.name(),

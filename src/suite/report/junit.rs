@@ -7,8 +7,8 @@
 //! SHOULD failure that does not fail the run is `<skipped type="SHOULD">` with its reason, so a
 //! dashboard does not call a run unstable whose exit code says it passed.
 
-use super::report::{Outcome, Report, Stopped};
-use super::verdict::Verdict;
+use super::{Outcome, Report, Stopped};
+use crate::suite::verdict::{CheckResult, Verdict};
 use crate::check::Severity;
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
@@ -81,7 +81,7 @@ impl Report {
         Some(case)
     }
 
-    fn status(&self, r: &super::CheckResult) -> TestCaseStatus {
+    fn status(&self, r: &CheckResult) -> TestCaseStatus {
         let fails_run = r.info.severity == Severity::Must || self.should_fail;
         let failure = |ty: &str, message: String, description: Option<String>| {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -154,9 +154,9 @@ fn xml_1_0(x: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::report::tests::report;
-    use super::super::report::{Stopped, NOTHING_TESTED};
-    use super::super::verdict::Verdict;
+    use super::super::tests::report;
+    use super::super::{Stopped, NOTHING_TESTED};
+    use crate::suite::verdict::Verdict;
     use crate::runner::Halt;
     use std::time::Duration;
 

@@ -1,0 +1,137 @@
+//! The mutants of a session's event stream: events dropped, held back, replayed or renumbered,
+//! and the turns and idle status they report.
+
+use super::super::frames::{is_prompt_receipt, is_response, s, session_event, status_idle_session};
+use super::super::history_file;
+use super::Rewriter;
+use crate::mutants::MutantKind::{self, self as M};
+use crate::wire::json;
+use serde_json::{json, Value};
+
+impl Rewriter {
+    /// Rewrites frame `v` in place as `kind` does; returns the lines that replace it when it is
+    /// not written once, here (dropped, held back, or written with others).
+    pub(super) fn events(&mut self, kind: MutantKind, v: &mut Value) -> Option<Vec<String>> {
+        match kind {
+            M::NoTurnEnd if matches!(session_event(v), Some((_, "turn/end", _))) => {
+                return Some(Vec::new());
+            }
+            M::NoReceipt if is_prompt_receipt(v) => return Some(Vec::new()),
+            M::ResponseBeforeReceipt => {
+                if is_prompt_receipt(v) {
+                    self.held_receipts.push(s(v));
+                    return Some(Vec::new());
+                }
+                if v.pointer("/result/messageId").is_some() {
+                    let mut out = vec![s(v)];
+                    out.append(&mut self.held_receipts);
+                    return Some(out);
+                }
+            }
+            M::FrozenTurn => {
+                if let Some(t) = v.pointer_mut("/params/event/data/turn") {
+                    *t = json!(1);
+                }
+            }
+            M::SharedTurnCounter => self.shared_turn_counter(v),
+            M::ReplaysOldEvents => return self.replays_old_events(v),
+            M::IdleBeforeTurnEnd => return self.idle_before_turn_end(v),
+            M::ResumeReplaysHistory => return self.resume_replays_history(v),
+            M::NoIdle if status_idle_session(v).is_some() => return Some(Vec::new()),
+            M::NoEventTime => {
+                if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {
+                    ev.shift_remove("time");
+                }
+            }
+            M::OwnModel => {
+                if let Some(Value::Array(blocks)) =
+                    v.pointer_mut("/params/event/data/message/content")
+                {
+                    for b in blocks.iter_mut() {
+                        if b.get("type") == Some(&json!("text")) {
+                            b["text"] = json!("Hello! I am a real model and I ignore scripts.");
+                        }
+                    }
+                }
+            }
+            M::SeqGap => {
+                if let Some((sid, _, _)) = session_event(v) {
+                    let n = self.event_count.entry(sid.to_owned()).or_default();
+                    *n += 1;
+                    if *n > 3 {
+                        if let Some(seq) = v.pointer_mut("/params/event/seq") {
+                            *seq = json!(seq.as_u64().unwrap_or(0) + 1);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Turn numbers counted across all sessions: each `turn/start` takes the next, and the
+    /// session's later events report it.
+    fn shared_turn_counter(&mut self, v: &mut Value) {
+        let sid = v
+            .pointer("/params/sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let is_start = session_event(v).is_some_and(|(_, t, _)| t == "turn/start");
+        if let (Some(sid), Some(t)) = (sid, v.pointer_mut("/params/event/data/turn")) {
+            if is_start {
+                self.global_turn += 1;
+                self.turn_map.insert(sid.clone(), self.global_turn);
+            }
+            if let Some(g) = self.turn_map.get(&sid) {
+                *t = json!(g);
+            }
+        }
+    }
+
+    /// A prompt's receipt comes after the session's earlier events, sent again.
+    fn replays_old_events(&mut self, v: &Value) -> Option<Vec<String>> {
+        let (sid, _, _) = session_event(v)?;
+        let sid = sid.to_owned();
+        let line = s(v);
+        let mut out = Vec::new();
+        if is_prompt_receipt(v) {
+            out.extend(self.history.get(&sid).cloned().unwrap_or_default());
+        }
+        self.history.entry(sid).or_default().push(line.clone());
+        out.push(line);
+        Some(out)
+    }
+
+    /// A `turn/end` held back until its session's idle status is out (or its next frame).
+    fn idle_before_turn_end(&mut self, v: &Value) -> Option<Vec<String>> {
+        if let Some((sid, "turn/end", _)) = session_event(v) {
+            self.held_turn_end.insert(sid.to_owned(), s(v));
+            return Some(Vec::new());
+        }
+        if let Some(sid) = status_idle_session(v) {
+            let held = self.held_turn_end.remove(sid);
+            return Some(std::iter::once(s(v)).chain(held).collect());
+        }
+        let sid = v.pointer("/params/sessionId").and_then(Value::as_str)?;
+        let held = self.held_turn_end.remove(sid)?;
+        Some(vec![held, s(v)])
+    }
+
+    /// Every session event is stored; a resume's answer comes after the stored history.
+    fn resume_replays_history(&mut self, v: &Value) -> Option<Vec<String>> {
+        if let Some((sid, _, _)) = session_event(v) {
+            history_file::append(sid, &s(v));
+            self.history.entry(sid.to_owned()).or_default().push(s(v));
+        }
+        if !(is_response(v) && v.get("result").is_some()) {
+            return None;
+        }
+        let sid = self.resumes.remove(&json::to_string(&v["id"]))?;
+        // The stored history; without DSH_HOME, this process's.
+        let mut out = history_file::read(&sid)
+            .unwrap_or_else(|| self.history.get(&sid).cloned().unwrap_or_default());
+        out.push(s(v));
+        Some(out)
+    }
+}

@@ -1,0 +1,126 @@
+use super::*;
+
+const RECEIPT: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"agent/inbox/spliced","seq":0,"time":1,"data":{"target":"next-turn","start":0,"inserted":[{"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}]}}}}"#;
+const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#;
+
+#[test]
+fn every_mutant_changes_something_somewhere() {
+    // Each mutant must differ from the identity on at least one probe; otherwise it cannot be caught.
+    let probes_out = [
+        RECEIPT,
+        RESPONSE,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"SDK server is not initialized"}}"#,
+        r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","seq":1,"time":1,"data":{"turn":2}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","seq":2,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,
+        RECEIPT,
+        r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
+        r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32603,"message":"m"}}"#,
+    ];
+    let probes_in: [&[u8]; 10] = [
+        br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
+        br#"{"id":"\ud800","method":"m"}"#,
+        br#"{"id":10,"method":"initialize","params":[]}"#,
+        br#"{"id":11,"method":"session/wait","params":{"sessionId":"s"}}"#,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
+        b"{not json",
+        b"{\"id\":null,\"method\":\"m\"}",
+        b"[{\"id\":1,\"method\":\"m\"}]",
+        b"{\"id\":1,\"method\":\"a\"}\r{\"id\":2,\"method\":\"b\"}",
+        "\u{feff}{\"id\":1,\"method\":\"m\"}".as_bytes(),
+    ];
+    for m in super::super::ALL {
+        let mut r = Rewriter::new(m.kind);
+        let mut id = Rewriter::identity();
+        let mut differs = !r.startup().is_empty()
+            || r.ignores_eof()
+            || r.drops_at_eof().is_some()
+            || r.tail(b"x") != id.tail(b"x");
+        r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+        id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
+        r.output(RECEIPT);
+        id.output(RECEIPT);
+        let resume = br#"{"id":5,"method":"session/resume","params":{"sessionId":"s1"}}"#;
+        differs |= r.input(resume) != id.input(resume);
+        let resumed = r#"{"jsonrpc":"2.0","id":5,"result":{}}"#;
+        differs |= r.output(resumed) != id.output(resumed);
+        let wd = br#"{"id":6,"method":"session/working-directory/set","params":{"sessionId":"s","path":"x"}}"#;
+        differs |= r.input(wd) != id.input(wd);
+        differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
+            != id.input(b"{\"id\":7,\"method\":\"constructor\"}");
+        for w in [&mut r, &mut id] {
+            w.output(probes_out[2]);
+        }
+        differs |= r.input(b"{\"id\":8,\"method\":\"initialize\"}")
+            != id.input(b"{\"id\":8,\"method\":\"initialize\"}");
+        for p in probes_in {
+            differs |= r.input(p) != id.input(p);
+        }
+        for p in probes_out {
+            differs |= r.output(p) != id.output(p);
+        }
+        r.output(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        differs |= r.exit_code(0) != Some(0);
+        assert!(differs, "mutant {} is the identity on every probe", m.name);
+    }
+}
+
+#[test]
+fn the_identity_rewriter_passes_frames_through_unchanged() {
+    let mut id = Rewriter::identity();
+    assert_eq!(id.output(RECEIPT), vec![RECEIPT.to_owned()]);
+    assert_eq!(id.input(b"{not json").forward, vec![b"{not json".to_vec()]);
+}
+
+#[test]
+fn response_before_receipt_moves_the_receipt_after_the_response() {
+    let mut r = Rewriter::new(M::ResponseBeforeReceipt);
+    assert!(r.output(RECEIPT).is_empty());
+    assert_eq!(
+        r.output(RESPONSE),
+        vec![RESPONSE.to_owned(), RECEIPT.to_owned()]
+    );
+}
+
+#[test]
+fn non_json_literals_served_reads_them_as_null_outside_strings() {
+    let mut r = Rewriter::new(M::NonJsonLiteralsServed);
+    let line = br#"{"id":"n","method":"m","params":{"x":NaN,"y":[Infinity,-Infinity],"s":"NaN \" Infinity"}}"#;
+    assert_eq!(
+        r.input(line).forward,
+        vec![
+            br#"{"id":"n","method":"m","params":{"x":null,"y":[null,null],"s":"NaN \" Infinity"}}"#
+                .to_vec()
+        ]
+    );
+    // Other malformed lines, and valid ones, pass as they are.
+    assert_eq!(r.input(b"{not json").forward, vec![b"{not json".to_vec()]);
+    let ok = br#"{"id":1,"method":"NaN"}"#;
+    assert_eq!(r.input(ok).forward, vec![ok.to_vec()]);
+}
+
+#[test]
+fn surrogates_replaced_decodes_lone_surrogates_as_u_fffd() {
+    let mut r = Rewriter::new(M::SurrogatesReplaced);
+    let line = br#"{"id":"\ud800","method":"p/\udc00","params":{"\udbff":"\ud83d\ude00"}}"#;
+    assert_eq!(
+        r.input(line).forward,
+        vec![r#"{"id":"�","method":"p/�","params":{"�":"😀"}}"#.as_bytes().to_vec()]
+    );
+    let pair = br#"{"id":"\ud83d\ude00","method":"m"}"#;
+    assert_eq!(r.input(pair).forward, vec![pair.to_vec()]);
+}
+
+#[test]
+fn writer_dies_on_surrogate_writes_nothing_from_the_first_lone_surrogate_on() {
+    let mut r = Rewriter::new(M::WriterDiesOnSurrogate);
+    assert_eq!(r.output(RESPONSE), vec![RESPONSE.to_owned()]);
+    let pair = r#"{"jsonrpc":"2.0","id":"😀","result":{}}"#;
+    assert_eq!(r.output(pair), vec![pair.to_owned()]);
+    let lone = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m: \udfff"}}"#;
+    assert!(r.output(lone).is_empty());
+    assert!(r.output(RESPONSE).is_empty());
+}

@@ -1,0 +1,463 @@
+//! A step's answer: what the scripted model replies to the request [`super::step`] built, the
+//! events the runtime writes for it (delivery, the assistant message or failed attempts, tool
+//! calls and their results, `step/end`), and what comes next ([`Next`]).
+//!
+//! Timing decision: only `slow:N` delays are waited (virtually). The real runtime's retry back-off
+//! (≈ 15.5 s for 5 retries) is reported in `llm/retry.delayMs` but not waited, so failing
+//! directives settle at once with the same events and `turn/end` error kinds and codes; with
+//! `Config::realistic_timing` each attempt waits its `delayMs` (virtually) as the release does.
+//!
+//! Under `sdk-minimal` the roster is the profile's ([`super::profile::roster`]): a call of a tool
+//! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
+//! `read_image` run as [`super::tools`] says (no `job/*` events).
+
+use super::assistant::{self, Block};
+use super::events::{self, new_id, Events};
+use super::script::Script;
+use super::{profile, tool_args, Phase, Profile, Runtime, Session};
+use serde_json::{json, Value};
+
+/// The tool-use id of the scripted model's tool calls (the recording stub's).
+const TOOL_CALL_ID: &str = "toolu_fake_1";
+
+/// What follows a model step.
+enum Next {
+    /// The turn ends, for this reason.
+    End(Value),
+    /// The turn's next step, whose request the model answers with this text (a tool result).
+    Step(String),
+    /// The failing request's next attempt, at this time (`--realistic-timing`'s back-off).
+    Retry(u64),
+    /// Nothing: the model never answers (or the session is gone).
+    Nothing,
+}
+
+/// A tool call as the model wrote it (`call:` of the `sdk` profile): its arguments' text and its
+/// `description`.
+struct Written {
+    args: String,
+    label: String,
+}
+
+/// One model step: the session, turn and step every event it writes names, the model and the
+/// clock.
+struct Answer<'a> {
+    sid: &'a str,
+    turn: u32,
+    step: u32,
+    model: String,
+    now: u64,
+    /// The `throughSeq` of the request's first delivery: the log as it was when the request was
+    /// built (a prompt queued meanwhile comes after it). `None` once delivered: retries cover
+    /// everything before them.
+    first_through: Option<u64>,
+}
+
+impl Runtime {
+    /// The scripted model's answer to one request.
+    pub(super) fn model_step(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return;
+        };
+        let Some(t) = s.turn.as_mut() else {
+            return;
+        };
+        let resumed = t.retry.take();
+        let script = super::script::offered(t.script.clone(), &profile::roster(&self.cfg));
+        let mut a = Answer {
+            sid,
+            turn: t.n,
+            step: t.step,
+            model: s.route.model.clone(),
+            now,
+            first_through: resumed.is_none().then_some(t.through),
+        };
+        let mut ev = Events::new(out, sid, now);
+        match self.answer(&mut a, &mut ev, script, resumed) {
+            Next::End(reason) => self.end_turn(sid, reason, now, out),
+            Next::Step(text) => self.next_step(sid, text, now),
+            Next::Retry(due) => self.schedule(sid, due),
+            Next::Nothing => {}
+        }
+    }
+
+    /// The events of the model's answer `script` (`resumed`: the retry a back-off interrupted).
+    fn answer(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        script: Script,
+        resumed: Option<(String, usize)>,
+    ) -> Next {
+        let minimal = self.cfg.profile == Profile::SdkMinimal;
+        let realistic = self.cfg.realistic_timing;
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let (script, written) = match script {
+            Script::Call { tool, input } if !minimal && tool_args::schema(&tool).is_some() => {
+                match a.checked_call(s, ev, tool, input) {
+                    Ok((script, written)) => (script, Some(written)),
+                    Err(next) => return next,
+                }
+            }
+            script => (script, None),
+        };
+        match script {
+            Script::Reply(text) => {
+                a.replied(s, ev, &[Block::Text(&text)], "stop");
+                if !s.next_step.is_empty() {
+                    // A working-directory notice waits for the next step: the model reads it
+                    // there (the scripted model answers a runtime notice `ok`).
+                    return Next::Step("ok".into());
+                }
+                Next::End(json!({"kind":"completed"}))
+            }
+            Script::MaxTokens => {
+                a.replied(s, ev, &[Block::Text("partial...")], "max-tokens");
+                Next::End(json!({"kind":"max-tokens"}))
+            }
+            Script::Thinking => {
+                let blocks = [
+                    Block::Reasoning("let me think"),
+                    Block::Text("thought done"),
+                ];
+                a.replied(s, ev, &blocks, "stop");
+                Next::End(json!({"kind":"completed"}))
+            }
+            Script::Empty | Script::Error500 | Script::SseError => {
+                a.retried(s, ev, &script, resumed, realistic)
+            }
+            Script::Error400(message) => {
+                let failure = json!({"message": message,"code":"INVALID_REQUEST","status":400});
+                a.failed(s, ev, failure, None)
+            }
+            Script::Truncate => {
+                let failure = json!({"message":"DeepSeek Messages stream ended before message_stop","code":"STREAM_CLOSED"});
+                a.delivery(s, ev);
+                a.failed(s, ev, failure, Some("trunc"))
+            }
+            // The adapter fails the request before sending it: an attempt with no stream.
+            Script::BadContent(message, code) => {
+                a.failed(s, ev, json!({"message": message,"code": code}), None)
+            }
+            // Ended before the step (see `pre_step`); a later step never has this script.
+            Script::TextNotString(message) => {
+                a.step_end(s, ev);
+                Next::End(json!({"kind":"error","error":{"message": message,"code":"UNKNOWN"}}))
+            }
+            Script::Hang => Next::Nothing,
+            Script::Tool(cmd) if minimal => {
+                let input = json!({"command": cmd});
+                self.minimal_call(a, ev, "bash".into(), bash_args(&cmd), input)
+            }
+            Script::Call { tool, input } if minimal => {
+                let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
+                self.minimal_call(a, ev, tool, input, v)
+            }
+            Script::Call { tool, .. } => {
+                // Only reachable with a roster that offers a tool the reference does not run.
+                let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
+                a.failed(s, ev, failure, None)
+            }
+            Script::Tool(cmd) => {
+                let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
+                a.bash(s, ev, &cmd, &args)
+            }
+            Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written),
+        }
+    }
+
+    /// A tool call under `sdk-minimal`: the tool runs as [`super::tools`] says.
+    fn minimal_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        name: String,
+        args: String,
+        input: Value,
+    ) -> Next {
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let call_seq = a.tool_call(s, ev, &name, &args);
+        let call = (a.turn, TOOL_CALL_ID);
+        let o = self.minimal_tool(a.sid, &name, &input, call, a.now, ev.out());
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        if let Some(p) = &o.presented {
+            ev.event(s, "deliverables/presented", p);
+        }
+        let mut tr = a.tool_result(&o.text, o.is_error);
+        if let Some(e) = o.error {
+            tr["error"] = e;
+        }
+        a.tool_answered(s, ev, &tr, call_seq, &o.text)
+    }
+
+    /// A subagent call: a child session runs `prompt` (a subagent's own call is refused).
+    fn subagent_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        prompt: &str,
+        written: Option<Written>,
+    ) -> Next {
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let (args, label) = match written {
+            Some(w) => (w.args, w.label),
+            None => {
+                let args = format!(
+                    "{{\"description\": \"probe child\", \"prompt\": {}}}",
+                    events::js_quote(prompt)
+                );
+                (args, "probe child".into())
+            }
+        };
+        let call_seq = a.tool_call(s, ev, "subagent", &args);
+        if s.parent.is_some() {
+            // A subagent's own subagent call: the release allows one level.
+            let tr = a.tool_result(tool_args::DEPTH_REFUSAL, true);
+            return a.tool_answered(s, ev, &tr, call_seq, tool_args::DEPTH_REFUSAL);
+        }
+        let child = self.spawn_child(a.sid, prompt, a.now, ev.out());
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let cat = json!({"version":0,"childId": child,"childCreatedAt": a.now,"mode":"continuable","label": label});
+        ev.event(s, "subagent/catalog", &cat);
+        let text = format!("started subagent {child}");
+        let tr = a.tool_result(&text, false);
+        a.tool_answered(s, ev, &tr, call_seq, &text)
+    }
+
+    /// After a tool result: the next model request answers with `text`.
+    fn next_step(&mut self, sid: &str, text: String, now: u64) {
+        if let Some(t) = self.sessions.get_mut(sid).and_then(|s| s.turn.as_mut()) {
+            t.step += 1;
+            t.script = Script::Reply(text);
+            t.phase = Phase::Pre;
+        }
+        self.schedule(sid, now);
+    }
+}
+
+impl Answer<'_> {
+    /// `delivery-accepted`: the request reached the model.
+    fn delivery(&mut self, s: &mut Session, ev: &mut Events<'_>) {
+        let through = self
+            .first_through
+            .take()
+            .unwrap_or_else(|| s.seq.saturating_sub(1));
+        let d = json!({"sessionId": self.sid,"sessionFormatVersion":4,"throughSeq": through});
+        ev.event(s, "session-log-deepseek/delivery-accepted", &d);
+    }
+
+    /// The `assistant/message` of these blocks.
+    fn reply(&self, s: &mut Session, ev: &mut Events<'_>, blocks: &[Block<'_>], finish: &str) {
+        if s.parent.is_some() {
+            // Only a subagent's last reply is ever reported (subagent.finished).
+            s.last_reply = Some(assistant::content(blocks));
+        }
+        let (turn, step, now) = (self.turn, self.step, self.now);
+        ev.appended_with(s, "assistant/message", |o| {
+            assistant::write_message(o, turn, step, &self.model, blocks, finish, now)
+        });
+    }
+
+    fn step_end(&self, s: &mut Session, ev: &mut Events<'_>) {
+        ev.event(
+            s,
+            "step/end",
+            &json!({"turn": self.turn, "step": self.step}),
+        );
+    }
+
+    /// A delivered reply of these blocks, ending the step.
+    fn replied(&mut self, s: &mut Session, ev: &mut Events<'_>, blocks: &[Block<'_>], fin: &str) {
+        self.delivery(s, ev);
+        self.reply(s, ev, blocks, fin);
+        self.step_end(s, ev);
+    }
+
+    /// A failed attempt ending the step, and the turn with `failure`.
+    fn failed(
+        &self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        failure: Value,
+        partial: Option<&str>,
+    ) -> Next {
+        let a = events::attempt(self.turn, self.step, &failure, partial, self.now);
+        ev.event(s, "assistant/attempt", &a);
+        self.step_end(s, ev);
+        Next::End(json!({"kind":"error","error": failure}))
+    }
+
+    /// A request the adapter retries (`empty`, `error500`, `sseerror`): an attempt and an
+    /// `llm/retry` each until the policy gives up, from the retry `resumed` names; with
+    /// `realistic` timing each back-off is waited.
+    fn retried(
+        &mut self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        script: &Script,
+        resumed: Option<(String, usize)>,
+        realistic: bool,
+    ) -> Next {
+        let (failure, delivered) = retried_failure(script);
+        let (turn, step) = (self.turn, self.step);
+        let (retry_id, from) = resumed.unwrap_or_else(|| (new_id(), 0));
+        for i in from..=events::RETRY_DELAYS.len() {
+            if i > 0 {
+                let d = json!({"retryId": retry_id,"turn": turn,"step": step,"retry": i});
+                ev.event(s, "llm/retry-started", &d);
+            }
+            if delivered {
+                self.delivery(s, ev);
+            }
+            let a = events::attempt(turn, step, &failure, None, self.now);
+            ev.event(s, "assistant/attempt", &a);
+            if let Some(delay) = events::RETRY_DELAYS.get(i) {
+                let d = json!({"retryId": retry_id,"turn": turn,"step": step,"provider":"deepseek-official",
+                    "mode":"normal","policyKey": events::RETRY_POLICY,"retry": i + 1,"maxRetries":5,
+                    "delayMs": delay,"failure": failure});
+                ev.event(s, "llm/retry", &d);
+                if realistic {
+                    // Wait the back-off before the next attempt, as the release does.
+                    if let Some(t) = s.turn.as_mut() {
+                        t.retry = Some((retry_id, i + 1));
+                    }
+                    return Next::Retry(self.now.saturating_add(*delay as u64));
+                }
+            }
+        }
+        self.step_end(s, ev);
+        Next::End(json!({"kind":"error","error": failure}))
+    }
+
+    /// A tool_use reply and its `tool/call` event; returns the event's seq.
+    fn tool_call(&mut self, s: &mut Session, ev: &mut Events<'_>, name: &str, args: &str) -> u64 {
+        self.delivery(s, ev);
+        let block = Block::ToolCall {
+            id: TOOL_CALL_ID,
+            name,
+            args,
+        };
+        self.reply(s, ev, &[block], "tool-calls");
+        let call = json!({"turn": self.turn,"step": self.step,"callId": TOOL_CALL_ID,"name": name,"arguments": args});
+        ev.event(s, "tool/call", &call)
+    }
+
+    /// The `tool/result` data of the call's result `text`.
+    fn tool_result(&self, text: &str, is_error: bool) -> Value {
+        json!({"turn": self.turn,"step": self.step,"message":{"role":"tool","source":{"kind":"tool","callId": TOOL_CALL_ID},
+            "toolCallId": TOOL_CALL_ID,"content":[{"type":"text","text": text}],"isError": is_error,"id": new_id()}})
+    }
+
+    /// The tool result answering the call `call_seq`, ending the step: the next step's request
+    /// carries its `text`.
+    fn tool_answered(
+        &self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        result: &Value,
+        call_seq: u64,
+        text: &str,
+    ) -> Next {
+        ev.answer(s, "tool/result", result, &[call_seq]);
+        self.step_end(s, ev);
+        Next::Step(format!("tool result: {text}"))
+    }
+
+    /// A `call:` of the `sdk` profile's bash or subagent: the arguments reach the tool as the
+    /// model wrote them, checked against its schema as the release checks them. Invalid
+    /// arguments, and any `read_image` call, end the step with the tool's refusal (`Err`);
+    /// otherwise the call runs as the bash or subagent script it names.
+    fn checked_call(
+        &mut self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        tool: String,
+        input: String,
+    ) -> Result<(Script, Written), Next> {
+        let parsed = crate::wire::json::parse(&input).ok().map(|p| p.value);
+        let args = parsed
+            .as_ref()
+            .map_or_else(|| input.clone(), crate::wire::json::to_string);
+        if let Err(problems) = tool_args::check(&tool, parsed.as_ref()) {
+            let call_seq = self.tool_call(s, ev, &tool, &args);
+            let text = format!("Error: invalid arguments: {problems}");
+            let mut tr = self.tool_result(&text, true);
+            tr["error"] = json!({"name":"ToolArgsError","code":"INVALID_ARGS"});
+            return Err(self.tool_answered(s, ev, &tr, call_seq, &text));
+        }
+        let field = |k: &str| {
+            parsed
+                .as_ref()
+                .and_then(|v| v.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        if tool == "read_image" {
+            // The sdk profile's model declares no image input.
+            let call_seq = self.tool_call(s, ev, &tool, &args);
+            let text = profile::read_image_refusal(&field("file_path"), &self.model);
+            let tr = self.tool_result(&text, true);
+            return Err(self.tool_answered(s, ev, &tr, call_seq, &text));
+        }
+        let label = field("description");
+        let script = if tool == "bash" {
+            Script::Tool(field("command"))
+        } else {
+            Script::Subagent(field("prompt"))
+        };
+        Ok((script, Written { args, label }))
+    }
+
+    /// A bash call under the `sdk` profile: its job fails at once, refused for want of a sandbox.
+    fn bash(&mut self, s: &mut Session, ev: &mut Events<'_>, cmd: &str, args: &str) -> Next {
+        let call_seq = self.tool_call(s, ev, "bash", args);
+        let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+        let now = self.now;
+        let mut job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
+            "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
+        ev.event(s, "job/registered", &job);
+        job["finishedAt"] = json!(now);
+        job["status"] = json!("failed");
+        job["cause"] = json!("producer");
+        job["producerReported"] = json!(true);
+        job["detail"] = json!(events::SANDBOX_REFUSAL);
+        ev.event(s, "job/settled", &job);
+        let text = format!("Error: {}", events::SANDBOX_REFUSAL);
+        let tr = self.tool_result(&text, true);
+        self.tool_answered(s, ev, &tr, call_seq, &text)
+    }
+}
+
+/// The failure a retried script ends in, and whether each of its attempts is delivered.
+fn retried_failure(script: &Script) -> (Value, bool) {
+    match script {
+        Script::Empty => (
+            json!({"message":"DeepSeek Messages returned no content","code":"EMPTY_RESPONSE"}),
+            true,
+        ),
+        Script::Error500 => (
+            json!({"message":"fake internal error","code":"SERVER","status":500}),
+            false,
+        ),
+        _ => (json!({"message":"fake overloaded","code":"SERVER"}), true),
+    }
+}
+
+/// The arguments the scripted model writes for a bash call of `cmd`.
+fn bash_args(cmd: &str) -> String {
+    format!(
+        "{{\"description\": \"probe command\", \"command\": {}}}",
+        events::js_quote(cmd)
+    )
+}

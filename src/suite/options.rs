@@ -1,0 +1,158 @@
+//! How to run the suite ([`Options`]), the model stub's request log the options carry, and why a
+//! run cannot start ([`RunError`]): what [`super::run`] and the modules it drives (preflight,
+//! judge, schedule) all read.
+
+use super::select::Selection;
+use super::Baseline;
+use crate::edition::Edition;
+use crate::runner::{self, Cancel, StdoutLimit};
+use std::time::Duration;
+
+/// How to run the suite.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The edition checked.
+    pub edition: Edition,
+    /// Which checks run (`--filter`, `--skip`). Prerequisites left out are assumed to hold.
+    pub select: Selection,
+    /// Demand upstream's bytes: -32603 for unknown methods (no -32601), upstream's member order.
+    pub strict_upstream: bool,
+    /// Default deadline per expected frame.
+    pub frame_timeout: Duration,
+    /// Deadline for the runtime's first answer (preflight).
+    pub start_timeout: Duration,
+    /// Checks run at once, each against its own process.
+    pub jobs: usize,
+    /// Extra environment for the runtime (e.g. the model stub's).
+    pub env: Vec<(String, String)>,
+    /// Known failures.
+    pub baseline: Baseline,
+    /// Print progress to stderr.
+    pub progress: bool,
+    /// The model stub the runtime talks to, if any: failures quote its requests.
+    pub model_stub: Option<StubLog>,
+    /// Bound on the whole run's wall time: when it is spent, the run stops and the report holds
+    /// the checks decided so far (the rest `NOT RUN`). `None`: no bound.
+    pub budget: Option<Duration>,
+    /// The run's stop switch (for signals): set it to stop the run early with a partial report.
+    pub cancel: Cancel,
+    /// Bounds on what the runtime writes on stdout; each run starts with fresh counters.
+    pub stdout: StdoutLimit,
+    /// SHOULD failures fail the run too ([`Report::should_fail`](super::Report::should_fail)).
+    pub should_fail: bool,
+}
+
+/// The default whole-run budget of the command line.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
+
+/// Why the suite could not run at all: a problem of the kit or of its arguments, not of the
+/// runtime (a runtime that cannot be checked still gets a report:
+/// [`Report::stopped`](super::Report::stopped)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// `--filter` and `--skip` select no check.
+    NoMatch {
+        /// The selection, as flags.
+        selection: String,
+    },
+    /// The kit's own check traces are broken.
+    Fixtures(super::cases::CaseError),
+    /// The kit's own preflight trace is broken.
+    Preflight(crate::trace::ParseError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NoMatch { selection } => write!(f, "no check is selected by {selection}"),
+            RunError::Fixtures(e) => write!(f, "the kit's check traces are broken: {e}"),
+            RunError::Preflight(e) => write!(f, "the kit's preflight trace is broken: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// One request the model stub received, as the suite needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StubRequest {
+    /// One line for failure messages ([`crate::model_stub::RequestRecord::summary`]).
+    pub summary: String,
+    /// HTTP method.
+    pub method: String,
+    /// Request target.
+    pub path: String,
+    /// The status answered, once sent.
+    pub status: Option<u16>,
+}
+
+/// Access to the model stub's request log (in arrival order).
+#[derive(Clone)]
+pub struct StubLog(pub std::sync::Arc<dyn Fn() -> Vec<StubRequest> + Send + Sync>);
+
+impl StubLog {
+    /// The log of a running stub.
+    pub fn of(stub: std::sync::Arc<crate::model_stub::ModelStub>) -> StubLog {
+        StubLog(std::sync::Arc::new(move || {
+            stub.requests()
+                .iter()
+                .map(|r| StubRequest {
+                    summary: r.summary(),
+                    method: r.method.clone(),
+                    path: r.path.clone(),
+                    status: r.status,
+                })
+                .collect()
+        }))
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<StubRequest> {
+        (self.0)()
+    }
+
+    /// Every request line so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.requests().into_iter().map(|r| r.summary).collect()
+    }
+}
+
+impl std::fmt::Debug for StubLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StubLog")
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            edition: Edition::Current,
+            select: Selection::default(),
+            strict_upstream: false,
+            frame_timeout: Duration::from_secs(10),
+            start_timeout: Duration::from_secs(30),
+            jobs: 1,
+            env: Vec::new(),
+            baseline: Baseline::default(),
+            progress: false,
+            model_stub: None,
+            budget: None,
+            cancel: Cancel::new(),
+            stdout: StdoutLimit::default(),
+            should_fail: false,
+        }
+    }
+}
+
+/// The runner settings of the suite: tolerant matching, the suite's deadlines and environment.
+pub fn runner_opts(opts: &Options) -> runner::Options {
+    runner::Options {
+        frame_timeout: opts.frame_timeout,
+        case_timeout: Duration::from_secs(300),
+        env: opts.env.clone(),
+        tolerant: true,
+        stdout: opts.stdout.clone(),
+        cancel: opts.cancel.clone(),
+        ..runner::Options::default()
+    }
+}
