@@ -191,8 +191,9 @@ struct Proc {
     home: TempDir,
 }
 
-/// A directory removed on drop.
-struct TempDir(PathBuf);
+/// A directory removed on drop, and by the runner's cleanup when `bench` is stopped by a
+/// signal (registered as it is made: a signal cannot fall between the two).
+struct TempDir(PathBuf, u64);
 
 impl TempDir {
     fn new(tag: &str) -> std::io::Result<TempDir> {
@@ -201,14 +202,16 @@ impl TempDir {
             std::process::id(),
             uuid::Uuid::new_v4().simple()
         ));
-        std::fs::create_dir_all(&p)?;
-        Ok(TempDir(p))
+        let ((), ticket) =
+            crate::runner::cleanup::make_dir(p.clone(), || std::fs::create_dir_all(&p))?;
+        Ok(TempDir(p, ticket))
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        crate::runner::cleanup::done(self.1);
     }
 }
 

@@ -5,7 +5,7 @@ use super::{kit, runtime};
 use std::time::Duration;
 
 #[test]
-fn replay_record_and_fuzz_leave_nothing_behind_when_interrupted() {
+fn replay_record_fuzz_and_bench_leave_nothing_behind_when_interrupted() {
     let trace = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/fixtures/checks/response.answered.trace"
@@ -25,6 +25,11 @@ fn replay_record_and_fuzz_leave_nothing_behind_when_interrupted() {
         (
             vec!["fuzz", "--seconds", "60", "--", &rt, "setsid"],
             libc::SIGINT,
+        ),
+        // The load generator's runtime homes (dsh-loadgen-home-*) go too.
+        (
+            vec!["bench", "--cold-runs", "5000", "--sessions", "1"],
+            libc::SIGTERM,
         ),
     ] {
         let r = kit(&args, Some((Duration::from_secs(2), sig)));
