@@ -7,6 +7,7 @@ mod cli;
 mod contract;
 mod precision;
 mod prerequisites;
+mod readme;
 mod real;
 mod subcommands;
 mod verdicts;
