@@ -38,7 +38,7 @@ fn base(sub: &str, scratch: &std::path::Path) -> Vec<OsString> {
             NO_RUNTIME.into(),
         ],
         "import" => vec![NO_RUNTIME.into()],
-        "tap" => vec!["--out".into(), out, "--".into(), NO_RUNTIME.into()],
+        "tap" => vec!["--output".into(), out, "--".into(), NO_RUNTIME.into()],
         "model-stub" => vec!["--seconds".into(), "0.2".into()],
         "bench" => [
             "--frames",

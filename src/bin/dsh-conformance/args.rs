@@ -32,6 +32,13 @@ pub(crate) fn duration_or_zero(s: &str) -> Result<Duration, String> {
     })
 }
 
+/// The default of every `--jobs`: the number of CPUs, at most 8 (each job is a runtime process;
+/// most of a check is waiting, so this many keeps a machine busy without crowding it).
+pub(crate) fn default_jobs() -> u16 {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    u16::try_from(cpus.min(8)).unwrap_or(1)
+}
+
 /// `NAME=VALUE`, for clap.
 pub(crate) fn env_pair(s: &str) -> Result<(String, String), String> {
     let (k, v) = s.split_once('=').ok_or("expected NAME=VALUE")?;

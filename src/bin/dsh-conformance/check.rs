@@ -10,7 +10,7 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// Write the report to FILE instead of stdout (the summary line still goes to stderr).
-    #[arg(long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
     /// List the checks (id, severity, editions, rule) and exit.
     #[arg(long)]
@@ -45,8 +45,9 @@ pub(crate) struct CheckArgs {
     /// holds the checks decided so far.
     #[arg(long, value_name = "D", default_value = "300s", value_parser = duration_or_zero, allow_negative_numbers = true)]
     budget: Duration,
-    /// Checks run in parallel, each against its own runtime process (1–64).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Checks run in parallel, each against its own runtime process (1–64; default: the number
+    /// of CPUs, at most 8, as `fuzz`).
+    #[arg(long, default_value_t = crate::args::default_jobs(), value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
     /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY (Anthropic Messages) and OPENAI_BASE_URL/OPENAI_API_KEY (chat-completions).
     #[arg(long)]

@@ -45,8 +45,8 @@ enum Cmd {
     /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
     /// (put it where a client expects its runtime binary).
     Tap {
-        /// The golden trace to write when the runtime ends.
-        #[arg(long, value_name = "FILE")]
+        /// The golden trace to write when the runtime ends (`--out` is an older spelling).
+        #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE")]
         out: std::path::PathBuf,
         /// Also write the raw transcript (the layout `import` reads).
         #[arg(long, value_name = "FILE")]
