@@ -1,7 +1,7 @@
 //! The library's entry point for a runtime author's tests: [`check`] with [`CheckOptions`],
 //! built by methods so that a new option never breaks a caller. The defaults are the command
 //! line's (`dsh-conformance check`): edition current, 10 s per expected frame, a 300 s budget,
-//! one job, SHOULD failures reported but not failing.
+//! as many jobs as CPUs (at most 8), SHOULD failures reported but not failing.
 
 use crate::edition::Edition;
 use crate::model_stub::ModelStub;
@@ -41,6 +41,7 @@ impl CheckOptions {
         CheckOptions {
             inner: Options {
                 budget: Some(DEFAULT_BUDGET),
+                jobs: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
                 ..Options::default()
             },
         }
@@ -90,7 +91,8 @@ impl CheckOptions {
         self
     }
 
-    /// Checks run at once, each against its own runtime process (1–64, default 1).
+    /// Checks run at once, each against its own runtime process (1–64; default: the CPUs, at
+    /// most 8).
     pub fn jobs(mut self, n: usize) -> Self {
         self.inner.jobs = n.clamp(1, 64);
         self
