@@ -27,29 +27,18 @@ pub fn check_blocks(blocks: &[Value], has_store: bool) -> Result<(), &'static st
     Ok(())
 }
 
-/// Standard base64 (padding optional, no whitespace); `None` when it is not base64.
-fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    (s.len() % 4 != 1).then_some(out)
+/// Standard base64, padding optional, no whitespace (what the release's image reader and the
+/// kit's recorder both accept); shared with the transcript importer.
+pub(crate) const BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// [`BASE64`]'s decoding; `None` when it is not base64.
+pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    base64::Engine::decode(&BASE64, s).ok()
 }
 
 /// A PNG, JPEG, GIF or WebP whose header is complete enough to give its size.

@@ -31,7 +31,7 @@ mod config;
 pub mod editor;
 mod events;
 mod fast;
-mod image;
+pub(crate) mod image;
 mod inspect;
 pub mod launch;
 pub mod memory;

@@ -16,8 +16,12 @@ fn sample() -> String {
         .arg("spaced-output,no-idle")
         .arg("--")
         .arg(RUNTIME);
-    let report = check(&cmd, "./my-runtime --profile sdk", &CheckOptions::new().jobs(2))
-        .expect("the kit runs");
+    let report = check(
+        &cmd,
+        "./my-runtime --profile sdk",
+        &CheckOptions::new().jobs(2),
+    )
+    .expect("the kit runs");
     let human = report.human(false);
     let (head, rest) = human.split_once("\n\n").expect("a header");
     let (causes, rest) = rest.split_once("\n\n").expect("root causes");

@@ -46,7 +46,12 @@ enum Cmd {
     /// (put it where a client expects its runtime binary).
     Tap {
         /// The golden trace to write when the runtime ends (`--out` is an older spelling).
-        #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE")]
+        #[arg(
+            short = 'o',
+            long = "output",
+            visible_alias = "out",
+            value_name = "FILE"
+        )]
         out: std::path::PathBuf,
         /// Also write the raw transcript (the layout `import` reads).
         #[arg(long, value_name = "FILE")]

@@ -199,29 +199,10 @@ pub(super) fn event_t(e: &RawEvent) -> f64 {
     }
 }
 
+/// A binary send's bytes: the recorder's base64 (line breaks allowed, as Python wraps it);
+/// anything after the padding is an error, not ignored.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b'\n' | b'\r' => continue,
-            _ => return None,
-        } as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
+    crate::runtime::image::decode_base64(&s.replace(['\n', '\r'], ""))
 }
 
 #[cfg(test)]
