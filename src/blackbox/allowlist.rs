@@ -93,30 +93,10 @@ impl Allowlist {
     /// The entry that suppresses `f`, if any.
     pub fn allows(&self, f: &Finding) -> Option<&Entry> {
         self.entries.iter().find(|e| {
-            glob(&e.pattern, &f.class.to_string())
+            crate::suite::select::glob(&e.pattern, &f.class.to_string())
                 && e.detail.as_ref().is_none_or(|d| d.matches(&f.detail))
         })
     }
-}
-
-/// `*`-only glob match.
-fn glob(pat: &str, s: &str) -> bool {
-    let parts: Vec<&str> = pat.split('*').collect();
-    if parts.len() == 1 {
-        return pat == s;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
-        return false;
-    }
-    let mut rest = &s[first.len()..s.len() - last.len()];
-    for p in &parts[1..parts.len() - 1] {
-        match rest.find(p) {
-            Some(i) => rest = &rest[i + p.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 #[cfg(test)]

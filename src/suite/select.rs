@@ -2,7 +2,7 @@
 //! (repeatable). A pattern is a substring of the check id, or a glob when it has `*`.
 //!
 //! The glob is hand-written on purpose: `*` is its only metacharacter, so the patterns users
-//! already keep (here and in fuzz allowlists, [`glob`]) mean what they meant; a glob crate would
+//! already keep (here and in fuzz allowlists, which use [`glob`] too) mean what they meant; a glob crate would
 //! give `?`, `[…]` and `{…}` meanings they never had.
 
 use crate::check::CheckId;
