@@ -1,6 +1,13 @@
 //! `check`: the suite against a runtime, its arguments, and `check --list`.
 
 use dsh_conformance::edition::Edition;
+use dsh_conformance::model_stub::ModelStub;
+use dsh_conformance::runner::CommandSpec;
+use dsh_conformance::suite::{self, Baseline, Report};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub(crate) struct CheckArgs {
@@ -9,7 +16,7 @@ pub(crate) struct CheckArgs {
     format: Format,
     /// Write the report to FILE instead of stdout (the summary line still goes to stderr).
     #[arg(long, value_name = "FILE")]
-    output: Option<std::path::PathBuf>,
+    output: Option<PathBuf>,
     /// List the checks (id, severity, editions, rule) and exit.
     #[arg(long)]
     list: bool,
@@ -25,7 +32,7 @@ pub(crate) struct CheckArgs {
     strict_upstream: bool,
     /// Baseline of known failures: `<check-id>  # <reason>` per line; a listed check that passes fails the run.
     #[arg(long, value_name = "FILE")]
-    known_failing: Option<std::path::PathBuf>,
+    known_failing: Option<PathBuf>,
     /// Seconds to wait for each expected frame (every deadline of the check traces scales with it).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     timeout: f64,
@@ -55,90 +62,56 @@ enum Format {
 }
 
 pub(crate) fn check(a: CheckArgs) -> i32 {
-    use dsh_conformance::runner::CommandSpec;
-    use dsh_conformance::suite::{self, Baseline};
-    use std::io::Write as _;
     if a.list {
         return list_checks(&a);
     }
-    let baseline = match &a.known_failing {
-        None => Baseline::default(),
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| format!("cannot read {}: {e}", p.display()))
-            .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
-        {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("dsh-conformance check: --known-failing: {e}");
-                return 2;
-            }
-        },
-    };
+    match run_check(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh-conformance check: {e}");
+            2
+        }
+    }
+}
+
+/// The run `a` asks for, its report written where it says; the run's exit code, or why it
+/// cannot run (exit 2).
+fn run_check(a: &CheckArgs) -> Result<i32, String> {
+    let baseline = baseline(a)?;
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        eprintln!(
-            "dsh-conformance check: --timeout must be a positive number of seconds, not {}",
+        return Err(format!(
+            "--timeout must be a positive number of seconds, not {}",
             a.timeout
-        );
-        return 2;
+        ));
     }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
-        eprintln!(
-            "dsh-conformance check: --budget must be a number of seconds ≥ 0 (0: no bound), not {}",
+        return Err(format!(
+            "--budget must be a number of seconds ≥ 0 (0: no bound), not {}",
             a.budget
-        );
-        return 2;
+        ));
     }
     // Found before the run, not after it: the report must have somewhere to go.
-    let mut output = match &a.output {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                eprintln!("dsh-conformance check: --output {}: {e}", p.display());
-                return 2;
-            }
-        },
+    let output = match &a.output {
+        Some(p) => {
+            let f =
+                std::fs::File::create(p).map_err(|e| format!("--output {}: {e}", p.display()))?;
+            Some((f, p))
+        }
         None => None,
     };
-    let (argv, label) = if a.cmd.is_empty() {
-        match std::env::current_exe() {
-            Ok(exe) => (
-                vec![
-                    exe.display().to_string(),
-                    "runtime".into(),
-                    "--edition".into(),
-                    a.edition.to_string(),
-                ],
-                "built-in reference runtime".to_owned(),
-            ),
-            Err(e) => {
-                eprintln!("dsh-conformance check: cannot find its own executable: {e}");
-                return 2;
-            }
-        }
-    } else {
-        (a.cmd.clone(), a.cmd.join(" "))
-    };
-    let Some(cmd) = CommandSpec::from_argv(&argv) else {
-        eprintln!("dsh-conformance check: empty runtime command");
-        return 2;
-    };
+    let (cmd, label) = runtime_command(a)?;
     let stub = if a.model_stub {
-        match dsh_conformance::model_stub::ModelStub::start() {
-            Ok(s) => Some(std::sync::Arc::new(s)),
-            Err(e) => {
-                eprintln!("dsh-conformance check: cannot start the model stub: {e}");
-                return 2;
-            }
-        }
+        let s = ModelStub::start().map_err(|e| format!("cannot start the model stub: {e}"))?;
+        Some(Arc::new(s))
     } else {
         None
     };
-    let budget = (a.budget > 0.0).then(|| std::time::Duration::from_secs_f64(a.budget));
+    let budget = (a.budget > 0.0).then(|| Duration::from_secs_f64(a.budget));
     let opts = suite::run::Options {
         edition: a.edition,
         filter: a.filter.clone(),
         strict_upstream: a.strict_upstream,
-        frame_timeout: std::time::Duration::from_secs_f64(a.timeout),
+        frame_timeout: Duration::from_secs_f64(a.timeout),
         jobs: usize::from(a.jobs),
         env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
         baseline,
@@ -160,42 +133,75 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
         a.timeout,
         a.jobs
     );
-    let report = match suite::run::run(&cmd, &label, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("dsh-conformance check: {e}");
-            return 2;
-        }
-    };
-    let text = match a.format {
-        Format::Human => report.human(a.verbose),
-        Format::Json => format!("{:#}\n", report.json()),
-        Format::Junit => report.junit(),
-    };
-    match (&mut output, &a.output) {
-        (Some(f), Some(p)) => {
-            if let Err(e) = f.write_all(text.as_bytes()) {
-                eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
-                return 2;
-            }
-            eprintln!("{}", report.summary_line());
-            if let Some(st) = &report.stopped {
-                eprintln!("stopped: {}. {}", st.halt, st.cause);
-            }
-        }
-        _ => dsh_conformance::out!("{text}"),
-    }
+    let report = suite::run::run(&cmd, &label, &opts).map_err(|e| e.to_string())?;
+    write_report(a, &report, output)?;
     if let Some(s) = &stub {
         if report.exit_code() != 0 && a.verbose {
             eprintln!("model stub log:\n{}", s.log_text());
         }
     }
-    report.exit_code()
+    Ok(report.exit_code())
+}
+
+/// The baseline `--known-failing` names (none: empty).
+fn baseline(a: &CheckArgs) -> Result<Baseline, String> {
+    let Some(p) = &a.known_failing else {
+        return Ok(Baseline::default());
+    };
+    std::fs::read_to_string(p)
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))
+        .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
+        .map_err(|e| format!("--known-failing: {e}"))
+}
+
+/// The runtime command and its label in the report: the command after `--`, else this
+/// executable's built-in reference runtime.
+fn runtime_command(a: &CheckArgs) -> Result<(CommandSpec, String), String> {
+    let (argv, label) = if a.cmd.is_empty() {
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find its own executable: {e}"))?;
+        let argv = vec![
+            exe.display().to_string(),
+            "runtime".into(),
+            "--edition".into(),
+            a.edition.to_string(),
+        ];
+        (argv, "built-in reference runtime".to_owned())
+    } else {
+        (a.cmd.clone(), a.cmd.join(" "))
+    };
+    let cmd = CommandSpec::from_argv(&argv).ok_or("empty runtime command")?;
+    Ok((cmd, label))
+}
+
+/// Writes the report in `--format`: to the `--output` file (with the summary on stderr), else
+/// to stdout.
+fn write_report(
+    a: &CheckArgs,
+    report: &Report,
+    output: Option<(std::fs::File, &PathBuf)>,
+) -> Result<(), String> {
+    let text = match a.format {
+        Format::Human => report.human(a.verbose),
+        Format::Json => format!("{:#}\n", report.json()),
+        Format::Junit => report.junit(),
+    };
+    let Some((mut f, p)) = output else {
+        dsh_conformance::out!("{text}");
+        return Ok(());
+    };
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    eprintln!("{}", report.summary_line());
+    if let Some(st) = &report.stopped {
+        eprintln!("stopped: {}. {}", st.halt, st.cause);
+    }
+    Ok(())
 }
 
 /// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
 fn list_checks(a: &CheckArgs) -> i32 {
-    use dsh_conformance::suite::{self, run::matches_filter};
+    use dsh_conformance::suite::run::matches_filter;
     let picked: Vec<&suite::CheckInfo> = suite::CHECKS
         .iter()
         .filter(|c| {
