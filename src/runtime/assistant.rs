@@ -190,29 +190,35 @@ impl Message {
                 "{{\"type\":\"block-start\",\"index\":{i},\"blockType\":\"tool-call\"}}"
             );
         });
-        let now = self.now;
-        let s = &mut self.stream;
-        let _ = write!(
-            s,
-            "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":"
-        );
-        write_str(id, s);
-        s.extend_from_slice(b",\"name\":");
-        write_str(name, s);
-        s.extend_from_slice(b",\"args\":[\"\"]},");
-        let _ = write!(
-            s,
-            "{{\"type\":\"tool-call-chunks\",\"time0\":{now},\"index\":{i},\"dt\":[],\"id\":"
-        );
-        write_str(id, s);
-        s.extend_from_slice(b",\"args\":[");
-        write_str(args, s);
-        s.extend_from_slice(b"]},");
+        self.tool_call_chunks(i, id, |s| {
+            s.extend_from_slice(b",\"name\":");
+            write_str(name, s);
+            s.extend_from_slice(b",\"args\":[\"\"]");
+        });
+        self.tool_call_chunks(i, id, |s| {
+            s.extend_from_slice(b",\"args\":[");
+            write_str(args, s);
+            s.push(b']');
+        });
         self.chunk(|s| {
             let _ = write!(s, "{{\"type\":\"block-end\",\"index\":{i},\"block\":");
             write_tool_call(s, id, name, args);
             s.push(b'}');
         });
+    }
+
+    /// A `tool-call-chunks` item of call `id` (block `i`), its other members written by `rest`.
+    fn tool_call_chunks(&mut self, i: usize, id: &str, rest: impl FnOnce(&mut Vec<u8>)) {
+        use std::io::Write as _;
+        let s = &mut self.stream;
+        let _ = write!(
+            s,
+            "{{\"type\":\"tool-call-chunks\",\"time0\":{},\"index\":{i},\"dt\":[],\"id\":",
+            self.now
+        );
+        write_str(id, s);
+        rest(s);
+        s.extend_from_slice(b"},");
     }
 
     /// The stream's last items: the usage and the `finish` chunk with the replay state.

@@ -97,26 +97,85 @@ enum Format {
 }
 
 pub(crate) fn check(a: CheckArgs) -> i32 {
-    use dsh_conformance::runner::CommandSpec;
-    use dsh_conformance::suite::{self, Baseline};
-    use std::io::{IsTerminal as _, Write as _};
     if a.list {
         return list_checks(&a);
     }
-    let baseline = match &a.known_failing {
-        None => Baseline::default(),
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| format!("cannot read {}: {e}", p.display()))
-            .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
-        {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("dsh-conformance check: --known-failing: {e}");
-                return 2;
-            }
-        },
+    match run_check(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh-conformance check: {e}");
+            2
+        }
+    }
+}
+
+/// The run: what it needs found first (the baseline, the outputs, the runtime, the stub), then
+/// the suite, then the report written. `Err`: a usage problem, exit 2.
+fn run_check(a: &CheckArgs) -> Result<i32, String> {
+    use dsh_conformance::suite::{self, Baseline};
+    let baseline = baseline(a)?;
+    // Found before the run, not after it: the report must have somewhere to go.
+    let create = |p: &std::path::Path, flag: &str| {
+        std::fs::File::create(p).map_err(|e| format!("{flag} {}: {e}", p.display()))
     };
-    let stubbed = baseline.unjustified();
+    let output = a
+        .output
+        .as_deref()
+        .map(|p| create(p, "--output"))
+        .transpose()?;
+    let write_baseline = (a.write_known_failing.as_deref())
+        .map(|p| create(p, "--write-known-failing").map(|f| (f, p)))
+        .transpose()?;
+    let (cmd, label) = runtime_command(a)?;
+    let stub = match a.model_stub {
+        true => Some(std::sync::Arc::new(
+            dsh_conformance::model_stub::ModelStub::start()
+                .map_err(|e| format!("cannot start the model stub: {e}"))?,
+        )),
+        false => None,
+    };
+    let opts = options(a, baseline, stub.clone());
+    if let Err(e) = opts.cancel.on_signals(
+        &[libc::SIGINT, libc::SIGTERM],
+        "stopping the run; the partial report follows (send it again to quit at once)",
+    ) {
+        eprintln!("dsh-conformance check: cannot install signal handlers: {e}");
+    }
+    eprintln!(
+        "dsh-conformance check: {label} (edition {}); run budget {} (--budget), {} s per expected frame (--timeout), {} job(s)",
+        a.edition,
+        opts.budget.map_or("none".to_owned(), |b| format!("{} s", b.as_secs_f64())),
+        a.timeout.as_secs_f64(),
+        a.jobs
+    );
+    let report = suite::run::run(&cmd, &label, &opts).map_err(|e| e.to_string())?;
+    if let Some((mut f, p)) = write_baseline {
+        write(&mut f, p, &Baseline::stub(&report))?;
+        eprintln!(
+            "dsh-conformance check: wrote the failing checks to {} (give each a reason)",
+            p.display()
+        );
+    }
+    write_report(a, &report, output)?;
+    if let Some(s) = &stub {
+        if report.exit_code() != 0 && a.verbose {
+            eprintln!("model stub log:\n{}", s.log_text());
+        }
+    }
+    Ok(report.exit_code())
+}
+
+/// `--known-failing`, read and parsed; a warning for entries still stubbed.
+fn baseline(a: &CheckArgs) -> Result<dsh_conformance::suite::Baseline, String> {
+    use dsh_conformance::suite::Baseline;
+    let Some(p) = &a.known_failing else {
+        return Ok(Baseline::default());
+    };
+    let b = std::fs::read_to_string(p)
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))
+        .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
+        .map_err(|e| format!("--known-failing: {e}"))?;
+    let stubbed = b.unjustified();
     if !stubbed.is_empty() {
         eprintln!(
             "dsh-conformance check: warning: --known-failing: {} entr{} still without a reason: {}",
@@ -125,66 +184,40 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
             stubbed.join(", ")
         );
     }
-    // Found before the run, not after it: the report must have somewhere to go.
-    let mut output = match &a.output {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                eprintln!("dsh-conformance check: --output {}: {e}", p.display());
-                return 2;
-            }
-        },
-        None => None,
-    };
-    let mut write_baseline = match &a.write_known_failing {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Some((f, p)),
-            Err(e) => {
-                eprintln!(
-                    "dsh-conformance check: --write-known-failing {}: {e}",
-                    p.display()
-                );
-                return 2;
-            }
-        },
-        None => None,
-    };
+    Ok(b)
+}
+
+/// The runtime command and its label: what follows `--`, or the kit's own reference runtime.
+fn runtime_command(
+    a: &CheckArgs,
+) -> Result<(dsh_conformance::runner::CommandSpec, String), String> {
     let (argv, label) = if a.cmd.is_empty() {
-        match std::env::current_exe() {
-            Ok(exe) => (
-                vec![
-                    exe.display().to_string(),
-                    "runtime".into(),
-                    "--edition".into(),
-                    a.edition.to_string(),
-                ],
-                "built-in reference runtime".to_owned(),
-            ),
-            Err(e) => {
-                eprintln!("dsh-conformance check: cannot find its own executable: {e}");
-                return 2;
-            }
-        }
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find its own executable: {e}"))?;
+        let argv = [
+            exe.display().to_string(),
+            "runtime".into(),
+            "--edition".into(),
+            a.edition.to_string(),
+        ];
+        (argv.to_vec(), "built-in reference runtime".to_owned())
     } else {
         (a.cmd.clone(), a.cmd.join(" "))
     };
-    let Some(cmd) = CommandSpec::from_argv(&argv) else {
-        eprintln!("dsh-conformance check: empty runtime command");
-        return 2;
-    };
-    let stub = if a.model_stub {
-        match dsh_conformance::model_stub::ModelStub::start() {
-            Ok(s) => Some(std::sync::Arc::new(s)),
-            Err(e) => {
-                eprintln!("dsh-conformance check: cannot start the model stub: {e}");
-                return 2;
-            }
-        }
-    } else {
-        None
-    };
-    let budget = (!a.budget.is_zero()).then_some(a.budget);
-    let opts = suite::run::Options {
+    let cmd =
+        dsh_conformance::runner::CommandSpec::from_argv(&argv).ok_or("empty runtime command")?;
+    Ok((cmd, label))
+}
+
+/// The suite's options from the flags.
+fn options(
+    a: &CheckArgs,
+    baseline: dsh_conformance::suite::Baseline,
+    stub: Option<std::sync::Arc<dsh_conformance::model_stub::ModelStub>>,
+) -> dsh_conformance::suite::run::Options {
+    use dsh_conformance::suite::run::{Options, StubLog};
+    use std::io::IsTerminal as _;
+    Options {
         edition: a.edition,
         select: a.selection(),
         strict_upstream: a.strict_upstream,
@@ -197,41 +230,20 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
             When::Never => false,
             When::Auto => std::io::stderr().is_terminal() || a.output.is_some(),
         },
-        model_stub: stub.clone().map(suite::run::StubLog::of),
-        budget,
+        model_stub: stub.map(StubLog::of),
+        budget: (!a.budget.is_zero()).then_some(a.budget),
         should_fail: a.should_fail,
-        ..suite::run::Options::default()
-    };
-    if let Err(e) = opts.cancel.on_signals(
-        &[libc::SIGINT, libc::SIGTERM],
-        "stopping the run; the partial report follows (send it again to quit at once)",
-    ) {
-        eprintln!("dsh-conformance check: cannot install signal handlers: {e}");
+        ..Options::default()
     }
-    eprintln!(
-        "dsh-conformance check: {label} (edition {}); run budget {} (--budget), {} s per expected frame (--timeout), {} job(s)",
-        a.edition,
-        budget.map_or("none".to_owned(), |b| format!("{} s", b.as_secs_f64())),
-        a.timeout.as_secs_f64(),
-        a.jobs
-    );
-    let report = match suite::run::run(&cmd, &label, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("dsh-conformance check: {e}");
-            return 2;
-        }
-    };
-    if let Some((f, p)) = &mut write_baseline {
-        if let Err(e) = f.write_all(Baseline::stub(&report).as_bytes()) {
-            eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
-            return 2;
-        }
-        eprintln!(
-            "dsh-conformance check: wrote the failing checks to {} (give each a reason)",
-            p.display()
-        );
-    }
+}
+
+/// The report in its format, to `--output` (the summary line then on stderr) or stdout.
+fn write_report(
+    a: &CheckArgs,
+    report: &dsh_conformance::suite::Report,
+    output: Option<std::fs::File>,
+) -> Result<(), String> {
+    use std::io::IsTerminal as _;
     let text = match a.format {
         Format::Human => {
             let color = match a.color {
@@ -248,12 +260,9 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
     };
-    match (&mut output, &a.output) {
-        (Some(f), Some(p)) => {
-            if let Err(e) = f.write_all(text.as_bytes()) {
-                eprintln!("dsh-conformance check: cannot write {}: {e}", p.display());
-                return 2;
-            }
+    match (output, &a.output) {
+        (Some(mut f), Some(p)) => {
+            write(&mut f, p, &text)?;
             eprintln!("{}", report.summary_line());
             if let Some(st) = &report.stopped {
                 eprintln!("stopped: {}. {}", st.halt, st.cause);
@@ -261,12 +270,13 @@ pub(crate) fn check(a: CheckArgs) -> i32 {
         }
         _ => dsh_conformance::out!("{text}"),
     }
-    if let Some(s) = &stub {
-        if report.exit_code() != 0 && a.verbose {
-            eprintln!("model stub log:\n{}", s.log_text());
-        }
-    }
-    report.exit_code()
+    Ok(())
+}
+
+fn write(f: &mut std::fs::File, p: &std::path::Path, text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
 /// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
