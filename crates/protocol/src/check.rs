@@ -184,7 +184,7 @@ checks! {
     // session/prompt and its receipt.
     PromptMessageId = "prompt.message-id" "§3.2" Must QUEUED [ResponseAnswered] Trace: "session/prompt answers {messageId: <non-empty string>}";
     ReceiptIdMatchesInserted = "receipt.id-matches-inserted" "§5 §8.4" Must QUEUED [PromptMessageId TurnEndReason] Trace: "an agent/inbox/spliced receipt whose inserted[].id equals the messageId is sent for every prompt";
-    ReceiptPrecedesResponse = "receipt.precedes-response" "§5" Must QUEUED [ReceiptIdMatchesInserted] Trace: "the prompt's receipt is written before the prompt's response";
+    ReceiptPrecedesResponse = "receipt.precedes-response" "§5" Must QUEUED [ReceiptIdMatchesInserted] Stream: "the prompt's receipt is written before the prompt's response, also for a prompt to a running session";
     TurnEndReason = "turn.end-reason" "§5 §8.4" Must ALL [ResponseAnswered] Trace: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     TurnUserMessageId = "turn.user-message-id" "§5" Should QUEUED [ReceiptIdMatchesInserted] Trace: "the turn's user/message event carries data.id == messageId";
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
