@@ -229,7 +229,18 @@ pub(super) fn finish(
                 },
             });
         let found: Vec<&Blame> = b.blames.iter().filter(|x| x.check == info.id).collect();
-        if verdict == Verdict::Pass {
+        // A stream rule's violation, seen in any transcript, is evidence of its own: it fails the
+        // check also when the check's own trace was BLOCKED or UNTESTABLE, since neither says the
+        // rule holds, and the violation does not rest on the prerequisite or the setup that
+        // stopped the trace (each stream rule is written so that another rule's breakage does not
+        // trip it: `suite::stream`). A trace rule's blames come from its own trace only, so it
+        // has none unless that trace ran.
+        let judged_elsewhere = info.is_stream()
+            && matches!(
+                verdict,
+                Verdict::Blocked { .. } | Verdict::NotTestable { .. }
+            );
+        if verdict == Verdict::Pass || (judged_elsewhere && !found.is_empty()) {
             if let Some(first) = found.first() {
                 let mut f = first.failure.clone();
                 let cases: std::collections::BTreeSet<_> = found
