@@ -243,7 +243,6 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         ResponseAnswered,
         "silent-after-initialize",
     ),
-    (ResumeValidation, ResumeAcrossProcesses, "no-resume"),
     (ResumeAcrossProcesses, TurnEndReason, "no-turn-end"),
     (
         ResumeAcrossProcesses,
@@ -281,11 +280,6 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     (
         LifecycleShutdownResponds,
         ResponseAnswered,
-        "silent-after-initialize",
-    ),
-    (
-        LifecycleShutdownExits0,
-        LifecycleShutdownResponds,
         "silent-after-initialize",
     ),
     (
