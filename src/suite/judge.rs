@@ -68,7 +68,7 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     }
     Failure {
         kind: f.kind,
-        reason: f.reason.lines().next().unwrap_or("").to_owned(),
+        reason: one_line_reason(f),
         case: Some(r.file.clone()),
         expected: f.expected.clone().map(|e| match &f.at {
             Some(at) => format!("({at}): {e}"),
@@ -80,6 +80,21 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
         stderr_tail: r.stderr_tail.clone(),
         details,
         model_log: Vec::new(),
+    }
+}
+
+/// The failure's first line; for an expectation that never arrived, with the frame closest to it
+/// (how it differs, or the frame itself), so a frame of the wrong shape shows without `-v`.
+fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
+    let reason = f.reason.lines().next().unwrap_or("");
+    if f.kind != FailureKind::Timeout || !reason.contains("never arrived") {
+        return reason.to_owned();
+    }
+    let clip = |s: &str| crate::trace::explain::clip(s, 160);
+    match (&f.diff, &f.closest) {
+        (Some(d), _) => format!("{reason}; the closest frame differs at {}", clip(d)),
+        (None, Some(c)) => format!("{reason}; the closest frame: {}", clip(c)),
+        (None, None) => reason.to_owned(),
     }
 }
 
