@@ -324,7 +324,10 @@ fn list_checks(a: &CheckArgs) -> i32 {
         Some(p) => match std::fs::write(p, text) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("dsh-conformance check --list: --output {}: {e}", p.display());
+                eprintln!(
+                    "dsh-conformance check --list: --output {}: {e}",
+                    p.display()
+                );
                 2
             }
         },
