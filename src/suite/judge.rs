@@ -92,6 +92,8 @@ fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
     }
     let clip = |s: &str| crate::trace::explain::clip(s, 160);
     match (&f.diff, &f.closest) {
+        // Another response or notification altogether says nothing about the frame's shape.
+        (Some(d), _) if d.starts_with("/id:") || d.starts_with("/method:") => reason.to_owned(),
         (Some(d), _) => format!("{reason}; the closest frame differs at {}", clip(d)),
         (None, Some(c)) => format!("{reason}; the closest frame: {}", clip(c)),
         (None, None) => reason.to_owned(),

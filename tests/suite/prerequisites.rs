@@ -284,6 +284,11 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     ),
     (
         LifecycleShutdownAfterEmptySessionId,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        LifecycleShutdownAfterEmptySessionId,
         LifecycleShutdownExits0,
         "shutdown-no-exit",
     ),

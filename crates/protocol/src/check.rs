@@ -209,7 +209,7 @@ checks! {
     // Lifecycle.
     LifecycleShutdownResponds = "lifecycle.shutdown-responds" "§3.6" Must ALL [ResponseAnswered] Trace: "shutdown answers {} (also twice in one write)";
     LifecycleShutdownExits0 = "lifecycle.shutdown-exits-0" "§3.6 §7" Must ALL [] Trace: "after answering shutdown the process exits 0 by itself, stdin still open";
-    LifecycleShutdownAfterEmptySessionId = "lifecycle.shutdown-after-empty-session-id" "§3.2 §3.6" Should QUEUED [LifecycleShutdownExits0] Trace: "after a prompt on session id \"\", shutdown still answers {} and the process exits 0";
+    LifecycleShutdownAfterEmptySessionId = "lifecycle.shutdown-after-empty-session-id" "§3.2 §3.6" Should QUEUED [ResponseAnswered LifecycleShutdownExits0] Trace: "after a prompt on session id \"\", shutdown still answers {} and the process exits 0";
     LifecycleEofExits0 = "lifecycle.eof-exits-0" "§7" Must ALL [ResponseAnswered] Trace: "stdin EOF makes the process exit 0 promptly, answering what it had read";
     LifecycleSigtermExits0 = "lifecycle.sigterm-exits-0" "§7" Should ALL [] Trace: "SIGTERM makes the process exit 0";
     LifecycleSigintExits130 = "lifecycle.sigint-exits-130" "§7" Should ALL [] Trace: "SIGINT makes the process exit 130";
