@@ -317,10 +317,6 @@ const CLASS_GAPS: &[(&str, &str)] = &[
         "replay-renumbered-before",
         "as replay-renumbered, before the receipt",
     ),
-    (
-        "notification-initialize-obeyed",
-        "frame.notifications-ignored's trace sends the initialize notification but never looks at a session's working directory afterwards",
-    ),
 ];
 
 /// A case per `# CLASS <name> => <check ids>` line of `bug_classes.py` (but [`CLASS_GAPS`]).
