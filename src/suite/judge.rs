@@ -536,6 +536,34 @@ mod tests {
     use super::*;
     use crate::edition::Edition;
 
+    #[test]
+    fn a_frame_that_never_arrived_names_how_the_closest_one_differs() {
+        let mut f = crate::trace::matcher::Failure::new(
+            FailureKind::Timeout,
+            "<< {turn/end} never arrived (waited 30.0s)\nmore",
+        );
+        assert_eq!(
+            one_line_reason(&f),
+            "<< {turn/end} never arrived (waited 30.0s)"
+        );
+        f.diff = Some(
+            r#"/params/event/data/reason: expected {"kind":"{{string}}"}, got "completed""#.into(),
+        );
+        assert_eq!(
+            one_line_reason(&f),
+            r#"<< {turn/end} never arrived (waited 30.0s); the closest frame differs at /params/event/data/reason: expected {"kind":"{{string}}"}, got "completed""#
+        );
+        f.diff = Some(r#"/id: expected "big", got "init""#.into());
+        assert_eq!(
+            one_line_reason(&f),
+            "<< {turn/end} never arrived (waited 30.0s)",
+            "another response altogether is no hint"
+        );
+        f.kind = FailureKind::Mismatch;
+        f.reason = "stdout line 3 differs".into();
+        assert_eq!(one_line_reason(&f), "stdout line 3 differs");
+    }
+
     fn lines(v: &[&str]) -> Vec<Output> {
         (v.iter().enumerate())
             .map(|(i, s)| Output::parse(i + 1, s.to_string()))

@@ -305,6 +305,46 @@ mod tests {
         }
     }
 
+    /// A stream rule seen broken in another check's transcript fails its check even when its own
+    /// trace was BLOCKED or UNTESTABLE; a trace rule's BLOCKED verdict stands (it has no evidence).
+    #[test]
+    fn a_stream_blame_fails_a_blocked_or_untestable_stream_check_only() {
+        use crate::suite::verdict::Failure;
+        let seq = CheckId::SessionSeqContiguous.info();
+        let time = CheckId::EventTime.info();
+        let counts = CheckId::TurnCountsPerSession.info();
+        assert!(seq.is_stream() && time.is_stream() && !counts.is_stream());
+        let sel: Vec<&'static CheckInfo> = vec![seq, time, counts];
+        let blocked = Verdict::Blocked {
+            by: vec![CheckId::TurnEndReason],
+        };
+        let untestable = Verdict::NotTestable {
+            reason: "setup".into(),
+        };
+        let blame = |check| Blame {
+            check,
+            failure: Failure::new(crate::trace::FailureKind::Rule, "broken"),
+        };
+        let b = Board {
+            verdicts: vec![
+                Some(blocked.clone()),
+                Some(untestable),
+                Some(blocked.clone()),
+            ],
+            started: vec![true; 3],
+            durations: vec![Duration::ZERO; 3],
+            blames: vec![
+                blame(CheckId::SessionSeqContiguous),
+                blame(CheckId::EventTime),
+                blame(CheckId::TurnCountsPerSession),
+            ],
+            transcripts: 1,
+        };
+        let out = finish(&sel, &[], b, &Options::default());
+        let words: Vec<&str> = out.iter().map(|r| r.verdict.word()).collect();
+        assert_eq!(words, ["FAIL", "FAIL", "BLOCKED"]);
+    }
+
     /// A check listed before the prerequisite that a failure blocks is decided in the same call,
     /// not left waiting for a notification (this hung a run against a flooding runtime).
     #[test]
