@@ -100,10 +100,9 @@ pub(super) fn result_fits<'a>(
             ));
         }
         "session/prompt" if profile.legacy_prompt => {}
-        "session/prompt" => {
-            if r.get("messageId").and_then(JsonView::as_str).is_none() {
-                return fail("prompt result lacks a string messageId".into());
-            }
+        // Whether its receipt came first is judged by the checker, once the receipt comes.
+        "session/prompt" if r.get("messageId").and_then(JsonView::as_str).is_none() => {
+            return fail("prompt result lacks a string messageId".into());
         }
         "shutdown" | "session/resume" | "session/wait" if !r.is_empty() => {
             return fail(format!("{method} result is not {{}}"));
