@@ -47,7 +47,7 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     }
     Failure {
         kind: f.kind,
-        reason: f.reason.lines().next().unwrap_or("").to_owned(),
+        reason: one_line_reason(f),
         case: Some(r.file.clone()),
         expected: f.expected.clone().map(|e| match &f.at {
             Some(at) => format!("({at}): {e}"),
@@ -59,6 +59,23 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
         stderr_tail: r.stderr_tail.clone(),
         details,
         model_log: Vec::new(),
+    }
+}
+
+/// The failure's first line; for an expectation that never arrived, with the frame closest to it
+/// (how it differs, or the frame itself), so a frame of the wrong shape shows without `-v`.
+fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
+    let reason = f.reason.lines().next().unwrap_or("");
+    if f.kind != FailureKind::Timeout || !reason.contains("never arrived") {
+        return reason.to_owned();
+    }
+    let clip = |s: &str| crate::trace::explain::clip(s, 160);
+    match (&f.diff, &f.closest) {
+        // Another response or notification altogether says nothing about the frame's shape.
+        (Some(d), _) if d.starts_with("/id:") || d.starts_with("/method:") => reason.to_owned(),
+        (Some(d), _) => format!("{reason}; the closest frame differs at {}", clip(d)),
+        (None, Some(c)) => format!("{reason}; the closest frame: {}", clip(c)),
+        (None, None) => reason.to_owned(),
     }
 }
 

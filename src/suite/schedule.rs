@@ -229,7 +229,18 @@ pub(super) fn finish(
                 },
             });
         let found: Vec<&Blame> = b.blames.iter().filter(|x| x.check == info.id).collect();
-        if verdict == Verdict::Pass {
+        // A stream rule's violation, seen in any transcript, is evidence of its own: it fails the
+        // check also when the check's own trace was BLOCKED or UNTESTABLE, since neither says the
+        // rule holds, and the violation does not rest on the prerequisite or the setup that
+        // stopped the trace (each stream rule is written so that another rule's breakage does not
+        // trip it: `suite::stream`). A trace rule's blames come from its own trace only, so it
+        // has none unless that trace ran.
+        let judged_elsewhere = info.is_stream()
+            && matches!(
+                verdict,
+                Verdict::Blocked { .. } | Verdict::NotTestable { .. }
+            );
+        if verdict == Verdict::Pass || (judged_elsewhere && !found.is_empty()) {
             if let Some(first) = found.first() {
                 let mut f = first.failure.clone();
                 let cases: std::collections::BTreeSet<_> = found
@@ -292,6 +303,46 @@ mod tests {
             requires,
             judge: crate::check::Judge::Trace,
         }
+    }
+
+    /// A stream rule seen broken in another check's transcript fails its check even when its own
+    /// trace was BLOCKED or UNTESTABLE; a trace rule's BLOCKED verdict stands (it has no evidence).
+    #[test]
+    fn a_stream_blame_fails_a_blocked_or_untestable_stream_check_only() {
+        use crate::suite::verdict::Failure;
+        let seq = CheckId::SessionSeqContiguous.info();
+        let time = CheckId::EventTime.info();
+        let counts = CheckId::TurnCountsPerSession.info();
+        assert!(seq.is_stream() && time.is_stream() && !counts.is_stream());
+        let sel: Vec<&'static CheckInfo> = vec![seq, time, counts];
+        let blocked = Verdict::Blocked {
+            by: vec![CheckId::TurnEndReason],
+        };
+        let untestable = Verdict::NotTestable {
+            reason: "setup".into(),
+        };
+        let blame = |check| Blame {
+            check,
+            failure: Failure::new(crate::trace::FailureKind::Rule, "broken"),
+        };
+        let b = Board {
+            verdicts: vec![
+                Some(blocked.clone()),
+                Some(untestable),
+                Some(blocked.clone()),
+            ],
+            started: vec![true; 3],
+            durations: vec![Duration::ZERO; 3],
+            blames: vec![
+                blame(CheckId::SessionSeqContiguous),
+                blame(CheckId::EventTime),
+                blame(CheckId::TurnCountsPerSession),
+            ],
+            transcripts: 1,
+        };
+        let out = finish(&sel, &[], b, &Options::default());
+        let words: Vec<&str> = out.iter().map(|r| r.verdict.word()).collect();
+        assert_eq!(words, ["FAIL", "FAIL", "BLOCKED"]);
     }
 
     /// A check listed before the prerequisite that a failure blocks is decided in the same call,

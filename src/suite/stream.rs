@@ -37,7 +37,9 @@ pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: boo
             out.push(f);
         }
     };
-    // Persistence may resume sessions in these transcripts: seq need not start at 0.
+    // Persistence may resume sessions in these transcripts: a resumed session's seq and turns
+    // continue its stored log; every other session was created in the transcript (the checker
+    // tells them apart by the session/resume requests it read), so its seq starts at 0.
     let mut profile = Profile::for_edition(edition, true);
     profile.allow_method_not_found = !strict;
     profile.member_order = strict;
@@ -128,8 +130,8 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n",
             &[
                 r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"a b"}}"#,
-                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"time":1,"data":{}}}}"#,
-                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":1,"time":1,"data":{}}}}"#,
+                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"time":1795984000000,"data":{}}}}"#,
+                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":1,"time":1795984000000,"data":{}}}}"#,
             ],
         );
         assert_eq!(judge(&tr, None, Edition::Current, false), vec![]);
@@ -146,7 +148,7 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":"2","result":{}}"#,
                 r#"{"jsonrpc":"2.0","id":"nobody","error":{"code":-32700,"message":"x"}}"#,
                 r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"data":{}}}}"#,
-                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":2,"time":1,"data":{}}}}"#,
+                r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":2,"time":1795984000000,"data":{}}}}"#,
             ],
         );
         assert_eq!(
@@ -166,7 +168,7 @@ mod tests {
 
     #[test]
     fn replayed_events_and_reserved_codes_on_requests() {
-        let ev = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"time":1,"data":{}}}}"#;
+        let ev = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"time":1795984000000,"data":{}}}}"#;
         let tr = t(
             "{\"id\":\"a\",\"method\":\"x\"}\n",
             &[

@@ -243,7 +243,6 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         ResponseAnswered,
         "silent-after-initialize",
     ),
-    (ResumeValidation, ResumeAcrossProcesses, "no-resume"),
     (ResumeAcrossProcesses, TurnEndReason, "no-turn-end"),
     (
         ResumeAcrossProcesses,
@@ -284,8 +283,8 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         "silent-after-initialize",
     ),
     (
-        LifecycleShutdownExits0,
-        LifecycleShutdownResponds,
+        LifecycleShutdownAfterEmptySessionId,
+        ResponseAnswered,
         "silent-after-initialize",
     ),
     (

@@ -93,7 +93,7 @@ def send(m):
     sys.stdout.write(json.dumps(m, separators=(",", ":")) + "\n"); sys.stdout.flush()
 def event(sid, type_, data):
     n = seqs.get(sid, 0); seqs[sid] = n + 1
-    send({"jsonrpc": "2.0", "method": "session.event", "params": {"sessionId": sid, "event": {"type": type_, "seq": n, "time": 1, "data": data}}})
+    send({"jsonrpc": "2.0", "method": "session.event", "params": {"sessionId": sid, "event": {"type": type_, "seq": n, "time": 1795984000000, "data": data}}})
 for line in sys.stdin:
     try:
         msg = json.loads(line)

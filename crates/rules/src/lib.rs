@@ -14,10 +14,12 @@
 //!   -32603 (`error.no-reserved-codes`), unknown methods get -32603 (or -32601 where allowed) and
 //!   upstream's message naming them (`error.unknown-method`); results have the method's shape
 //!   (§3: the method's own check), a prompt's `{messageId}` follows its receipt
-//!   (`receipt.precedes-response`);
+//!   (`receipt.precedes-response`: judged when a receipt comes after its response; one that never
+//!   comes is `receipt.id-matches-inserted`'s);
 //! - notifications are the four (five in legacy) the runtime sends, well-formed; `seq` is
 //!   contiguous per session (`session.seq-contiguous`; from 0, except a subagent child, whose
-//!   creation events the real runtime does not stream), every event carries a numeric `time`
+//!   creation events the real runtime does not stream, and, when sessions persist, one the
+//!   conversation resumed), every event carries a `time` in epoch milliseconds
 //!   (`event.time`), turns count up by one per session (`turn.counts-per-session`) and
 //!   `session.status` alternates starting with `running` (`status.idle-after-turn`) (§4–§6).
 //!

@@ -6,6 +6,14 @@ use super::stream::{Checker, Sink};
 use super::{CheckId, Received};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 
+/// The least `event.time` that is epoch milliseconds: 1e12 ms is 2001-09-09. No correct
+/// runtime's clock reads earlier, while epoch *seconds* stay below it until the year 33658 (now
+/// they are about 1.8e9), so a time below it is seconds (or a counter), never milliseconds.
+const EPOCH_MS_MIN: f64 = 1e12;
+/// The bound above: 1e15 ms is the year 33658, while epoch microseconds passed 1e15 in 2001 (and
+/// nanoseconds long before), so a time at or above it is a finer unit than milliseconds.
+const EPOCH_MS_MAX: f64 = 1e15;
+
 impl Checker {
     /// Judges a notification frame (its members are already known to be `jsonrpc, method, params`).
     pub(super) fn notification<'a>(
@@ -101,10 +109,28 @@ impl Checker {
             sink.add(CheckId::StdoutFramesOnly, "event without data");
         }
         let time = e.get("time").and_then(JsonView::as_f64);
-        if time.is_none() {
-            sink.add(CheckId::EventTime, "event.time is not a number");
+        match time {
+            None => sink.add(CheckId::EventTime, "event.time is not a number"),
+            Some(ms) if !(EPOCH_MS_MIN..EPOCH_MS_MAX).contains(&ms) => {
+                let unit = if ms < EPOCH_MS_MIN {
+                    "seconds"
+                } else {
+                    "micro- or nanoseconds"
+                };
+                sink.add(
+                    CheckId::EventTime,
+                    format!(
+                        "event.time {ms} is not epoch milliseconds (those are 1e12 to 1e15 for any \
+                         date after 2001): it looks like {unit}"
+                    ),
+                );
+            }
+            Some(_) => {}
         }
-        let fresh = self.profile.fresh_sessions;
+        // A session this conversation did not resume was created in it (a prompt or a
+        // working-directory request creates it; only session/resume attaches a stored one, §3.3),
+        // so its log starts here: seq from 0 and turns from 1, persistence or not.
+        let created = self.profile.fresh_sessions || !self.resumed.contains(sid);
         let t = self.sessions.entry(sid.to_owned()).or_default();
         match e.get("seq").and_then(JsonView::as_u64) {
             None => sink.add(
@@ -114,7 +140,7 @@ impl Checker {
             Some(seq) => {
                 let want = t
                     .next_seq
-                    .unwrap_or(if fresh && !t.child { 0 } else { seq });
+                    .unwrap_or(if created && !t.child { 0 } else { seq });
                 if seq != want {
                     sink.add(
                         CheckId::SessionSeqContiguous,
@@ -148,7 +174,7 @@ impl Checker {
                         format!("{sid:?}: turn/start {n} while turn {open} is open"),
                     );
                 }
-                let want = t.last_turn.map(|l| l + 1).or(fresh.then_some(1));
+                let want = t.last_turn.map(|l| l + 1).or(created.then_some(1));
                 if want.is_some_and(|w| w != n) {
                     sink.add(
                         counts,
@@ -190,6 +216,12 @@ impl Checker {
                 };
                 for m in inserted.elements() {
                     if let Some(id) = m.get("id").and_then(JsonView::as_str) {
+                        if self.early_responses.remove(id) {
+                            sink.add(
+                                CheckId::ReceiptPrecedesResponse,
+                                format!("the receipt of {id} came after the prompt's response"),
+                            );
+                        }
                         self.receipts.insert(id.to_owned());
                     }
                 }

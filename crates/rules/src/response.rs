@@ -254,7 +254,7 @@ impl Checker {
         let mut first_err = None;
         let mut hit = None;
         for (i, m) in methods.iter().enumerate().rev() {
-            match shape::result_fits(&self.profile, &self.receipts, m, frame) {
+            match shape::result_fits(&self.profile, m, frame) {
                 Ok(()) => {
                     hit = Some(i);
                     break;
@@ -275,6 +275,16 @@ impl Checker {
         };
         let open = self.pending.get_mut(key).expect("pending");
         let m = open.methods.remove(i);
+        if m == "session/prompt" && !self.profile.legacy_prompt {
+            // Its receipt must have been written already; whether it comes later is known only
+            // when (if) it does (`notify`).
+            let id = frame.get("result").and_then(|r| r.get("messageId"));
+            if let Some(id) = id.and_then(JsonView::as_str) {
+                if !self.receipts.contains(id) {
+                    self.early_responses.insert(id.to_owned());
+                }
+            }
+        }
         let p = &self.profile;
         let room = open
             .methods

@@ -57,6 +57,13 @@ pub struct Checker {
     pub(super) pending: HashMap<String, Open>,
     pub(super) sessions: HashMap<String, Track>,
     pub(super) receipts: HashSet<String>,
+    /// Message ids of prompt responses written before any receipt carrying them: a receipt that
+    /// comes later breaks `receipt.precedes-response` (one that never comes is
+    /// `receipt.id-matches-inserted`'s, so it is no finding here).
+    pub(super) early_responses: HashSet<String>,
+    /// Sessions named by a `session/resume` read: the only requests that attach a stored session
+    /// (§3.3), so any other session's log starts in this conversation.
+    pub(super) resumed: HashSet<String>,
     pub(super) lines: usize,
     /// The rules of the lines read that must get no answer, oldest first, not yet "answered":
     /// an answer to no request is blamed on the oldest (a notification answered is
@@ -106,6 +113,8 @@ impl Checker {
             pending: HashMap::new(),
             sessions: HashMap::new(),
             receipts: HashSet::new(),
+            early_responses: HashSet::new(),
+            resumed: HashSet::new(),
             ignored: Vec::new(),
             sent_lines: 0,
             sent_at: HashMap::new(),
@@ -142,13 +151,17 @@ impl Checker {
                     .or_default()
                     .methods
                     .push(r.method.clone());
+                let session = r
+                    .params
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if let (Some(sid), "session/resume") = (&session, r.method.as_str()) {
+                    self.resumed.insert(sid.clone());
+                }
                 Sent::Request {
                     key,
-                    session: r
-                        .params
-                        .get("sessionId")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
+                    session,
                     method: r.method,
                 }
             }

@@ -29,7 +29,7 @@ const OK: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
 
 fn event(sid: &str, seq: u64, ty: &str, data: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":"{sid}","event":{{"type":"{ty}","seq":{seq},"time":1,"data":{data}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","method":"session.event","params":{{"sessionId":"{sid}","event":{{"type":"{ty}","seq":{seq},"time":1795984000000,"data":{data}}}}}}}"#
     )
 }
 
@@ -176,6 +176,38 @@ fn event_time() {
     let text_time = no_time.replace(r#""seq":0"#, r#""seq":0,"time":"1""#);
     assert_eq!(check(&[], &[&text_time]), [CheckId::EventTime]);
     assert!(check(&[], &[&event("s", 0, "x", "{}")]).is_empty());
+    // The unit: epoch seconds (float or integer, as time.time() and Unix() give them) and
+    // microseconds are numbers, but not milliseconds; milliseconds with a fraction are.
+    let at = |t: &str| event("s", 0, "x", "{}").replace("1795984000000", t);
+    for wrong in ["1795984000.123", "1795984000", "1795984000000000", "0"] {
+        assert_eq!(check(&[], &[&at(wrong)]), [CheckId::EventTime], "{wrong}");
+    }
+    for right in ["1000000000000", "1795984000000.5", "999999999999999"] {
+        assert!(check(&[], &[&at(right)]).is_empty(), "{right}");
+    }
+}
+
+#[test]
+fn seq_starts_at_0_in_a_session_created_here_even_with_persistence() {
+    let persistent = || Checker::new(Profile::for_edition(Edition::Current, true));
+    let from_1 = [event("s", 1, "x", "{}"), event("s", 2, "x", "{}")];
+    let from_1: Vec<&str> = from_1.iter().map(String::as_str).collect();
+    assert_eq!(
+        broken(&mut persistent(), &[], &from_1),
+        [CheckId::SessionSeqContiguous],
+        "a session no session/resume named was created in this conversation"
+    );
+    let resume = r#"{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"s"}}"#;
+    assert_eq!(
+        broken(&mut persistent(), &[resume], &from_1),
+        [],
+        "a resumed session continues its stored log"
+    );
+    assert_eq!(
+        check(&[resume], &from_1),
+        [CheckId::SessionSeqContiguous],
+        "without persistence nothing is resumed"
+    );
 }
 
 #[test]
@@ -269,8 +301,16 @@ fn receipt_precedes_response_and_result_shapes() {
         "agent/inbox/spliced",
         r#"{"inserted":[{"id":"m1"}]}"#,
     );
-    assert_eq!(check(&[p], &[answer]), [CheckId::ReceiptPrecedesResponse]);
+    assert_eq!(
+        check(&[p], &[answer, &receipt]),
+        [CheckId::ReceiptPrecedesResponse]
+    );
     assert!(check(&[p], &[&receipt, answer]).is_empty());
+    // A receipt that never comes, or carries another id, is receipt.id-matches-inserted's rule:
+    // no response was written before it.
+    assert!(check(&[p], &[answer]).is_empty());
+    let other = receipt.replace("m1", "m2");
+    assert!(check(&[p], &[answer, &other]).is_empty());
     assert_eq!(
         check(&[p], &[r#"{"jsonrpc":"2.0","id":2,"result":{}}"#]),
         [CheckId::PromptMessageId]
