@@ -53,6 +53,7 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         strict_upstream: false,
         jobs: 1,
         processes: dsh_conformance::blackbox::ProcessMode::Fresh,
+        shard: Default::default(),
     }
 }
 

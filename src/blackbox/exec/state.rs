@@ -34,6 +34,18 @@ pub(super) struct State<'a> {
     pub(super) foreign: std::collections::BTreeSet<String>,
     /// Such a notification arrived: the shared process did not keep the sequences apart.
     pub(super) straggler: bool,
+    /// Every response line seen so far (without a trailing `\r`): a line that breaks a rule by
+    /// repeating one of them is one cause, a repeated answer, whatever rule the checker files
+    /// the repeat under (the other request of its id, a notification of id null, …).
+    pub(super) answers: std::collections::HashSet<String>,
+    /// When each request still unanswered was written (by id echo): its answer's latency.
+    pub(super) sent_at: HashMap<String, Instant>,
+    /// When each running session went `running`.
+    pub(super) turn_at: HashMap<String, Instant>,
+    /// The runtime's latencies, shared by every run of it ([`super::super::latency`]).
+    pub(super) latency: Option<std::sync::Arc<super::super::latency::Latency>>,
+    /// Stop the run as soon as this class shows (shrinking asks only whether it does).
+    pub(super) until: Option<FindingClass>,
 }
 
 impl<'a> State<'a> {
@@ -57,6 +69,11 @@ impl<'a> State<'a> {
             watched: None,
             foreign: Default::default(),
             straggler: false,
+            answers: Default::default(),
+            sent_at: HashMap::new(),
+            turn_at: HashMap::new(),
+            latency: None,
+            until: None,
         }
     }
 
@@ -71,7 +88,7 @@ impl<'a> State<'a> {
         if self.fatal || self.cut {
             return;
         }
-        self.fatal = class.is_fatal();
+        self.fatal = class.is_fatal() || self.until.as_ref() == Some(&class);
         if !self.findings.iter().any(|f| f.class == class) {
             self.findings.push(Finding { class, detail });
         }
@@ -138,16 +155,35 @@ impl<'a> State<'a> {
             .violations
             .iter()
             .any(|v| shows_in_comparison(v.rule));
-        for v in judged.violations {
-            let detail = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
-            self.fail(FindingClass::Rule(v.rule), detail);
-        }
         // What the stream rules already judged (line ending, whitespace) is not compared.
         let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let response = matches!(judged.frame, Some(Received::Response { .. }));
+        // One cause, one class: a response line that breaks a rule by repeating an earlier one
+        // word for word is a repeated answer, whichever rule the checker saw it break.
+        let repeat = response && !judged.violations.is_empty() && self.answers.contains(line);
+        for v in judged.violations {
+            let (class, detail) = if repeat {
+                let d = format!(
+                    "response.exactly-once: a response repeated word for word (judged as: {v})\n  output line: {}",
+                    crate::rules::clip(raw)
+                );
+                (FindingClass::Rule(CheckId::ResponseExactlyOnce), d)
+            } else {
+                let d = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
+                (FindingClass::Rule(v.rule), d)
+            };
+            self.fail(class, detail);
+        }
+        if response {
+            self.answers.insert(line.to_owned());
+        }
         match judged.frame {
             Some(Received::Response { key, method, .. }) => {
                 // An error may answer any same-id request: it names no method.
                 let method = method.unwrap_or_default();
+                if let (Some(t), Some(l)) = (self.sent_at.remove(&key), &self.latency) {
+                    l.saw(Wait::Answer, t.elapsed());
+                }
                 if key == json::to_string(&Value::from(BARRIER_ID)) {
                     self.barrier_answered = true;
                 } else if key == json::to_string(&Value::from(SHUTDOWN_ID)) && method == "shutdown"
@@ -222,6 +258,11 @@ impl<'a> State<'a> {
                 let sid = params["sessionId"].as_str().unwrap_or("");
                 let running = params["status"] == "running";
                 self.running.insert(sid.to_owned(), running);
+                if running {
+                    self.turn_at.entry(sid.to_owned()).or_insert_with(Instant::now);
+                } else if let (Some(t), Some(l)) = (self.turn_at.remove(sid), &self.latency) {
+                    l.saw(Wait::Turn, t.elapsed());
+                }
                 (
                     sid,
                     format!("status:{}", params["status"].as_str().unwrap_or("")),
