@@ -14,7 +14,7 @@ use std::time::Duration;
 pub enum Wait {
     /// An answer to a request (from its write; the first `initialize` includes the boot).
     Answer,
-    /// A session's turn, from `running` back to `idle` (and every answer).
+    /// A session's turn, from `running` back to `idle`.
     Turn,
     /// The process's exit, from `shutdown`'s answer or EOF.
     Exit,
@@ -33,7 +33,7 @@ impl Default for Adapt {
     fn default() -> Self {
         Adapt {
             factor: 5,
-            floor: Duration::from_secs(2),
+            floor: Duration::from_secs(1),
         }
     }
 }
@@ -69,15 +69,19 @@ impl Latency {
         }
     }
 
-    /// How long to wait for `w`: `adapt.factor` times the slowest latency of its kind (turns and
-    /// exits: of its kind or any answer, whichever is slower), clamped to `adapt.floor` and
-    /// `ceiling`; the ceiling while none of its kind was seen.
+    /// How long to wait for `w`: `adapt.factor` times the slowest latency of its kind, clamped
+    /// to `adapt.floor` and `ceiling`; the ceiling while none of its kind was seen.
     pub fn window(&self, w: Wait, adapt: Adapt, ceiling: Duration) -> Duration {
-        let Some(own) = self.slowest(w) else {
-            return ceiling;
-        };
-        let slowest = own.max(self.slowest(Wait::Answer).unwrap_or_default());
-        (slowest * adapt.factor).clamp(adapt.floor.min(ceiling), ceiling)
+        self.window_of(&[w], adapt, ceiling)
+    }
+
+    /// [`Latency::window`] for a wait for any of `ws` (the settling: answers and turns), by the
+    /// slowest of those seen.
+    pub fn window_of(&self, ws: &[Wait], adapt: Adapt, ceiling: Duration) -> Duration {
+        match ws.iter().filter_map(|w| self.slowest(*w)).max() {
+            None => ceiling,
+            Some(slowest) => (slowest * adapt.factor).clamp(adapt.floor.min(ceiling), ceiling),
+        }
     }
 }
 
@@ -90,9 +94,13 @@ mod tests {
         let l = Latency::default();
         let a = Adapt::default();
         let ten = Duration::from_secs(10);
-        assert_eq!(l.window(Wait::Exit, a, ten), ten, "nothing seen: the ceiling");
+        assert_eq!(
+            l.window(Wait::Exit, a, ten),
+            ten,
+            "nothing seen: the ceiling"
+        );
         l.saw(Wait::Answer, Duration::from_millis(30));
-        assert_eq!(l.window(Wait::Answer, a, ten), Duration::from_secs(2));
+        assert_eq!(l.window(Wait::Answer, a, ten), Duration::from_secs(1));
         assert_eq!(l.window(Wait::Exit, a, ten), ten, "no exit seen yet");
         l.saw(Wait::Exit, Duration::from_millis(900));
         l.saw(Wait::Exit, Duration::from_millis(100));

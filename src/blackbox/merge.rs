@@ -120,9 +120,8 @@ pub fn merge(dirs: &[&Path], out: &Path) -> Result<Merged, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     for (from, to) in copies {
         if from != to {
-            std::fs::copy(&from, &to).map_err(|e| {
-                format!("cannot copy {} to {}: {e}", from.display(), to.display())
-            })?;
+            std::fs::copy(&from, &to)
+                .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
         }
     }
     let merged = Merged {

@@ -230,7 +230,9 @@ impl Summary {
 
     /// Every trace that could not be written.
     pub fn write_errors(&self) -> impl Iterator<Item = &str> {
-        self.findings.iter().filter_map(|r| r.write_error.as_deref())
+        self.findings
+            .iter()
+            .filter_map(|r| r.write_error.as_deref())
     }
 
     /// The human summary.
@@ -415,7 +417,15 @@ fn judge_one(
                     .min(total.saturating_sub(sum.shrinking));
             }
             let shrink_end = budget_end.map_or(began + allowed, |e| e.min(began + allowed));
-            let r = report(opts, rules, &ran.seq, case, f, (shrink_end, budget_end), control);
+            let r = report(
+                opts,
+                rules,
+                &ran.seq,
+                case,
+                f,
+                (shrink_end, budget_end),
+                control,
+            );
             sum.shrinking += began.elapsed();
             r
         };
@@ -524,7 +534,15 @@ fn report(
                 until: until.cloned(),
                 ..exec::Plan::default()
             };
-            let r = exec::run_on(&mut None, &cand, &opts.reference, rules, opts.deadlines, Some(stop), &plan);
+            let r = exec::run_on(
+                &mut None,
+                &cand,
+                &opts.reference,
+                rules,
+                opts.deadlines,
+                Some(stop),
+                &plan,
+            );
             (exec::RunResult::default(), Some(r))
         } else {
             pool::run_fresh(opts, rules, &cand, Some(stop), control, until)

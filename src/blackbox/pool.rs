@@ -7,12 +7,12 @@
 
 use super::exec::{self, continues, run_on, Live, Plan, RunResult};
 use super::gen::{self, Sequence};
+use super::latency::Latency;
+use super::FindingClass;
 use super::Options;
 use crate::rules::Profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use super::latency::Latency;
-use super::FindingClass;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 

@@ -10,9 +10,9 @@
 
 use super::class::{FindingClass, HangAt, OutputFault};
 use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
+use super::latency::{Adapt, Wait};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
-use super::latency::{Adapt, Wait};
 use super::Finding;
 mod live;
 mod state;
@@ -80,9 +80,9 @@ impl Default for Deadlines {
 }
 
 /// How long to wait for `w` in this run: its deadline `ceiling`, or less ([`Deadlines::adapt`]).
-fn window(st: &State<'_>, dl: &Deadlines, w: Wait, ceiling: Duration) -> Duration {
+fn window(st: &State<'_>, dl: &Deadlines, w: &[Wait], ceiling: Duration) -> Duration {
     match (dl.adapt, &st.latency) {
-        (Some(a), Some(l)) => l.window(w, a, ceiling),
+        (Some(a), Some(l)) => l.window_of(w, a, ceiling),
         _ => ceiling,
     }
 }
@@ -209,7 +209,7 @@ fn drive_ops(
             // An error that another request of the same id may have earned does not count
             // (`1e400` for both a wait and the initialize: both answers echo null).
             let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
-            let w = window(st, &dl, Wait::Answer, dl.barrier);
+            let w = window(st, &dl, &[Wait::Answer], dl.barrier);
             if !pump(child, st, Instant::now() + w, answered) && !st.fatal {
                 st.fail(
                     FindingClass::Hang(HangAt::Initialize),
@@ -235,7 +235,7 @@ fn drive_ops(
         "\n{{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"method\":\"{BARRIER_METHOD}\"}}\n"
     );
     send(child, st, &mut dec, barrier.as_bytes());
-    let w = window(st, &dl, Wait::Answer, dl.barrier);
+    let w = window(st, &dl, &[Wait::Answer], dl.barrier);
     if !pump(child, st, Instant::now() + w, |s| s.barrier_answered) {
         if !st.fatal {
             let what = if st.closed {
@@ -245,15 +245,14 @@ fn drive_ops(
             };
             st.fail(
                 FindingClass::Hang(HangAt::Barrier),
-                format!(
-                    "{what}: the barrier request was not answered within {w:?}"
-                ),
+                format!("{what}: the barrier request was not answered within {w:?}"),
             );
         }
         return None;
     }
     let may_hang = seq.may_hang();
-    let settle = window(st, &dl, Wait::Turn, dl.settle) + Duration::from_secs_f64(seq.slow_secs());
+    let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle)
+        + Duration::from_secs_f64(seq.slow_secs());
     let settled = pump(child, st, Instant::now() + settle, |s| {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
@@ -305,7 +304,7 @@ fn drive_ops(
 fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     let mut dec = LineDecoder::new(MAX_LINE);
     st.phase = Phase::Ending;
-    let w = window(st, &dl, Wait::Exit, dl.exit);
+    let w = window(st, &dl, &[Wait::Exit, Wait::Answer], dl.exit);
     let until = st.clip(Instant::now() + w);
     match end {
         End::Shutdown => {
@@ -371,9 +370,7 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     match exit {
         None => st.fail(
             FindingClass::Rule(rule),
-            format!(
-                "the process did not exit within {w:?} of {how}{answer}"
-            ),
+            format!("the process did not exit within {w:?} of {how}{answer}"),
         ),
         Some(ExitInfo::Code(0)) => {}
         Some(e) => st.fail(
@@ -398,7 +395,10 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
                 session,
             } = ck.sent(l)
             {
-                sent_at.entry(key.clone()).or_insert(now);
+                // `session/wait` answers when its session is idle: a turn's latency, not an answer's.
+                if method != "session/wait" {
+                    sent_at.entry(key.clone()).or_insert(now);
+                }
                 if let Some(sid) = session {
                     obs.request_sessions
                         .entry(key.clone())

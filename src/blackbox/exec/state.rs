@@ -37,7 +37,10 @@ pub(super) struct State<'a> {
     /// Every response line seen so far (without a trailing `\r`): a line that breaks a rule by
     /// repeating one of them is one cause, a repeated answer, whatever rule the checker files
     /// the repeat under (the other request of its id, a notification of id null, …).
-    pub(super) answers: std::collections::HashSet<String>,
+    pub(super) answers: HashMap<String, Vec<CheckId>>,
+    /// Ids (as written) an answer was repeated for: the repeat may have taken the slot of
+    /// another request of the id.
+    pub(super) repeated_ids: std::collections::HashSet<String>,
     /// When each request still unanswered was written (by id echo): its answer's latency.
     pub(super) sent_at: HashMap<String, Instant>,
     /// When each running session went `running`.
@@ -70,6 +73,7 @@ impl<'a> State<'a> {
             foreign: Default::default(),
             straggler: false,
             answers: Default::default(),
+            repeated_ids: Default::default(),
             sent_at: HashMap::new(),
             turn_at: HashMap::new(),
             latency: None,
@@ -157,14 +161,32 @@ impl<'a> State<'a> {
             .any(|v| shows_in_comparison(v.rule));
         // What the stream rules already judged (line ending, whitespace) is not compared.
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        let response = matches!(judged.frame, Some(Received::Response { .. }));
-        // One cause, one class: a response line that breaks a rule by repeating an earlier one
-        // word for word is a repeated answer, whichever rule the checker saw it break.
-        let repeat = response && !judged.violations.is_empty() && self.answers.contains(line);
-        for v in judged.violations {
+        // A response by its shape (the checker names only those it could match to a request).
+        let id = match o.frame() {
+            Frame::Response { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        // The same answer, however it was written.
+        let same =
+            json::parse(line).map_or_else(|_| line.to_owned(), |p| json::to_string(&p.value));
+        // One cause, one class: a response line that repeats an earlier one is a repeated answer,
+        // whichever rule the checker saw the repeat break (the other request of a shared id, a
+        // notification of id null …), unless the earlier copy broke that rule too (a runtime
+        // answering every notification alike breaks that rule each time). So is an answer no
+        // request waits for on an id a repeat was already taken for (the repeat took the slot of
+        // the other request of that id, whose own answer then finds none). How a line is
+        // written keeps its own rule.
+        let earlier = id.as_ref().and_then(|_| self.answers.get(&same).cloned());
+        let taken = id.as_ref().is_some_and(|i| self.repeated_ids.contains(i));
+        let mut broken = Vec::new();
+        for v in &judged.violations {
+            broken.push(v.rule);
+            let repeat = !is_how_written(v.rule)
+                && (earlier.as_ref().is_some_and(|e| !e.contains(&v.rule))
+                    || (taken && v.message.contains("which no")));
             let (class, detail) = if repeat {
                 let d = format!(
-                    "response.exactly-once: a response repeated word for word (judged as: {v})\n  output line: {}",
+                    "response.exactly-once: an answer repeated (the checker saw: {v})\n  output line: {}",
                     crate::rules::clip(raw)
                 );
                 (FindingClass::Rule(CheckId::ResponseExactlyOnce), d)
@@ -174,8 +196,11 @@ impl<'a> State<'a> {
             };
             self.fail(class, detail);
         }
-        if response {
-            self.answers.insert(line.to_owned());
+        if let Some(i) = id {
+            if earlier.is_some() {
+                self.repeated_ids.insert(i);
+            }
+            self.answers.entry(same).or_default().extend(broken);
         }
         match judged.frame {
             Some(Received::Response { key, method, .. }) => {
@@ -259,7 +284,9 @@ impl<'a> State<'a> {
                 let running = params["status"] == "running";
                 self.running.insert(sid.to_owned(), running);
                 if running {
-                    self.turn_at.entry(sid.to_owned()).or_insert_with(Instant::now);
+                    self.turn_at
+                        .entry(sid.to_owned())
+                        .or_insert_with(Instant::now);
                 } else if let (Some(t), Some(l)) = (self.turn_at.remove(sid), &self.latency) {
                     l.saw(Wait::Turn, t.elapsed());
                 }
@@ -327,6 +354,11 @@ fn shows_in_comparison(rule: CheckId) -> bool {
             | CheckId::TurnCountsPerSession
             | CheckId::TurnEndReason
     )
+}
+
+/// Whether a rule judges only how a line is written (not what it answers).
+fn is_how_written(rule: CheckId) -> bool {
+    matches!(rule, CheckId::StdoutCompact | CheckId::StdoutLfOnly)
 }
 
 pub(super) fn list(items: impl Iterator<Item = String>) -> String {

@@ -8,8 +8,8 @@
 //! dashboard does not call a run unstable whose exit code says it passed.
 
 use super::{Outcome, Report, Stopped};
-use crate::suite::verdict::{CheckResult, Verdict};
 use crate::check::Severity;
+use crate::suite::verdict::{CheckResult, Verdict};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 impl Report {
@@ -156,8 +156,8 @@ fn xml_1_0(x: &str) -> String {
 mod tests {
     use super::super::tests::report;
     use super::super::{Stopped, NOTHING_TESTED};
-    use crate::suite::verdict::Verdict;
     use crate::runner::Halt;
+    use crate::suite::verdict::Verdict;
     use std::time::Duration;
 
     /// The opening tags of the elements named `tag` (quick-junit writes one per line).
