@@ -14,6 +14,8 @@ pub mod class;
 pub mod diff;
 pub mod exec;
 pub mod gen;
+pub mod latency;
+pub mod merge;
 pub mod observed;
 pub mod pool;
 pub mod repro;
@@ -81,6 +83,58 @@ pub struct Options {
     pub jobs: usize,
     /// Whether sequences share runtime processes.
     pub processes: ProcessMode,
+    /// Which share of the seed's cases this run runs (`--shard K/N`).
+    pub shard: Shard,
+}
+
+/// Shard `K` of `N` (`--shard K/N`, 1-based on the command line): runs cases `K-1`, `K-1+N`,
+/// `K-1+2N`, … of the seed's sequence, so that `N` jobs of a CI matrix, each with the same seed,
+/// together run exactly the cases one unsharded run would (`--cases` bounds the case numbers,
+/// not the count per shard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based index of this shard.
+    pub index: u64,
+    /// Number of shards (at least 1).
+    pub count: u64,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+impl Shard {
+    /// The `i`-th case (0-based) this shard runs.
+    pub fn case(self, i: u64) -> u64 {
+        self.index + i * self.count.max(1)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s:?}: expected K/N with 1 <= K <= N (shard K of N)");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u64, u64) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k == 0 || n == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard {
+            index: k - 1,
+            count: n,
+        })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
 }
 
 /// A reported finding class.
@@ -106,6 +160,8 @@ pub struct Report {
     pub trace_note: Option<String>,
     /// Replay verdicts: (fails against the runtime for this class, passes against the reference).
     pub replay: Option<(bool, bool)>,
+    /// The verified trace could not be written (the run then exits 2).
+    pub write_error: Option<String>,
 }
 
 /// What a fuzzing run did.
@@ -133,13 +189,35 @@ pub struct Summary {
     pub broken: Option<String>,
     /// The time budget ended a sequence before it was done: which case, and where it stopped.
     pub cut: Option<String>,
+    /// Wall time spent shrinking (and writing traces) so far.
+    pub shrinking: Duration,
+    /// The case numbers judged, in order (a shard's share of the seed's cases).
+    pub cases: Vec<u64>,
+    /// The shard run.
+    pub shard: Shard,
+}
+
+/// The share of `--seconds` all shrinking together may take: the sequences keep the rest.
+pub const SHRINK_SHARE: f64 = 0.5;
+/// The share of `--seconds` the shrinking of one finding may take.
+pub const SHRINK_SHARE_EACH: f64 = 0.1;
+
+/// Whether traces can be written to `dir`: it is created if missing, and a probe file is written
+/// and removed there (checked before a run, so that no reproducer is lost at its end).
+pub fn check_out_dir(dir: &std::path::Path) -> Result<(), String> {
+    let probe = dir.join(format!(".dsh-conformance-probe-{}", std::process::id()));
+    std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&probe, b"probe\n"))
+        .map_err(|e| format!("cannot write to {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 impl Summary {
     /// 0 no findings, 1 findings, 2 the runtime cannot be started (or no sequence finished
     /// within the time budget, and none showed a finding: nothing was tested).
     pub fn exit_code(&self) -> i32 {
-        if self.broken.is_some() {
+        if self.broken.is_some() || self.write_errors().next().is_some() {
             2
         } else if !self.findings.is_empty() {
             1
@@ -148,6 +226,13 @@ impl Summary {
         } else {
             0
         }
+    }
+
+    /// Every trace that could not be written.
+    pub fn write_errors(&self) -> impl Iterator<Item = &str> {
+        self.findings
+            .iter()
+            .filter_map(|r| r.write_error.as_deref())
     }
 
     /// The human summary.
@@ -189,7 +274,8 @@ impl Summary {
                 r.ops.0,
                 r.ops.1,
                 match (r.reproduced, r.out_of_time) {
-                    (true, _) => "",
+                    (true, false) => "",
+                    (true, true) => "; shrinking stopped at its share of the time budget",
                     (false, true) => "; not shrunk: the time budget was spent",
                     (false, false) => "; did not recur while shrinking",
                 }
@@ -205,6 +291,8 @@ impl Summary {
                     _ => " (not verified)",
                 };
                 let _ = writeln!(s, "      trace: {}{verdict}", p.display());
+            } else if let Some(e) = &r.write_error {
+                let _ = writeln!(s, "      ERROR: trace lost: {e}");
             } else if let Some(n) = &r.trace_note {
                 let _ = writeln!(s, "      no trace: {n}");
             }
@@ -229,6 +317,7 @@ pub fn run(opts: &Options) -> Summary {
     let mut sum = Summary {
         seed: opts.seed,
         jobs,
+        shard: opts.shard,
         ..Summary::default()
     };
     let seconds = match (opts.cases, opts.seconds) {
@@ -258,7 +347,8 @@ pub fn run(opts: &Options) -> Summary {
             if sum.broken.is_some() {
                 return;
             }
-            judge_one(opts, &rules, ran, budget_end, &control, sum);
+            sum.cases.push(ran.case);
+            judge_one(opts, &rules, ran, (budget_end, seconds), &control, sum);
             if sum.broken.is_some() {
                 control
                     .stop
@@ -267,7 +357,7 @@ pub fn run(opts: &Options) -> Summary {
         };
         for ran in rx {
             waiting.insert(ran.case, ran);
-            while let Some(ran) = waiting.remove(&next) {
+            while let Some(ran) = waiting.remove(&opts.shard.case(next)) {
                 judge(ran, &mut sum);
                 next += 1;
             }
@@ -287,7 +377,7 @@ fn judge_one(
     opts: &Options,
     rules: &Profile,
     ran: pool::Ran,
-    budget_end: Option<Instant>,
+    (budget_end, seconds): (Option<Instant>, Option<f64>),
     control: &pool::Control,
     sum: &mut Summary,
 ) {
@@ -315,7 +405,29 @@ fn judge_one(
         }
         let report = {
             let _alone = control.gate.write().unwrap_or_else(|e| e.into_inner());
-            report(opts, rules, &ran.seq, case, f, budget_end)
+            let began = Instant::now();
+            // Shrinking is bounded by its trials, by `shrink_time`, and by shares of `--seconds`
+            // (each finding's, and all findings' together), so that every finding found within
+            // the budget is reported shrunk, or with a note, before the run ends.
+            let mut allowed = opts.shrink_time;
+            if let Some(s) = seconds {
+                let total = Duration::from_secs_f64(s * SHRINK_SHARE);
+                allowed = allowed
+                    .min(Duration::from_secs_f64(s * SHRINK_SHARE_EACH))
+                    .min(total.saturating_sub(sum.shrinking));
+            }
+            let shrink_end = budget_end.map_or(began + allowed, |e| e.min(began + allowed));
+            let r = report(
+                opts,
+                rules,
+                &ran.seq,
+                case,
+                f,
+                (shrink_end, budget_end),
+                control,
+            );
+            sum.shrinking += began.elapsed();
+            r
         };
         if opts.progress {
             if let Some(p) = &report.trace {
@@ -389,45 +501,63 @@ fn findings_of(
     out
 }
 
-/// Shrinks the sequence of a new finding and writes its trace.
+/// Shrinks the sequence of a new finding (until `shrink_end`) and writes its trace (until the
+/// budget's end, or `shrink_time` from now).
 fn report(
     opts: &Options,
     rules: &Profile,
     seq: &Sequence,
     case: u64,
     f: Finding,
-    budget_end: Option<Instant>,
+    (shrink_end, budget_end): (Instant, Option<Instant>),
+    control: &pool::Control,
 ) -> Report {
-    let mut deadline = Instant::now() + opts.shrink_time;
-    if let Some(end) = budget_end {
-        deadline = deadline.min(end);
-    }
     let class = f.class.clone();
+    // A shrinking run stops as soon as the class shows, where a run's own finding shows it.
+    let until = match &class {
+        FindingClass::Diff(..) => None,
+        FindingClass::Reference(inner) => Some((**inner).clone()),
+        c => Some(c.clone()),
+    };
     let reference_bug = matches!(class, FindingClass::Reference(_));
-    // Every run of the shrinking stops at its deadline: one started late cannot overrun it.
-    let run = |ops: &[Op]| -> Vec<Finding> {
+    // Every run stops at its deadline: one started late cannot overrun it.
+    let run = |ops: &[Op], stop: Instant, early: bool| -> Vec<Finding> {
         let cand = Sequence {
             ops: ops.to_vec(),
             end: seq.end,
         };
-        let stop = Some(deadline);
+        let until = until.as_ref().filter(|_| early);
         let (s, r) = if reference_bug {
-            let r = exec::run_sequence_until(&cand, &opts.reference, rules, opts.deadlines, stop);
+            let plan = exec::Plan {
+                last: true,
+                latency: Some(control.reference_latency.clone()),
+                until: until.cloned(),
+                ..exec::Plan::default()
+            };
+            let r = exec::run_on(
+                &mut None,
+                &cand,
+                &opts.reference,
+                rules,
+                opts.deadlines,
+                Some(stop),
+                &plan,
+            );
             (exec::RunResult::default(), Some(r))
         } else {
-            pool::run_fresh(opts, rules, &cand, stop)
+            pool::run_fresh(opts, rules, &cand, Some(stop), control, until)
         };
         findings_of(s, r, &opts.allowlist)
     };
     let shows = |ops: &[Op]| -> bool {
-        Instant::now() <= deadline
-            && run(ops)
+        Instant::now() <= shrink_end
+            && run(ops, shrink_end, true)
                 .iter()
                 .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
     };
     let (ops, _trials) = shrink::ddmin(seq.ops.clone(), opts.shrink_trials, &shows);
     let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
-    let out_of_time = Instant::now() > deadline;
+    let out_of_time = Instant::now() > shrink_end;
     let shrunk = Sequence { ops, end: seq.end };
     let mut rep = Report {
         finding: f,
@@ -440,10 +570,20 @@ fn report(
         trace: None,
         trace_note: None,
         replay: None,
+        write_error: None,
     };
+    let mut deadline = Instant::now() + opts.shrink_time;
+    if let Some(end) = budget_end {
+        deadline = deadline.min(end);
+    }
     let Some(dir) = &opts.out else { return rep };
-    if out_of_time || budget_end.is_some_and(|end| Instant::now() >= end) {
-        rep.trace_note = Some("not written: the time budget was spent".into());
+    if (out_of_time && !reproduced) || budget_end.is_some_and(|end| Instant::now() >= end) {
+        let why = if reproduced {
+            "the time budget was spent"
+        } else {
+            "shrinking ran out of its share of the time budget before the class recurred"
+        };
+        rep.trace_note = Some(format!("not written: {why}"));
         return rep;
     }
     let pin = class.pin();
@@ -452,7 +592,7 @@ fn report(
         return rep;
     }
     // Other classes the same kind of trace pins would make a failing replay ambiguous.
-    let others: Vec<String> = run(&rep.sequence.ops)
+    let others: Vec<String> = run(&rep.sequence.ops, deadline, false)
         .iter()
         .filter(|g| g.class != class && g.class.pin() == pin)
         .map(|g| g.class.to_string())

@@ -7,11 +7,13 @@
 
 use super::exec::{self, continues, run_on, Live, Plan, RunResult};
 use super::gen::{self, Sequence};
+use super::latency::Latency;
+use super::FindingClass;
 use super::Options;
 use crate::rules::Profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 /// Sequences one shared process serves at most (a long-lived process accumulates state the
@@ -48,6 +50,10 @@ pub struct Control {
     /// Held for reading by a lane while it runs a sequence, for writing by the caller while it
     /// shrinks: shrinking then has the machine to itself.
     pub gate: RwLock<()>,
+    /// The runtime under test's observed latencies (every lane's runs, and the shrinking's).
+    pub subject_latency: Arc<Latency>,
+    /// The reference runtime's.
+    pub reference_latency: Arc<Latency>,
 }
 
 /// The generated session prefix of a case in shared mode.
@@ -102,6 +108,10 @@ pub fn lane(run: Run<'_>, lane: u64, lanes: u64, tx: &Sender<Ran>) {
                 match job {
                     Job::Run(seq, plan, on_shared) => {
                         let dl = opts.deadlines;
+                        let plan = Plan {
+                            latency: Some(run.control.reference_latency.clone()),
+                            ..plan
+                        };
                         let mut own = None;
                         let live = if on_shared { &mut reference } else { &mut own };
                         let r = run_on(live, &seq, &opts.reference, rules, dl, end, &plan);
@@ -136,7 +146,9 @@ fn run_lane(
     // The lane's shared process; a sequence that cannot share runs on a fresh one of its own
     // and leaves the shared one be.
     let mut subject: Option<Live> = None;
-    let mut case = lane;
+    // The lane's cases are its share of the shard's (`Shard::case` of lane, lane + lanes, …).
+    let mut i = lane;
+    let mut case = opts.shard.case(i);
     let mut seq = gen::generate(opts.seed, case);
     loop {
         if control.stop.load(Ordering::Relaxed)
@@ -145,13 +157,15 @@ fn run_lane(
         {
             return;
         }
-        let next_case = case + lanes;
+        let next_case = opts.shard.case(i + lanes);
         let next = gen::generate(opts.seed, next_case);
         let on_shared = opts.processes == ProcessMode::Shared && seq.reusable();
         let plan = Plan {
             prefix: prefix(opts.processes, case),
+            latency: Some(control.subject_latency.clone()),
+            until: None,
             last: !on_shared
-                || !next_shared(opts, case, lanes).is_some_and(|(c, n)| {
+                || !next_shared(opts, i, lanes).is_some_and(|(c, n)| {
                     continues(
                         subject.as_ref(),
                         &seq,
@@ -205,16 +219,17 @@ fn run_lane(
         if tx.send(ran).is_err() {
             return;
         }
+        i += lanes;
         case = next_case;
         seq = next;
     }
 }
 
-/// The lane's next case (within the case budget, looking [`LOOKAHEAD`] cases ahead) whose
-/// sequence can run on a shared process.
-fn next_shared(opts: &Options, case: u64, lanes: u64) -> Option<(u64, Sequence)> {
+/// The lane's next case after its `i`-th of the shard (within the case budget, looking
+/// [`LOOKAHEAD`] cases ahead) whose sequence can run on a shared process.
+fn next_shared(opts: &Options, i: u64, lanes: u64) -> Option<(u64, Sequence)> {
     (1..=LOOKAHEAD)
-        .map(|k| case + k * lanes)
+        .map(|k| opts.shard.case(i + k * lanes))
         .take_while(|c| opts.cases.is_none_or(|n| *c < n))
         .map(|c| (c, gen::generate(opts.seed, c)))
         .find(|(_, s)| s.reusable())
@@ -224,21 +239,33 @@ fn next_shared(opts: &Options, case: u64, lanes: u64) -> Option<(u64, Sequence)>
 const LOOKAHEAD: u64 = 16;
 
 /// Runs one sequence on fresh processes of both runtimes (differential mode) or of the subject
-/// alone, each stopped at `stop` (shrinking and trace verification).
+/// alone, each stopped at `stop` (shrinking and trace verification) or, given `until`, as soon
+/// as the subject shows that class.
 pub fn run_fresh(
     opts: &Options,
     rules: &Profile,
     seq: &Sequence,
     stop: Option<Instant>,
+    control: &Control,
+    until: Option<&FindingClass>,
 ) -> (RunResult, Option<RunResult>) {
     let dl = opts.deadlines;
-    let run = |t| exec::run_sequence_until(seq, t, rules, dl, stop);
+    let run = |t, latency: &Arc<Latency>, until: Option<&FindingClass>| {
+        let plan = Plan {
+            last: true,
+            latency: Some(latency.clone()),
+            until: until.cloned(),
+            ..Plan::default()
+        };
+        exec::run_on(&mut None, seq, t, rules, dl, stop, &plan)
+    };
+    let subject = || run(&opts.subject, &control.subject_latency, until);
     if !opts.differential {
-        return (run(&opts.subject), None);
+        return (subject(), None);
     }
     std::thread::scope(|s| {
-        let h = s.spawn(|| run(&opts.reference));
-        let a = run(&opts.subject);
+        let h = s.spawn(|| run(&opts.reference, &control.reference_latency, None));
+        let a = subject();
         (a, Some(h.join().unwrap_or_default()))
     })
 }

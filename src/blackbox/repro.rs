@@ -374,10 +374,9 @@ pub(super) fn write(
         opts.seed,
         rep.case
     ));
-    if std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&path, text))
-        .is_ok()
-    {
-        rep.trace = Some(path);
+    // A reproducer is never dropped without a word: a failed write is the run's error.
+    match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, text)) {
+        Ok(()) => rep.trace = Some(path),
+        Err(e) => rep.write_error = Some(format!("cannot write {}: {e}", path.display())),
     }
 }

@@ -53,6 +53,7 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         strict_upstream: false,
         jobs: 1,
         processes: dsh_conformance::blackbox::ProcessMode::Fresh,
+        shard: Default::default(),
     }
 }
 
@@ -126,6 +127,7 @@ fn a_runtime_that_never_answers_is_reported_as_hanging() {
         barrier: Duration::from_secs(1),
         settle: Duration::from_secs(1),
         exit: Duration::from_secs(1),
+        adapt: None,
     };
     o.shrink_trials = 2;
     let s = blackbox::run(&o);
@@ -488,6 +490,109 @@ fn a_formatting_class_does_not_mask_the_differential_comparison() {
     assert_eq!(
         got,
         ["diff:events:turn/end->status:idle", "stdout.compact"],
+        "{}",
+        s.human()
+    );
+}
+
+/// `dsh-conformance fuzz` itself: its exit code, stdout and stderr.
+fn fuzz_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(KIT)
+        .arg("fuzz")
+        .args(args)
+        .output()
+        .expect("the kit runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_runtime_that_doubles_its_responses_is_one_finding_class() {
+    let dir = tempdir("one-class");
+    let d = dir.to_str().unwrap();
+    let common = ["--cases", "20", "--seed", "1", "--no-verify", "--jobs", "2"];
+    let (code, out, err) = fuzz_cli(&[&common[..], &["--out", d, "--", KIT, "runtime"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("findings: 0 class(es)"), "{out}");
+    // Before, the repeats were filed under whatever rule the checker saw each one break (the
+    // other request of a shared id, a notification of id null …): five classes for one bug.
+    let mutant = [KIT, "mutant", "duplicate-response", "--", KIT, "runtime"];
+    let (code, out, err) = fuzz_cli(&[&common[..], &["--out", d, "--"], &mutant[..]].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("findings: 1 class(es)"), "{out}");
+    assert!(out.contains("response.exactly-once ×20"), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn shards_together_run_exactly_the_cases_of_an_unsharded_run() {
+    let whole = blackbox::run(&options(reference(), 3, 9));
+    let mut cases = Vec::new();
+    for k in 1..=2 {
+        let mut o = options(reference(), 3, 9);
+        o.jobs = 2;
+        o.shard = format!("{k}/2").parse().unwrap();
+        let s = blackbox::run(&o);
+        assert!(s.cases.iter().all(|c| c % 2 == k - 1), "{:?}", s.cases);
+        cases.extend(s.cases);
+    }
+    cases.sort_unstable();
+    assert_eq!(whole.cases, (0..9).collect::<Vec<u64>>());
+    assert_eq!(cases, whole.cases);
+    assert!("0/2".parse::<blackbox::Shard>().is_err());
+    assert!("3/2".parse::<blackbox::Shard>().is_err());
+}
+
+#[test]
+fn merge_joins_the_classes_and_reproducers_of_several_out_directories() {
+    let dirs: Vec<_> = (1..=2).map(|k| tempdir(&format!("shard{k}"))).collect();
+    for (k, dir) in (1..=2).zip(&dirs) {
+        let mut o = options(mutant("duplicate-response"), 5, 4);
+        o.shard = format!("{k}/2").parse().unwrap();
+        o.out = Some(dir.clone());
+        let s = blackbox::run(&o);
+        assert_eq!(classes(&s), ["response.exactly-once"], "{}", s.human());
+        blackbox::merge::write(&s, dir).unwrap();
+    }
+    let out = tempdir("merged");
+    let from: Vec<&std::path::Path> = dirs.iter().map(|d| d.as_path()).collect();
+    let m = blackbox::merge::merge(&from, &out).unwrap();
+    assert_eq!((m.runs, m.sequences), (2, 4));
+    assert_eq!(m.classes.len(), 1, "{}", m.human());
+    let (count, trace) = &m.classes["response.exactly-once"];
+    assert_eq!(*count, 4);
+    let trace = trace.as_ref().expect("a reproducer is kept");
+    assert!(out.join(trace).is_file());
+    assert!(out.join(blackbox::merge::FINDINGS).is_file());
+    // Merging the merged directory with a shard again adds counts, not classes.
+    let again = blackbox::merge::merge(&[out.as_path(), from[0]], &out).unwrap();
+    assert_eq!(again.classes.len(), 1);
+    for d in dirs.iter().chain([&out]) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn an_unwritable_out_directory_is_an_error_not_a_lost_reproducer() {
+    // Checked before the run starts.
+    let (code, out, err) = fuzz_cli(&["--cases", "1", "--out", "/proc/dsh-conformance-out"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--out: cannot write to /proc/dsh-conformance-out"),
+        "{err}"
+    );
+    assert!(blackbox::check_out_dir(std::path::Path::new("/dev/full/x")).is_err());
+    // A write that fails during the run (the library does not check beforehand): reported, exit 2.
+    let mut o = options(mutant("duplicate-response"), 5, 1);
+    o.out = Some("/proc/dsh-conformance-out".into());
+    let s = blackbox::run(&o);
+    assert_eq!(s.exit_code(), 2, "{}", s.human());
+    assert_eq!(s.write_errors().count(), 1, "{}", s.human());
+    assert!(
+        s.human().contains("ERROR: trace lost: cannot write"),
         "{}",
         s.human()
     );

@@ -545,6 +545,7 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
         strict_upstream: false,
         jobs: 1,
         processes: blackbox::ProcessMode::Fresh,
+        shard: Default::default(),
     };
     let s = blackbox::run(&opts);
     assert!(s.broken.is_none(), "{}", s.human());

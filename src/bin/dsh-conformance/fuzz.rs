@@ -5,7 +5,10 @@ use dsh_conformance::edition::Edition;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct FuzzArgs {
+    #[command(subcommand)]
+    merge: Option<FuzzCmd>,
     /// Stop after this long (seconds, or a number with a unit; checked between sequences;
     /// default 60 s when --cases is not given).
     #[arg(long, value_name = "D", value_parser = duration, allow_negative_numbers = true)]
@@ -56,9 +59,43 @@ pub(crate) struct FuzzArgs {
     /// --against-reference (a slow-booting runtime) and `fresh` otherwise.
     #[arg(long, value_enum, default_value_t = Processes::Auto)]
     processes: Processes,
+    /// Run shard K of N of the seed's cases: cases K-1, K-1+N, K-1+2N, … (1 <= K <= N), so that
+    /// N jobs with the same --seed together run exactly what one unsharded run would; join their
+    /// --out directories with `fuzz merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<dsh_conformance::blackbox::Shard>,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<String>,
+}
+
+/// `fuzz merge`.
+#[derive(clap::Subcommand)]
+pub(crate) enum FuzzCmd {
+    /// Join the finding classes and reproducing traces of several --out directories into one
+    /// (one entry per class, counts added, the first directory's trace kept).
+    Merge {
+        /// The merged directory.
+        #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+        out: std::path::PathBuf,
+        /// The --out directories of the runs.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<std::path::PathBuf>,
+    },
+}
+
+fn merge(out: &std::path::Path, dirs: &[std::path::PathBuf]) -> i32 {
+    let dirs: Vec<&std::path::Path> = dirs.iter().map(|d| d.as_path()).collect();
+    match dsh_conformance::blackbox::merge::merge(&dirs, out) {
+        Ok(m) => {
+            dsh_conformance::out!("{}", m.human());
+            i32::from(!m.classes.is_empty())
+        }
+        Err(e) => {
+            eprintln!("dsh-conformance fuzz merge: {e}");
+            2
+        }
+    }
 }
 
 /// `--processes`.
@@ -75,10 +112,17 @@ pub(crate) enum Processes {
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
     use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Target};
     use dsh_conformance::runner::CommandSpec;
+    if let Some(FuzzCmd::Merge { out, dirs }) = &a.merge {
+        return merge(out, dirs);
+    }
     let fail = |m: String| {
         eprintln!("dsh-conformance fuzz: {m}");
         2
     };
+    // No reproducer may be lost at the end of a long run: the directory must take files now.
+    if let Err(e) = blackbox::check_out_dir(&a.out) {
+        return fail(format!("--out: {e}"));
+    }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => return fail(format!("cannot find its own executable: {e}")),
@@ -144,6 +188,7 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
             barrier: t,
             settle: t,
             exit: t.max(Duration::from_secs(10)),
+            adapt: Some(blackbox::latency::Adapt::default()),
         },
         shrink_trials: a.shrink_trials,
         shrink_time: Duration::from_secs(120),
@@ -160,8 +205,17 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
             Processes::Auto if a.against_reference => blackbox::ProcessMode::Shared,
             Processes::Auto => blackbox::ProcessMode::Fresh,
         },
+        shard: a.shard.unwrap_or_default(),
     };
     let summary = blackbox::run(&opts);
     dsh_conformance::out!("{}", summary.human());
-    summary.exit_code()
+    let mut code = summary.exit_code();
+    for e in summary.write_errors() {
+        eprintln!("dsh-conformance fuzz: reproducer lost: {e}");
+    }
+    if let Err(e) = blackbox::merge::write(&summary, &a.out) {
+        eprintln!("dsh-conformance fuzz: {e}");
+        code = 2;
+    }
+    code
 }

@@ -16,12 +16,16 @@ use super::*;
 use std::collections::BTreeSet;
 
 /// How one sequence runs on a shared process.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Plan {
     /// Prefix of the sequence's generated session ids ([`Renderer::with_session_prefix`]).
     pub prefix: String,
     /// End the process after this sequence (with the sequence's own ending).
     pub last: bool,
+    /// The runtime's observed latencies, noted and read by the run ([`Deadlines::adapt`]).
+    pub latency: Option<std::sync::Arc<super::super::latency::Latency>>,
+    /// End the run as soon as this class shows (shrinking asks only whether it does).
+    pub until: Option<FindingClass>,
 }
 
 /// A live runtime process kept between sequences.
@@ -72,6 +76,8 @@ pub fn run_on(
     };
     let continued = l.runs > 0 && l.init.is_some();
     let mut st = State::new(rules, &l.dirs, stop);
+    st.latency = plan.latency.clone();
+    st.until = plan.until.clone();
     if continued {
         st.foreign = l.created.clone();
         if let Some((request, answer)) = &l.init {

@@ -10,6 +10,7 @@
 
 use super::class::{FindingClass, HangAt, OutputFault};
 use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
+use super::latency::{Adapt, Wait};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
 use super::Finding;
@@ -61,6 +62,10 @@ pub struct Deadlines {
     pub settle: Duration,
     /// From `shutdown`/EOF to the process's exit.
     pub exit: Duration,
+    /// Scale the waits that run out (a hang, no exit, a request never answered) with the
+    /// runtime's observed latency, the deadlines above being their ceilings
+    /// ([`super::latency`]); `None`: always the full deadline.
+    pub adapt: Option<Adapt>,
 }
 
 impl Default for Deadlines {
@@ -69,7 +74,16 @@ impl Default for Deadlines {
             barrier: Duration::from_secs(10),
             settle: Duration::from_secs(10),
             exit: Duration::from_secs(10),
+            adapt: None,
         }
+    }
+}
+
+/// How long to wait for `w` in this run: its deadline `ceiling`, or less ([`Deadlines::adapt`]).
+fn window(st: &State<'_>, dl: &Deadlines, w: &[Wait], ceiling: Duration) -> Duration {
+    match (dl.adapt, &st.latency) {
+        (Some(a), Some(l)) => l.window_of(w, a, ceiling),
+        _ => ceiling,
     }
 }
 
@@ -113,6 +127,7 @@ pub fn run_sequence_until(
     let plan = Plan {
         prefix: String::new(),
         last: true,
+        ..Plan::default()
     };
     run_on(&mut live, seq, target, rules, dl, stop, &plan)
 }
@@ -194,10 +209,11 @@ fn drive_ops(
             // An error that another request of the same id may have earned does not count
             // (`1e400` for both a wait and the initialize: both answers echo null).
             let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
-            if !pump(child, st, Instant::now() + dl.barrier, answered) && !st.fatal {
+            let w = window(st, &dl, &[Wait::Answer], dl.barrier);
+            if !pump(child, st, Instant::now() + w, answered) && !st.fatal {
                 st.fail(
                     FindingClass::Hang(HangAt::Initialize),
-                    format!("initialize was not answered within {:?}", dl.barrier),
+                    format!("initialize was not answered within {w:?}"),
                 );
             }
         }
@@ -219,9 +235,8 @@ fn drive_ops(
         "\n{{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"method\":\"{BARRIER_METHOD}\"}}\n"
     );
     send(child, st, &mut dec, barrier.as_bytes());
-    if !pump(child, st, Instant::now() + dl.barrier, |s| {
-        s.barrier_answered
-    }) {
+    let w = window(st, &dl, &[Wait::Answer], dl.barrier);
+    if !pump(child, st, Instant::now() + w, |s| s.barrier_answered) {
         if !st.fatal {
             let what = if st.closed {
                 "the runtime closed stdout"
@@ -230,16 +245,14 @@ fn drive_ops(
             };
             st.fail(
                 FindingClass::Hang(HangAt::Barrier),
-                format!(
-                    "{what}: the barrier request was not answered within {:?}",
-                    dl.barrier
-                ),
+                format!("{what}: the barrier request was not answered within {w:?}"),
             );
         }
         return None;
     }
     let may_hang = seq.may_hang();
-    let settle = dl.settle + Duration::from_secs_f64(seq.slow_secs());
+    let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle)
+        + Duration::from_secs_f64(seq.slow_secs());
     let settled = pump(child, st, Instant::now() + settle, |s| {
         s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
     });
@@ -291,7 +304,8 @@ fn drive_ops(
 fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     let mut dec = LineDecoder::new(MAX_LINE);
     st.phase = Phase::Ending;
-    let until = st.clip(Instant::now() + dl.exit);
+    let w = window(st, &dl, &[Wait::Exit, Wait::Answer], dl.exit);
+    let until = st.clip(Instant::now() + w);
     match end {
         End::Shutdown => {
             let line = format!(
@@ -303,7 +317,7 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
                     st.obs.flagged.exit = true;
                     st.fail(
                         FindingClass::Rule(CheckId::LifecycleShutdownResponds),
-                        format!("shutdown was not answered within {:?}", dl.exit),
+                        format!("shutdown was not answered within {w:?}"),
                     );
                 }
                 return;
@@ -315,9 +329,13 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
         }
     }
     // Read to the end of stdout, then wait for the exit status.
+    let asked = Instant::now();
     pump(child, st, until, |s| s.closed);
     let exit = loop {
         if let Some(e) = child.try_exit() {
+            if let Some(l) = &st.latency {
+                l.saw(Wait::Exit, asked.elapsed());
+            }
             break Some(e);
         }
         if Instant::now() >= until {
@@ -352,10 +370,7 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
     match exit {
         None => st.fail(
             FindingClass::Rule(rule),
-            format!(
-                "the process did not exit within {:?} of {how}{answer}",
-                dl.exit
-            ),
+            format!("the process did not exit within {w:?} of {how}{answer}"),
         ),
         Some(ExitInfo::Code(0)) => {}
         Some(e) => st.fail(
@@ -369,6 +384,8 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
 fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u8]) {
     let ck = &mut st.ck;
     let obs = &mut st.obs;
+    let sent_at = &mut st.sent_at;
+    let now = Instant::now();
     dec.push(bytes, &mut |e| {
         if let LineEvent::Line(l) = e {
             obs.frames_in += 1;
@@ -378,6 +395,10 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
                 session,
             } = ck.sent(l)
             {
+                // `session/wait` answers when its session is idle: a turn's latency, not an answer's.
+                if method != "session/wait" {
+                    sent_at.entry(key.clone()).or_insert(now);
+                }
                 if let Some(sid) = session {
                     obs.request_sessions
                         .entry(key.clone())

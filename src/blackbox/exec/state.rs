@@ -34,6 +34,21 @@ pub(super) struct State<'a> {
     pub(super) foreign: std::collections::BTreeSet<String>,
     /// Such a notification arrived: the shared process did not keep the sequences apart.
     pub(super) straggler: bool,
+    /// Every response line seen so far (without a trailing `\r`): a line that breaks a rule by
+    /// repeating one of them is one cause, a repeated answer, whatever rule the checker files
+    /// the repeat under (the other request of its id, a notification of id null, …).
+    pub(super) answers: HashMap<String, Vec<CheckId>>,
+    /// Ids (as written) an answer was repeated for: the repeat may have taken the slot of
+    /// another request of the id.
+    pub(super) repeated_ids: std::collections::HashSet<String>,
+    /// When each request still unanswered was written (by id echo): its answer's latency.
+    pub(super) sent_at: HashMap<String, Instant>,
+    /// When each running session went `running`.
+    pub(super) turn_at: HashMap<String, Instant>,
+    /// The runtime's latencies, shared by every run of it ([`super::super::latency`]).
+    pub(super) latency: Option<std::sync::Arc<super::super::latency::Latency>>,
+    /// Stop the run as soon as this class shows (shrinking asks only whether it does).
+    pub(super) until: Option<FindingClass>,
 }
 
 impl<'a> State<'a> {
@@ -57,6 +72,12 @@ impl<'a> State<'a> {
             watched: None,
             foreign: Default::default(),
             straggler: false,
+            answers: Default::default(),
+            repeated_ids: Default::default(),
+            sent_at: HashMap::new(),
+            turn_at: HashMap::new(),
+            latency: None,
+            until: None,
         }
     }
 
@@ -71,7 +92,7 @@ impl<'a> State<'a> {
         if self.fatal || self.cut {
             return;
         }
-        self.fatal = class.is_fatal();
+        self.fatal = class.is_fatal() || self.until.as_ref() == Some(&class);
         if !self.findings.iter().any(|f| f.class == class) {
             self.findings.push(Finding { class, detail });
         }
@@ -138,16 +159,56 @@ impl<'a> State<'a> {
             .violations
             .iter()
             .any(|v| shows_in_comparison(v.rule));
-        for v in judged.violations {
-            let detail = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
-            self.fail(FindingClass::Rule(v.rule), detail);
-        }
         // What the stream rules already judged (line ending, whitespace) is not compared.
         let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // A response by its shape (the checker names only those it could match to a request).
+        let id = match o.frame() {
+            Frame::Response { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        // The same answer, however it was written.
+        let same =
+            json::parse(line).map_or_else(|_| line.to_owned(), |p| json::to_string(&p.value));
+        // One cause, one class: a response line that repeats an earlier one is a repeated answer,
+        // whichever rule the checker saw the repeat break (the other request of a shared id, a
+        // notification of id null …), unless the earlier copy broke that rule too (a runtime
+        // answering every notification alike breaks that rule each time). So is an answer no
+        // request waits for on an id a repeat was already taken for (the repeat took the slot of
+        // the other request of that id, whose own answer then finds none). How a line is
+        // written keeps its own rule.
+        let earlier = id.as_ref().and_then(|_| self.answers.get(&same).cloned());
+        let taken = id.as_ref().is_some_and(|i| self.repeated_ids.contains(i));
+        let mut broken = Vec::new();
+        for v in &judged.violations {
+            broken.push(v.rule);
+            let repeat = !is_how_written(v.rule)
+                && (earlier.as_ref().is_some_and(|e| !e.contains(&v.rule))
+                    || (taken && v.message.contains("which no")));
+            let (class, detail) = if repeat {
+                let d = format!(
+                    "response.exactly-once: an answer repeated (the checker saw: {v})\n  output line: {}",
+                    crate::rules::clip(raw)
+                );
+                (FindingClass::Rule(CheckId::ResponseExactlyOnce), d)
+            } else {
+                let d = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
+                (FindingClass::Rule(v.rule), d)
+            };
+            self.fail(class, detail);
+        }
+        if let Some(i) = id {
+            if earlier.is_some() {
+                self.repeated_ids.insert(i);
+            }
+            self.answers.entry(same).or_default().extend(broken);
+        }
         match judged.frame {
             Some(Received::Response { key, method, .. }) => {
                 // An error may answer any same-id request: it names no method.
                 let method = method.unwrap_or_default();
+                if let (Some(t), Some(l)) = (self.sent_at.remove(&key), &self.latency) {
+                    l.saw(Wait::Answer, t.elapsed());
+                }
                 if key == json::to_string(&Value::from(BARRIER_ID)) {
                     self.barrier_answered = true;
                 } else if key == json::to_string(&Value::from(SHUTDOWN_ID)) && method == "shutdown"
@@ -222,6 +283,13 @@ impl<'a> State<'a> {
                 let sid = params["sessionId"].as_str().unwrap_or("");
                 let running = params["status"] == "running";
                 self.running.insert(sid.to_owned(), running);
+                if running {
+                    self.turn_at
+                        .entry(sid.to_owned())
+                        .or_insert_with(Instant::now);
+                } else if let (Some(t), Some(l)) = (self.turn_at.remove(sid), &self.latency) {
+                    l.saw(Wait::Turn, t.elapsed());
+                }
                 (
                     sid,
                     format!("status:{}", params["status"].as_str().unwrap_or("")),
@@ -286,6 +354,11 @@ fn shows_in_comparison(rule: CheckId) -> bool {
             | CheckId::TurnCountsPerSession
             | CheckId::TurnEndReason
     )
+}
+
+/// Whether a rule judges only how a line is written (not what it answers).
+fn is_how_written(rule: CheckId) -> bool {
+    matches!(rule, CheckId::StdoutCompact | CheckId::StdoutLfOnly)
 }
 
 pub(super) fn list(items: impl Iterator<Item = String>) -> String {
