@@ -144,6 +144,11 @@ fn wire_log(w: &Value) -> String {
             if dropped == 1 { "" } else { "s" }
         );
     }
+    if w.get("incomplete").and_then(Value::as_bool) == Some(true) {
+        out.push_str(
+            "<p class=\"note truncated\">incomplete: the transcript reached its bound, later traffic was not recorded</p>",
+        );
+    }
     out.push_str("<table class=\"wire\"><thead><tr><th scope=\"col\">ms</th><th scope=\"col\">dir</th><th scope=\"col\">line</th></tr></thead><tbody>");
     for l in w
         .get("lines")
