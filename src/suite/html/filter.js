@@ -2,7 +2,7 @@
   var f = document.getElementById("filters");
   if (!f) return;
   f.hidden = false;
-  var rows = Array.prototype.slice.call(document.querySelectorAll("table.matrix tbody tr"));
+  var rows = Array.prototype.slice.call(document.querySelectorAll("table.matrix > tbody > tr"));
   var shown = document.getElementById("shown");
   function has(list, word) {
     return (" " + list + " ").indexOf(" " + word + " ") >= 0;
@@ -22,4 +22,18 @@
   }
   f.addEventListener("change", apply);
   apply();
+})();
+// A link to a cell (a root cause's, or the page's address) opens its failure.
+(function () {
+  function open() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && document.getElementById(id);
+    var d = el && el.querySelector("details");
+    if (!d) return;
+    d.open = true;
+    var s = d.querySelector("summary");
+    if (s) s.focus();
+  }
+  window.addEventListener("hashchange", open);
+  open();
 })();
