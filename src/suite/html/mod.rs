@@ -252,9 +252,9 @@ fn root_causes(out: &mut String, reports: &[Value], opts: &PageOptions) {
             .get("root_causes")
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice);
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<h3>{} <span class=\"note\">({} root cause{})</span></h3>\n",
+            "<h3>{} <span class=\"note\">({} root cause{})</span></h3>",
             esc(&runtime_name(i, r)),
             causes.len(),
             if causes.len() == 1 { "" } else { "s" }
