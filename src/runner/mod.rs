@@ -18,11 +18,13 @@ pub mod flood;
 mod mark;
 pub mod record;
 pub mod tap;
+pub mod wire_log;
 
 pub use cancel::{Cancel, Halt};
 pub use child::{CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
+pub use wire_log::{Stamp, Wire, WireLog};
 
 use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Matcher, Stats};
 use crate::trace::pattern::Env;
@@ -125,11 +127,16 @@ pub struct Transcript {
     pub stdout: Vec<Output>,
     /// The bound was reached and later traffic was not recorded.
     pub truncated: bool,
+    /// When each write and each stdout line happened, in order ([`Transcript::wire_log`]).
+    pub stamps: Vec<Stamp>,
     /// Bytes held so far (a running total: summing every line per line would be quadratic).
     used: usize,
 }
 
 use flood::LINE_OVERHEAD;
+
+/// What a [`Stamp`] costs.
+const STAMP_BYTES: usize = std::mem::size_of::<Stamp>();
 
 /// Bytes a transcript keeps before it stops recording.
 pub const TRANSCRIPT_BYTES: usize = 64 << 20;
@@ -145,17 +152,25 @@ impl Transcript {
         !self.truncated
     }
 
-    fn wrote(&mut self, b: &[u8]) {
-        if self.room(b.len()) {
+    fn wrote(&mut self, b: &[u8], at: Duration) {
+        if self.room(b.len() + STAMP_BYTES) {
+            let from = self.sent.len();
             self.sent.extend_from_slice(b);
+            let what = Wire::Sent {
+                from,
+                to: self.sent.len(),
+            };
+            self.stamps.push(Stamp { at, what });
         }
     }
 
-    fn read(&mut self, line: Output) {
+    fn read(&mut self, line: Output, at: Duration) {
         // A stored line costs its text, its tape and the allocator's bookkeeping: counting only
         // the text let a flood of 2-byte lines take gigabytes under a 64 MiB bound.
-        if self.room(line.weight() + LINE_OVERHEAD) {
+        if self.room(line.weight() + LINE_OVERHEAD + STAMP_BYTES) {
+            let what = Wire::Received(self.stdout.len());
             self.stdout.push(line);
+            self.stamps.push(Stamp { at, what });
         }
     }
 }
@@ -370,7 +385,7 @@ const LATE_GRACE: Duration = Duration::from_millis(300);
 
 /// After a "never arrived before" failure, reads on for [`LATE_GRACE`] so the report can say
 /// whether the frame was late (out of order) or missing.
-fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
+fn late_grace(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Transcript) {
     let until = Instant::now() + LATE_GRACE;
     while let Some(left) = until.checked_duration_since(Instant::now()) {
         match child.events.recv_timeout(left) {
@@ -378,7 +393,7 @@ fn late_grace(m: &mut Matcher, child: &mut Child, log: &mut Transcript) {
                 child.consumed(&ev);
                 if let Event::Line(o) = ev {
                     let done = m.on_late_output(&o);
-                    log.read(o);
+                    log.read(o, started.elapsed());
                     if done {
                         return;
                     }
@@ -415,12 +430,12 @@ fn drive(
         match m.poll(now) {
             Action::Done => {
                 if m.wants_late_lines() {
-                    late_grace(m, child, log);
+                    late_grace(m, child, started, log);
                 }
                 return End::Done;
             }
             Action::Write(b) => {
-                log.wrote(&b);
+                log.wrote(&b, now);
                 child.write(b)
             }
             Action::CloseStdin => child.close_stdin(),
@@ -443,7 +458,7 @@ fn drive(
                             match ev {
                                 Event::Line(o) => {
                                     m.on_output(&o, now);
-                                    log.read(o);
+                                    log.read(o, now);
                                 }
                                 Event::Flooded(f) => return End::Flooded(f),
                                 Event::Closed(_) => {

@@ -59,6 +59,7 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
         stderr_tail: r.stderr_tail.clone(),
         details,
         model_log: Vec::new(),
+        wire_log: Some(wire_log(r)),
     }
 }
 
@@ -79,6 +80,12 @@ fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
     }
 }
 
+/// The case's wire log as a report keeps it.
+fn wire_log(r: &CaseReport) -> runner::WireLog {
+    use runner::wire_log::{MAX_BYTES, MAX_LINES};
+    r.transcript.wire_log(MAX_LINES, MAX_BYTES)
+}
+
 fn stream_blames(r: &CaseReport, own: CheckId, opts: &Options, out: &mut Vec<Blame>) {
     if r.transcript.truncated {
         return;
@@ -88,6 +95,7 @@ fn stream_blames(r: &CaseReport, own: CheckId, opts: &Options, out: &mut Vec<Bla
         failure.case = Some(r.file.clone());
         failure.closest = f.line;
         failure.stdout_line = f.stdout_line;
+        failure.wire_log = Some(wire_log(r));
         out.push(Blame {
             check: f.check,
             failure,
@@ -135,6 +143,7 @@ fn died_on_input(case: &CheckCase, trace: &crate::trace::Trace, r: &CaseReport) 
     );
     f.case = Some(r.file.clone());
     f.stderr_tail = r.stderr_tail.clone();
+    f.wire_log = Some(wire_log(r));
     if !r.stderr_tail.trim().is_empty() {
         f.details = format!(
             "stderr tail: {}",
@@ -290,6 +299,7 @@ impl Judging<'_> {
                 let mut failure = Failure::new(FailureKind::Rule, e);
                 failure.case = Some(r.file.clone());
                 failure.stderr_tail = r.stderr_tail.clone();
+                failure.wire_log = Some(wire_log(r));
                 let owner = o.rule();
                 if owner == self.id {
                     return Some(Verdict::Fail(Box::new(failure)));
@@ -370,6 +380,7 @@ fn never_answered(
     failure.case = Some(r.file.clone());
     failure.expected = Some(expected.to_owned());
     failure.stderr_tail = r.stderr_tail.clone();
+    failure.wire_log = Some(wire_log(r));
     Some(Blame {
         check: CheckId::ResponseExactlyOnce,
         failure,

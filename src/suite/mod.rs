@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod cases;
 pub mod causes;
 pub mod explain;
+pub mod html;
 pub mod judge;
 pub mod options;
 pub mod preflight;

@@ -31,6 +31,8 @@ pub struct Failure {
     pub details: String,
     /// The model stub's requests while the case ran (with `--jobs` > 1, other checks' too).
     pub model_log: Vec<String>,
+    /// The case's wire log, bounded (the JSON and HTML reports show it).
+    pub wire_log: Option<crate::runner::WireLog>,
 }
 
 impl Failure {
@@ -47,6 +49,7 @@ impl Failure {
             stderr_tail: String::new(),
             details: String::new(),
             model_log: Vec::new(),
+            wire_log: None,
         }
     }
 }

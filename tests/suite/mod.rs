@@ -5,6 +5,7 @@
 mod chat_completions;
 mod cli;
 mod contract;
+mod html;
 mod precision;
 mod prerequisites;
 mod readme;

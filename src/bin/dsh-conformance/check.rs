@@ -94,6 +94,8 @@ enum Format {
     Human,
     Json,
     Junit,
+    /// The HTML page `report --html` makes, for this run alone.
+    Html,
 }
 
 pub(crate) fn check(a: CheckArgs) -> i32 {
@@ -259,6 +261,10 @@ fn write_report(
         }
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
+        Format::Html => dsh_conformance::suite::html::page(
+            &[report.json()],
+            &crate::report::options("docs/CONTRACT.md"),
+        ),
     };
     match (output, &a.output) {
         (Some(mut f), Some(p)) => {
@@ -324,9 +330,9 @@ fn list_checks(a: &CheckArgs) -> i32 {
                 .collect();
             let _ = writeln!(text, "{:#}", serde_json::Value::Array(v));
         }
-        Format::Junit => {
+        Format::Junit | Format::Html => {
             eprintln!(
-                "dsh-conformance check --list: --format junit has no list form (use human or json)"
+                "dsh-conformance check --list: --format junit and html have no list form (use human or json)"
             );
             return 2;
         }

@@ -11,6 +11,7 @@ mod fuzz;
 mod import;
 mod record;
 mod replay;
+mod report;
 
 use bench::{bench, BenchArgs};
 use check::{check, CheckArgs};
@@ -18,6 +19,7 @@ use fuzz::{fuzz, FuzzArgs};
 use import::ImportArgs;
 use record::RecordArgs;
 use replay::ReplayArgs;
+use report::ReportArgs;
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +44,7 @@ enum Cmd {
     Replay(ReplayArgs),
     Record(RecordArgs),
     Import(ImportArgs),
+    Report(ReportArgs),
     /// Run a runtime behind a transparent stdio proxy and write the live session as a golden trace
     /// (put it where a client expects its runtime binary).
     Tap {
@@ -135,6 +138,7 @@ fn main() {
         Cmd::Replay(a) => a.run(),
         Cmd::Record(a) => a.run(),
         Cmd::Import(a) => a.run(),
+        Cmd::Report(a) => a.run(),
         Cmd::Explain { id } => explain(&id),
         Cmd::ModelStub { port, seconds } => {
             dsh_conformance::model_stub::serve::serve(port, seconds.map(|d| d.as_secs_f64()))

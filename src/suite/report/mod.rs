@@ -387,7 +387,7 @@ fn ids(v: &[CheckId]) -> Value {
 
 /// The structured fields of a failure, for the JSON report.
 fn failure_json(f: &Failure) -> Value {
-    json!({
+    let mut v = json!({
         "kind": f.kind.name(),
         "reason": f.reason,
         "case": f.case,
@@ -398,6 +398,31 @@ fn failure_json(f: &Failure) -> Value {
         "stderr_tail": f.stderr_tail,
         "details": f.details,
         "model_stub_log": f.model_log,
+    });
+    if let Some(w) = &f.wire_log {
+        v["wire_log"] = wire_log_json(w);
+    }
+    v
+}
+
+/// A case's wire log: its lines (time from the case's start, direction, text) and what was
+/// left out.
+fn wire_log_json(w: &crate::runner::WireLog) -> Value {
+    json!({
+        "lines": w.lines.iter().map(|l| {
+            let mut line = json!({
+                "t_ms": l.at.as_millis() as u64,
+                "dir": l.dir.name(),
+                "text": l.text,
+            });
+            if l.clipped {
+                line["clipped"] = json!(true);
+            }
+            line
+        }).collect::<Vec<_>>(),
+        "dropped_lines": w.dropped_lines,
+        "dropped_bytes": w.dropped_bytes,
+        "incomplete": w.incomplete,
     })
 }
 

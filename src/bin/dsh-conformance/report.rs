@@ -1,0 +1,69 @@
+//! `report`: pages made from JSON reports (`check --format json`) after the run.
+
+use dsh_conformance::suite::html::{page, PageOptions};
+use std::path::PathBuf;
+
+/// Make one HTML page from one or more JSON reports of `check --format json`: the root causes
+/// per runtime, then a checks × runtimes matrix whose failing cells open the failure.
+#[derive(clap::Args)]
+pub(crate) struct ReportArgs {
+    /// The page to write (self-contained: no network, no external assets).
+    #[arg(long, value_name = "OUT.html")]
+    html: PathBuf,
+    /// Where the checks' CONTRACT.md section links point (relative to the page, or a URL).
+    #[arg(long, value_name = "URL", default_value = "docs/CONTRACT.md")]
+    contract: String,
+    /// The JSON reports, one column each, in this order.
+    #[arg(required = true, value_name = "REPORT.json")]
+    reports: Vec<PathBuf>,
+}
+
+/// The page options the command line's flags give.
+pub(crate) fn options(contract: &str) -> PageOptions {
+    PageOptions {
+        contract: contract.to_owned(),
+        ..PageOptions::default()
+    }
+}
+
+impl ReportArgs {
+    pub(crate) fn run(self) -> i32 {
+        let mut reports = Vec::new();
+        for p in &self.reports {
+            let v: serde_json::Value = match std::fs::read_to_string(p)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+            {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("dsh-conformance report: {}: {e}", p.display());
+                    return 2;
+                }
+            };
+            if v["schema"] != "dsh-conformance/report/v2" {
+                eprintln!(
+                    "dsh-conformance report: {}: not a report of `check --format json` (schema {})",
+                    p.display(),
+                    v["schema"]
+                );
+                return 2;
+            }
+            reports.push(v);
+        }
+        let html = page(&reports, &options(&self.contract));
+        if let Err(e) = std::fs::write(&self.html, html) {
+            eprintln!(
+                "dsh-conformance report: --html {}: {e}",
+                self.html.display()
+            );
+            return 2;
+        }
+        eprintln!(
+            "dsh-conformance report: wrote {} ({} runtime{})",
+            self.html.display(),
+            reports.len(),
+            if reports.len() == 1 { "" } else { "s" }
+        );
+        0
+    }
+}

@@ -1,0 +1,154 @@
+use super::*;
+use crate::suite::report::tests::report;
+use crate::suite::verdict::Verdict;
+
+/// The test report (a pass, a SHOULD failure, a skip, a known failure) as JSON, its failure
+/// given the fields a trace failure has.
+fn json() -> Value {
+    let mut rep = report();
+    if let Verdict::Fail(f) = &mut rep.results[1].verdict {
+        f.case = Some("fixtures/checks/frame.cr-not-separator.trace".into());
+        f.expected = Some("(fixtures/checks/frame.cr-not-separator.trace:9): << {\"id\":1}".into());
+        f.closest = Some(r#"{"jsonrpc":"2.0","id":1,"result":{"status":"running"}}"#.into());
+        f.difference = Some(r#"/result/status: expected "idle", got "running""#.into());
+        f.stdout_line = Some(3);
+        f.model_log = vec!["POST /v1/messages".into()];
+    }
+    rep.json()
+}
+
+#[test]
+fn the_page_is_self_contained_with_root_causes_before_the_matrix() {
+    let page = page(&[json()], &PageOptions::default());
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    for external in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+        assert!(!page.contains(external), "{external} in the page");
+    }
+    let causes = page.find("id=\"root-causes\"").unwrap();
+    let matrix = page.find("id=\"matrix\"").unwrap();
+    assert!(causes < matrix);
+    // The SHOULD failure is the root cause, linked to its cell and its contract section.
+    let list = &page[causes..matrix];
+    assert!(
+        list.contains("<a href=\"#cell-1-frame.cr-not-separator\">"),
+        "{list}"
+    );
+    assert!(
+        list.contains("<a href=\"docs/CONTRACT.md#s2.1\">§2.1</a>"),
+        "{list}"
+    );
+}
+
+#[test]
+fn cells_carry_a_text_label_a_severity_aware_class_and_open_the_failure() {
+    let page = page(&[json()], &PageOptions::default());
+    let at = page
+        .find("<td id=\"cell-1-frame.cr-not-separator\"")
+        .unwrap();
+    let cell = &page[at..at + page[at..].find("</td>").unwrap()];
+    assert!(cell.contains("class=\"v v-fail sev-should\""), "{cell}");
+    assert!(
+        cell.contains("<summary><span class=\"label\">FAIL</span><span class=\"sevtag\">SHOULD</span></summary>"),
+        "{cell}"
+    );
+    for field in [
+        "<dt>expected (trace line)</dt>",
+        "frame.cr-not-separator.trace:9",
+        "<dt>received (stdout line 3)</dt>",
+        "<mark>&quot;status&quot;:&quot;running&quot;</mark>",
+        "POST /v1/messages",
+        "got &lt;x&gt; &amp; \\u{1}",
+    ] {
+        assert!(cell.contains(field), "{field} not in {cell}");
+    }
+    let pass = page.find("<td id=\"cell-1-stdout.frames-only\"").unwrap();
+    assert!(page[pass..].starts_with(
+        "<td id=\"cell-1-stdout.frames-only\" class=\"v v-pass sev-must\" data-verdict=\"pass\"><span class=\"label\">PASS</span></td>"
+    ));
+    // A MUST failure is coloured apart from a SHOULD one.
+    let mut must = json();
+    must["checks"][1]["severity"] = "MUST".into();
+    let page = super::page(&[must], &PageOptions::default());
+    assert!(page.contains("class=\"v v-fail sev-must\""));
+}
+
+#[test]
+fn runtimes_side_by_side_share_rows_and_a_check_one_report_lacks_is_na() {
+    let a = json();
+    let mut b = json();
+    b["runtime"] = "./other".into();
+    b["checks"].as_array_mut().unwrap().remove(0);
+    let page = page(&[a, b], &PageOptions::default());
+    assert_eq!(
+        page.matches("<tr id=\"check-").count(),
+        4,
+        "one row per check"
+    );
+    assert!(page.contains("<th scope=\"col\" title=\"./other\">#2 ./other</th>"));
+    let row = page.find("<tr id=\"check-stdout.frames-only\"").unwrap();
+    let row = &page[row..row + page[row..].find("</tr>").unwrap()];
+    assert!(row.contains("data-verdicts=\"pass none\""), "{row}");
+    assert!(row.contains("<td class=\"v v-none\"><span class=\"label\">n/a</span></td>"));
+}
+
+#[test]
+fn hostile_runtime_output_is_text_not_markup() {
+    let mut v = json();
+    let evil = "</pre></details><script>alert('x')</script><img src=x onerror=alert(1)>";
+    v["runtime"] = evil.into();
+    v["checks"][1]["failure"]["stderr_tail"] = evil.into();
+    v["checks"][1]["failure"]["closest"] = evil.into();
+    v["checks"][1]["reason"] = evil.into();
+    v["checks"][1]["id"] = "x\" onmouseover=\"alert(1)".into();
+    let page = page(&[v], &PageOptions::default());
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(!page.contains("<img"));
+    assert!(!page.contains("\" onmouseover"));
+    assert!(page.contains("&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;alert(&#39;x&#39;)"));
+}
+
+#[test]
+fn the_difference_is_marked_in_the_closest_frame_where_it_is_found() {
+    let c = r#"{"a":"x","b":{"a":"y"}}"#;
+    assert_eq!(
+        cell::highlight(c, r#"/b/a: expected "z", got "y""#),
+        esc(r#"{"a":"x","b":{"#) + "<mark>" + &esc(r#""a":"y""#) + "</mark>" + &esc("}}")
+    );
+    assert_eq!(cell::highlight(c, "/q: expected 1, got 7"), esc(c));
+    assert_eq!(cell::highlight("<b>", ""), "&lt;b&gt;");
+}
+
+#[test]
+fn a_wire_log_shows_its_lines_and_its_truncation() {
+    let mut v = json();
+    v["checks"][1]["failure"]["wire_log"] = serde_json::json!({
+        "dropped_lines": 7, "dropped_bytes": 300,
+        "lines": [
+            {"t_ms": 1, "dir": "sent", "text": "{\"id\":1}"},
+            {"t_ms": 4, "dir": "received", "text": "<b>", "clipped": true},
+        ],
+    });
+    let page = page(&[v], &PageOptions::default());
+    assert!(page.contains("the first 7 lines of the case are not kept"));
+    assert!(page.contains(
+        "<tr class=\"sent\"><td>1</td><td>&gt;&gt; sent</td><td>{&quot;id&quot;:1}</td></tr>"
+    ));
+    assert!(page.contains("<td>&lt;b&gt; <span class=\"note\">(clipped)</span></td>"));
+}
+
+#[test]
+fn filters_are_hidden_without_the_script_and_list_what_the_page_holds() {
+    let page = page(&[json()], &PageOptions::default());
+    assert!(page.contains("<form id=\"filters\" class=\"filters\" hidden>"));
+    for opt in [
+        "<option value=\"fail\">FAIL</option>",
+        "<option value=\"xfail\">XFAIL</option>",
+        "<option value=\"s2\">§2</option>",
+    ] {
+        assert!(page.contains(opt), "{opt}");
+    }
+}
