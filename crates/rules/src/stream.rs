@@ -6,7 +6,7 @@
 
 use super::{CheckId, Judged, Profile, Sent, Violation};
 use dsh_protocol::wire::output::Output;
-use dsh_protocol::wire::{classify, Classified};
+use dsh_protocol::wire::{classify_inline, Classified};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -124,7 +124,8 @@ impl Checker {
 
     /// Records a (decoded, trimmed) line the runtime read.
     pub fn sent(&mut self, line: &str) -> Sent {
-        let c = classify(line);
+        // `classify`, compiled here (see the wire layer's note on `#[inline]`).
+        let c = classify_inline(line);
         self.sent_lines += 1;
         if let Some(rule) = silence_rule(&c, line) {
             self.ignored.push((self.sent_lines, rule));

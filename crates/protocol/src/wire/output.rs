@@ -99,6 +99,7 @@ impl Output {
     /// Parses one line (without its `\n`; a trailing `\r` is noted in [`Output::crlf`] and
     /// stripped). The text is kept as given otherwise: the reader trims it as upstream's
     /// decoder does.
+    #[inline]
     pub fn parse(line: usize, mut text: String) -> Output {
         PARSED.fetch_add(1, Ordering::Relaxed);
         let crlf = text.ends_with('\r');
@@ -141,16 +142,19 @@ impl Output {
     }
 
     /// The line's text (for an unreadable line, a `<…>` note).
+    #[inline]
     pub fn text(&self) -> &str {
         &self.text
     }
 
     /// What the line is.
+    #[inline]
     pub fn frame(&self) -> &Frame {
         &self.frame
     }
 
     /// The line's JSON value, when it is JSON at all.
+    #[inline]
     pub fn json(&self) -> Option<TapeRef<'_>> {
         self.tape.as_ref().map(|t| t.root(&self.text))
     }
@@ -170,6 +174,7 @@ impl Output {
 
     /// Bytes the line holds (itself, its text, its tape and its frame's strings), for memory
     /// bounds.
+    #[inline]
     pub fn weight(&self) -> usize {
         let frame = match &self.frame {
             Frame::Response { id, .. } => id.capacity(),
@@ -190,6 +195,7 @@ impl Output {
 }
 
 /// The classification of a parsed line.
+#[inline]
 fn classify(v: TapeRef<'_>) -> Frame {
     let what = match v.kind() {
         JsonKind::Object => None,

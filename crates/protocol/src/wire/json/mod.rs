@@ -34,7 +34,7 @@ mod write;
 
 pub use deep::Deep;
 pub use number::{js_number, number_value};
-pub use parse::{parse, JsonError, Parsed};
+pub use parse::{parse, parse_inline, JsonError, Parsed};
 pub use tape::{tape_parses, Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
 pub(crate) use write::{plain_words, write_int, write_str_body};

@@ -6,6 +6,7 @@ use serde_json::{Number, Value};
 /// `9007199254740993` holds `9007199254740992` and `12345678901234567890` holds
 /// `12345678901234567000`), other finite values as floats, non-finite values as `null` (which is
 /// what `JSON.stringify` writes for them).
+#[inline]
 pub fn number_value(f: f64) -> Value {
     if !f.is_finite() {
         return Value::Null;

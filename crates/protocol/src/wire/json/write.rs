@@ -70,6 +70,7 @@ pub fn to_string(v: &Value) -> String {
 }
 
 /// Appends a number as JavaScript prints it.
+#[inline]
 pub fn write_number(n: &Number, out: &mut Vec<u8>) {
     if let Some(i) = n.as_i64() {
         write_int(i, out);
@@ -97,6 +98,7 @@ pub fn write_js_number(f: f64, out: &mut Vec<u8>) {
 }
 
 /// Appends an integer's decimal digits (no `core::fmt`: ids and codes are written per frame).
+#[inline]
 pub(crate) fn write_int(i: i64, out: &mut Vec<u8>) {
     if i < 0 {
         out.push(b'-');
@@ -105,6 +107,7 @@ pub(crate) fn write_int(i: i64, out: &mut Vec<u8>) {
 }
 
 /// Appends an unsigned integer's decimal digits.
+#[inline]
 fn write_uint(mut n: u64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
@@ -151,6 +154,7 @@ pub(crate) fn plain_words(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Appends a JSON string literal escaped as `JSON.stringify` does.
+#[inline]
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     write_str_body(s, out);
@@ -162,6 +166,7 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
 ///
 /// `s` is held text ([`held`]): a lone surrogate is written as its lowercase `\udXXX` escape and
 /// a tagged character as itself, as ES2019's `JSON.stringify` writes the JavaScript string.
+#[inline]
 pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();

@@ -16,19 +16,23 @@ pub struct TapeRef<'a> {
 }
 
 impl<'a> TapeRef<'a> {
+    #[inline]
     pub(super) fn new(tape: &'a Tape, text: &'a str, i: usize) -> Self {
         TapeRef { tape, text, i }
     }
 
+    #[inline]
     fn at(self, i: usize) -> Self {
         TapeRef { i, ..self }
     }
 
+    #[inline]
     fn str_of(self, s: Str) -> &'a str {
         resolve(self.text, &self.tape.decoded, s)
     }
 
     /// The value's source text.
+    #[inline]
     pub fn text(self) -> &'a str {
         let n = &self.tape.nodes[self.i];
         &self.text[n.start..n.end]
@@ -36,6 +40,7 @@ impl<'a> TapeRef<'a> {
 
     /// Appends `JSON.stringify` of the value: exactly what [`write_value`] writes for
     /// [`JsonView::to_value`], without building it. Iterative: depth is bounded only by memory.
+    #[inline]
     pub fn write(self, out: &mut Vec<u8>) {
         let nodes = &self.tape.nodes;
         // Per open container: whether it is an object, its next child (element or member) to
@@ -88,6 +93,7 @@ impl<'a> TapeRef<'a> {
     }
 
     /// Appends a string as `JSON.stringify` writes it.
+    #[inline]
     fn write_string(self, s: Str, out: &mut Vec<u8>) {
         match s {
             // A string borrowed from the text has no escape, no control character and no
@@ -104,6 +110,7 @@ impl<'a> TapeRef<'a> {
 }
 
 impl<'a> JsonView<'a> for TapeRef<'a> {
+    #[inline]
     fn kind(self) -> JsonKind {
         match self.tape.nodes[self.i].kind {
             Kind::Null => JsonKind::Null,
@@ -115,6 +122,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_str(self) -> Option<&'a str> {
         match self.tape.nodes[self.i].kind {
             Kind::Str(s) => Some(self.str_of(s)),
@@ -122,6 +130,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_f64(self) -> Option<f64> {
         match self.tape.nodes[self.i].kind {
             Kind::Num(f) => Some(f),
@@ -129,6 +138,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_bool(self) -> Option<bool> {
         match self.tape.nodes[self.i].kind {
             Kind::Bool(b) => Some(b),
@@ -136,6 +146,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn get(self, key: &str) -> Option<Self> {
         let Kind::Obj { first, index, .. } = self.tape.nodes[self.i].kind else {
             return None;
@@ -162,6 +173,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn len(self) -> usize {
         match self.tape.nodes[self.i].kind {
             Kind::Arr { len, .. } | Kind::Obj { len, .. } => len,
@@ -169,6 +181,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn elements(self) -> impl Iterator<Item = Self> {
         let mut i = match self.tape.nodes[self.i].kind {
             Kind::Arr { first, .. } => first,
@@ -184,6 +197,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         })
     }
 
+    #[inline]
     fn members(self) -> impl Iterator<Item = (&'a str, Self)> {
         let mut m = match self.tape.nodes[self.i].kind {
             Kind::Obj { first, .. } => first,
@@ -201,6 +215,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         })
     }
 
+    #[inline]
     fn to_value(self) -> Value {
         match self.tape.nodes[self.i].kind {
             Kind::Null => Value::Null,
