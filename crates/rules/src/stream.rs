@@ -73,7 +73,12 @@ pub struct Checker {
     pub(super) responses_seen: HashSet<String>,
     /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
     pub(super) written: Vec<u8>,
+    /// The line [`Checker::received_text`] judged last, its buffers reused for the next.
+    scratch: Option<Output>,
 }
+
+/// The scratch line of [`Checker::received_text`] is dropped rather than kept past this weight.
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
 fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
@@ -113,6 +118,7 @@ impl Checker {
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
             written: Vec::new(),
+            scratch: None,
             lines: 0,
         }
     }
@@ -218,8 +224,20 @@ impl Checker {
     /// Judges one line given as text (without its `\n`): parses it into an [`Output`] numbered
     /// after the lines judged so far, for drivers that hold text (the fuzz targets, tests).
     pub fn received_text(&mut self, line: &str) -> Judged {
-        let out = Output::parse(self.lines + 1, line.to_owned());
-        self.received(&out)
+        let n = self.lines + 1;
+        // Parsed into the last line's buffers: frames are checked by the thousand.
+        let out = match self.scratch.take() {
+            Some(mut out) => {
+                out.reparse(n, line);
+                out
+            }
+            None => Output::parse(n, line.to_owned()),
+        };
+        let judged = self.received(&out);
+        if out.weight() <= SCRATCH_KEPT {
+            self.scratch = Some(out);
+        }
+        judged
     }
 
     pub(super) fn known(&self, m: &str) -> bool {
