@@ -71,8 +71,6 @@ pub struct Checker {
     pub(super) requested: HashSet<String>,
     /// Every response line written so far.
     pub(super) responses_seen: HashSet<String>,
-    /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
-    pub(super) written: Vec<u8>,
     /// The line [`Checker::received_text`] judged last, its buffers reused for the next.
     scratch: Option<Output>,
 }
@@ -117,7 +115,6 @@ impl Checker {
             last_answered: 0,
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
-            written: Vec::new(),
             scratch: None,
             lines: 0,
         }

@@ -31,10 +31,10 @@ pub mod output;
 pub mod write;
 
 pub use codes::ErrorCode;
-#[doc(hidden)]
-pub use frame::{classify_inline, classify_parsed_inline};
 pub use frame::{
     classify, classify_parsed, Classified, ErrorObject, Id, Ignored, Kind, Notification, Outcome,
     Params, Request, Response,
 };
+#[doc(hidden)]
+pub use frame::{classify_inline, classify_parsed_inline};
 pub use lines::{trim_js, DroppedTail, LineDecoder, LineEvent};

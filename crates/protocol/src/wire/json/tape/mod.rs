@@ -454,6 +454,16 @@ mod tests {
         assert_eq!(JsonView::as_u64(a), b.as_u64());
         let mut written = Vec::new();
         b.write(&mut written);
+        // `writes` says whether a text is what `write` writes, for that text and near misses.
+        assert!(b.writes(&written));
+        let own = b.text().as_bytes();
+        assert_eq!(b.writes(own), written == own, "{}", b.text());
+        assert!(!b.writes(&written[..written.len() - 1]));
+        assert!(!b.writes(&[&written[..], b" "].concat()));
+        let mut changed = written.clone();
+        changed[written.len() / 2] ^= 1;
+        assert!(!b.writes(&changed));
+        assert!(!b.writes(b""));
         assert_eq!(String::from_utf8(written).unwrap(), to_string(a));
         match a {
             Value::Object(m) => {
