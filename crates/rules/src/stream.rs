@@ -135,7 +135,7 @@ impl Checker {
         }
         match c {
             Classified::Request(r) => {
-                let key = r.id.to_json();
+                let key = r.id.to_json_inline();
                 self.requested.insert(key.clone());
                 self.sent_at
                     .entry(key.clone())

@@ -39,6 +39,8 @@ pub use tape::{tape_parses, Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
 pub(crate) use write::{plain_words, write_int, write_str_body};
 pub use write::{to_string, write_js_number, write_number, write_str, write_value};
+#[doc(hidden)]
+pub use write::{to_string_inline, write_value_inline};
 
 use deep::dispose;
 

@@ -31,6 +31,7 @@ pub fn number_value(f: f64) -> Value {
 }
 
 /// `Number.prototype.toString()` for a double, as `JSON.stringify` writes it (`null` when not finite).
+#[inline]
 pub fn js_number(f: f64) -> String {
     let mut s = String::new();
     push_js_number(f, &mut s);
@@ -38,6 +39,7 @@ pub fn js_number(f: f64) -> String {
 }
 
 /// Appends `Number.prototype.toString()` of `f` to `out` (`null` when not finite).
+#[inline]
 pub(super) fn push_js_number(f: f64, out: &mut String) {
     use std::fmt::Write;
     if !f.is_finite() {

@@ -359,7 +359,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
             Kind::Num(f) => crate::wire::json::number_value(f),
             Kind::Str(s) => Value::String(self.str_of(s).to_owned()),
             // Containers: `parse` of their own text (iterative, and exactly its `Value`).
-            _ => crate::wire::json::parse(self.text())
+            _ => crate::wire::json::parse_inline(self.text())
                 .map(|p| p.value)
                 .unwrap_or(Value::Null),
         }
