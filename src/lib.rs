@@ -6,18 +6,17 @@
 //! [`wire`] → [`directive`] → [`runtime`] / [`model_stub`] → [`trace`] → [`runner`] → [`suite`].
 //! [`rules`] (the contract's rule engine: frame-by-frame stream rules and whole-transcript oracles,
 //! on [`wire`], [`edition`] and [`mod@check`] only) serves [`suite`], the fuzz targets and
-//! [`blackbox`] alike.
+//! [`blackbox`] alike. [`ops`] (generated client operations, on [`wire`] and [`directive`]) feeds
+//! the fuzz targets (the `dsh-conformance-fuzzing` crate in `fuzzing/`, which drives [`runtime`]
+//! in memory) and the black-box fuzzer ([`blackbox`], which drives any runtime through
+//! [`runner`]). [`contract`] is the protocol those rules come from, `docs/CONTRACT.md`, built in
+//! and read by numbered section.
 //!
 //! The lowest layers are crates of their own, so the compiler keeps them one-way (see
 //! `docs/ARCHITECTURE.md`): [`edition`], [`mod@check`] and [`wire`] are the `dsh-protocol` crate,
 //! [`rules`] is the `dsh-rules` crate (on `dsh-protocol` only). This crate re-exports them under
 //! the paths they always had (`dsh_conformance::wire::…`, `dsh_conformance::rules::Checker`), so a
 //! user of the kit depends on `dsh-conformance` alone.
-//! [`ops`] (generated client operations, on [`wire`] and [`directive`]) feeds the fuzz targets
-//! (the `dsh-conformance-fuzzing` crate in `fuzzing/`, which drives [`runtime`] in memory) and the
-//! black-box fuzzer ([`blackbox`], which
-//! drives any runtime through [`runner`]). [`contract`] is the protocol those rules come from,
-//! `docs/CONTRACT.md`, built in and read by numbered section.
 
 //!
 //! # Using it from your own tests

@@ -6,9 +6,6 @@ use super::{clip, CheckId, Received};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 use dsh_protocol::wire::output::{Frame, NotAFrame, Output};
 
-/// The scratch buffer of the compactness rule is dropped rather than kept past this capacity.
-const WRITTEN_KEPT: usize = 1 << 20;
-
 /// The byte offset of the first whitespace between two tokens of a JSON text, if any (whitespace
 /// inside strings is text).
 fn whitespace_between_tokens(line: &str) -> Option<usize> {
@@ -54,11 +51,11 @@ impl Checker {
         // upstream's exact bytes (escapes, number forms, member order) only under
         // `--strict-upstream`; how an id echoes is the id rule's (`frame.id-number-echo`).
         if self.profile.member_order {
-            // Written into a buffer kept between lines: frames are checked by the thousand.
-            let mut text = std::mem::take(&mut self.written);
-            text.clear();
-            frame.write(&mut text);
-            if text != line.as_bytes() {
+            // Compared as it would be written (frames are checked by the thousand); written out
+            // only to say what was expected.
+            if !frame.writes(line.as_bytes()) {
+                let mut text = Vec::new();
+                frame.write(&mut text);
                 sink.add(
                     CheckId::StdoutCompact,
                     format!(
@@ -66,9 +63,6 @@ impl Checker {
                         clip(&String::from_utf8_lossy(&text))
                     ),
                 );
-            }
-            if text.capacity() <= WRITTEN_KEPT {
-                self.written = text;
             }
         } else if let Some(at) = whitespace_between_tokens(line) {
             sink.add(
@@ -88,14 +82,23 @@ impl Checker {
                 "output lacks \"jsonrpc\":\"2.0\"",
             );
         }
-        let keys: Vec<&str> = frame.members().map(|(k, _)| k).collect();
-        let mut sorted = keys.clone();
+        // The keys of the three members a frame has, on the stack (the list of all of them is
+        // built only to report another count).
+        let (mut keys, mut count) = ([""; 3], 0);
+        for (k, _) in frame.members() {
+            if let Some(slot) = keys.get_mut(count) {
+                *slot = k;
+            }
+            count += 1;
+        }
+        let mut sorted = keys;
         sorted.sort_unstable();
-        let (order, response) = match sorted.as_slice() {
-            ["id", "jsonrpc", "result"] => (["jsonrpc", "id", "result"], true),
-            ["error", "id", "jsonrpc"] => (["jsonrpc", "id", "error"], true),
-            ["jsonrpc", "method", "params"] => (["jsonrpc", "method", "params"], false),
+        let (order, response) = match (count, sorted) {
+            (3, ["id", "jsonrpc", "result"]) => (["jsonrpc", "id", "result"], true),
+            (3, ["error", "id", "jsonrpc"]) => (["jsonrpc", "id", "error"], true),
+            (3, ["jsonrpc", "method", "params"]) => (["jsonrpc", "method", "params"], false),
             _ => {
+                let keys: Vec<&str> = frame.members().map(|(k, _)| k).collect();
                 sink.add(
                     CheckId::StdoutFramesOnly,
                     format!("output members are {keys:?}, neither a response nor a notification"),

@@ -24,11 +24,11 @@ impl Checker {
     /// `"7"`), if any.
     fn retyped(&self, id: &Value) -> Option<String> {
         let alt = match id {
-            Value::String(s) => json::parse(s)
+            Value::String(s) => json::parse_inline(s)
                 .ok()
                 .filter(|p| p.value.is_number())
                 .map(|_| s.clone())?,
-            Value::Number(_) => json::to_string(&Value::String(json::to_string(id))),
+            Value::Number(_) => json::to_string_inline(&Value::String(json::to_string_inline(id))),
             _ => return None,
         };
         self.pending.contains_key(&alt).then_some(alt)
@@ -43,7 +43,8 @@ impl Checker {
         let ok = frame.get("result").is_some();
         // The id as a `Value` (a scalar, nearly always: cheap), for its echo and its retyping.
         let id = frame.get("id").map_or(Value::Null, JsonView::to_value);
-        let mut key = json::to_string(&id);
+        // (`_inline`: the wire layer's copy compiled here, uninstrumented in fuzz builds.)
+        let mut key = json::to_string_inline(&id);
         // A numeric id is echoed as JSON.stringify writes the double it parsed to (a client
         // compares the text: `1000.0` is not the `1000` it expects).
         let written = frame.get("id").map_or("", TapeRef::text);

@@ -6,7 +6,7 @@
 
 use super::{CheckId, Judged, Profile, Sent, Violation};
 use dsh_protocol::wire::output::Output;
-use dsh_protocol::wire::{classify, Classified};
+use dsh_protocol::wire::{classify_inline, Classified};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -78,9 +78,12 @@ pub struct Checker {
     pub(super) requested: HashSet<String>,
     /// Every response line written so far.
     pub(super) responses_seen: HashSet<String>,
-    /// Scratch for the compactness rule: the line as `JSON.stringify` writes it.
-    pub(super) written: Vec<u8>,
+    /// The line [`Checker::received_text`] judged last, its buffers reused for the next.
+    scratch: Option<Output>,
 }
+
+/// The scratch line of [`Checker::received_text`] is dropped rather than kept past this weight.
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
 fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
@@ -121,7 +124,7 @@ impl Checker {
             last_answered: 0,
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
-            written: Vec::new(),
+            scratch: None,
             lines: 0,
         }
     }
@@ -133,14 +136,15 @@ impl Checker {
 
     /// Records a (decoded, trimmed) line the runtime read.
     pub fn sent(&mut self, line: &str) -> Sent {
-        let c = classify(line);
+        // `classify`, compiled here (see the wire layer's note on `#[inline]`).
+        let c = classify_inline(line);
         self.sent_lines += 1;
         if let Some(rule) = silence_rule(&c, line) {
             self.ignored.push((self.sent_lines, rule));
         }
         match c {
             Classified::Request(r) => {
-                let key = r.id.to_json();
+                let key = r.id.to_json_inline();
                 self.requested.insert(key.clone());
                 self.sent_at
                     .entry(key.clone())
@@ -230,8 +234,20 @@ impl Checker {
     /// Judges one line given as text (without its `\n`): parses it into an [`Output`] numbered
     /// after the lines judged so far, for drivers that hold text (the fuzz targets, tests).
     pub fn received_text(&mut self, line: &str) -> Judged {
-        let out = Output::parse(self.lines + 1, line.to_owned());
-        self.received(&out)
+        let n = self.lines + 1;
+        // Parsed into the last line's buffers: frames are checked by the thousand.
+        let out = match self.scratch.take() {
+            Some(mut out) => {
+                out.reparse(n, line);
+                out
+            }
+            None => Output::parse(n, line.to_owned()),
+        };
+        let judged = self.received(&out);
+        if out.weight() <= SCRATCH_KEPT {
+            self.scratch = Some(out);
+        }
+        judged
     }
 
     pub(super) fn known(&self, m: &str) -> bool {

@@ -19,13 +19,28 @@ pub enum Id {
 impl Id {
     /// The id as JSON text, as `JSON.stringify` echoes it (`1e3` → `1000`, `1e400` → `null`).
     pub fn to_json(&self) -> String {
+        self.to_json_inline()
+    }
+
+    /// [`Id::to_json`], compiled into the crate that calls it (see the wire layer's note on
+    /// `#[inline]`): for the rule checker.
+    #[doc(hidden)]
+    #[inline]
+    pub fn to_json_inline(&self) -> String {
         let mut out = Vec::new();
-        self.write_json(&mut out);
+        self.write_json_inline(&mut out);
         String::from_utf8(out).expect("utf-8")
     }
 
     /// Appends the id as `JSON.stringify` echoes it.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_json_inline(out);
+    }
+
+    /// [`Id::write_json`], compiled into the crate that calls it (as [`Id::to_json_inline`]).
+    #[doc(hidden)]
+    #[inline]
+    pub fn write_json_inline(&self, out: &mut Vec<u8>) {
         match self {
             Id::Str(s) => json::write_str(s, out),
             Id::Num(f) => json::write_js_number(*f, out),
@@ -113,6 +128,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind of an optional value.
+    #[inline]
     pub fn of(v: Option<&Value>) -> Kind {
         match v {
             None => Kind::Absent,
@@ -156,6 +172,7 @@ impl Params {
         Self::from_member(v)
     }
 
+    #[inline]
     fn from_member(v: Option<Value>) -> Self {
         let shape = Kind::of(v.as_ref());
         let object = v.map(Deep::new).and_then(Deep::into_object);
@@ -179,6 +196,7 @@ impl Params {
     }
 
     /// One member of the normalised params.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.object.get(key)
     }
@@ -325,11 +343,19 @@ impl Classified {
 
 /// Classifies one trimmed line (as produced by [`super::lines::LineDecoder`]).
 pub fn classify(line: &str) -> Classified {
+    classify_inline(line)
+}
+
+/// [`classify`], compiled into the crate that calls it (see the wire layer's note on `#[inline]`):
+/// for the rule checker, whose copy fuzz builds leave uninstrumented.
+#[doc(hidden)]
+#[inline]
+pub fn classify_inline(line: &str) -> Classified {
     if line.is_empty() {
         return Classified::Ignored(Ignored::Blank);
     }
-    match json::parse(line) {
-        Ok(p) => classify_parsed(p),
+    match json::parse_inline(line) {
+        Ok(p) => classify_parsed_inline(p),
         Err(e) => Classified::Ignored(Ignored::Malformed(e)),
     }
 }
@@ -338,6 +364,13 @@ pub fn classify(line: &str) -> Classified {
 /// too and should not parse the line twice): `classify(line)` is `classify_parsed(parse(line)?)`
 /// for a non-empty line.
 pub fn classify_parsed(parsed: json::Parsed) -> Classified {
+    classify_parsed_inline(parsed)
+}
+
+/// [`classify_parsed`], compiled into the crate that calls it (as [`classify_inline`]).
+#[doc(hidden)]
+#[inline]
+pub fn classify_parsed_inline(parsed: json::Parsed) -> Classified {
     // Whatever is left of the frame is dropped without recursion when this returns.
     let mut value = Deep::new(parsed.value);
     let map = match &mut *value {
@@ -396,6 +429,7 @@ pub fn classify_parsed(parsed: json::Parsed) -> Classified {
     }
 }
 
+#[inline]
 fn error_object(mut e: Deep) -> ErrorObject {
     let (code, message, data) = match &mut *e {
         Value::Object(m) => (

@@ -99,6 +99,7 @@ impl Output {
     /// Parses one line (without its `\n`; a trailing `\r` is noted in [`Output::crlf`] and
     /// stripped). The text is kept as given otherwise: the reader trims it as upstream's
     /// decoder does.
+    #[inline]
     pub fn parse(line: usize, mut text: String) -> Output {
         PARSED.fetch_add(1, Ordering::Relaxed);
         let crlf = text.ends_with('\r');
@@ -124,6 +125,32 @@ impl Output {
         }
     }
 
+    /// [`Output::parse`] of `text` into this output, reusing its buffers (the text's, the
+    /// tape's): for a reader that judges each line as it comes and keeps none (the fuzz targets'
+    /// checker), so that a line costs no allocation once the buffers have grown. The result is
+    /// the one `parse` gives, but for spare capacity (nothing is shrunk).
+    #[inline]
+    pub fn reparse(&mut self, line: usize, text: &str) {
+        PARSED.fetch_add(1, Ordering::Relaxed);
+        let (body, crlf) = match text.strip_suffix('\r') {
+            Some(body) => (body, true),
+            None => (text, false),
+        };
+        self.line = line;
+        self.crlf = crlf;
+        self.text.clear();
+        self.text.push_str(body);
+        let mut tape = self.tape.take().unwrap_or_default();
+        self.frame = match tape.parse(&self.text) {
+            Err(e) => Frame::NotAFrame(NotAFrame::NotJson(e)),
+            Ok(()) => {
+                let frame = classify(tape.root(&self.text));
+                self.tape = Some(tape);
+                frame
+            }
+        };
+    }
+
     /// A line the reader could not keep as text (not UTF-8, or over its bound).
     pub fn unreadable(line: usize, why: NotAFrame) -> Output {
         let text = match &why {
@@ -141,16 +168,19 @@ impl Output {
     }
 
     /// The line's text (for an unreadable line, a `<…>` note).
+    #[inline]
     pub fn text(&self) -> &str {
         &self.text
     }
 
     /// What the line is.
+    #[inline]
     pub fn frame(&self) -> &Frame {
         &self.frame
     }
 
     /// The line's JSON value, when it is JSON at all.
+    #[inline]
     pub fn json(&self) -> Option<TapeRef<'_>> {
         self.tape.as_ref().map(|t| t.root(&self.text))
     }
@@ -170,6 +200,7 @@ impl Output {
 
     /// Bytes the line holds (itself, its text, its tape and its frame's strings), for memory
     /// bounds.
+    #[inline]
     pub fn weight(&self) -> usize {
         let frame = match &self.frame {
             Frame::Response { id, .. } => id.capacity(),
@@ -190,6 +221,7 @@ impl Output {
 }
 
 /// The classification of a parsed line.
+#[inline]
 fn classify(v: TapeRef<'_>) -> Frame {
     let what = match v.kind() {
         JsonKind::Object => None,
@@ -276,6 +308,34 @@ mod tests {
             frame("{nope"),
             Frame::NotAFrame(NotAFrame::NotJson(_))
         ));
+    }
+
+    #[test]
+    fn reparse_gives_what_parse_gives_line_after_line() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1e3,"result":{"a":[1,{"b":"\u00e9"}]}}"#,
+            "{nope",
+            "{\"id\":1,\"result\":{}}\r",
+            r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","x":"\ud800"}}"#,
+            "[1]",
+            "",
+            r#"{"id":"a","error":{"code":1,"message":"m"},"x":1}"#,
+        ];
+        let mut reused = Output::parse(1, "{}".into());
+        for (i, l) in lines.iter().enumerate() {
+            let fresh = Output::parse(i + 2, (*l).to_owned());
+            reused.reparse(i + 2, l);
+            assert_eq!(
+                (reused.line, reused.crlf, reused.text(), reused.frame()),
+                (fresh.line, fresh.crlf, fresh.text(), fresh.frame()),
+                "{l}"
+            );
+            assert_eq!(
+                reused.json().map(|v| v.to_value()),
+                fresh.json().map(|v| v.to_value()),
+                "{l}"
+            );
+        }
     }
 
     #[test]

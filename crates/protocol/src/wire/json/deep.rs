@@ -30,6 +30,7 @@ impl<T: Into<Value> + Default> Deep<T> {
 
 impl Deep {
     /// The object this value is, still dropped safely; `None` (and the value dropped) otherwise.
+    #[inline]
     pub fn into_object(mut self) -> Option<Deep<Map<String, Value>>> {
         match std::mem::take(&mut self.0) {
             Value::Object(m) => Some(Deep(m)),
@@ -95,6 +96,7 @@ impl<T: Into<Value> + Default + fmt::Debug> fmt::Debug for Deep<T> {
 
 /// Drops a value without recursion, so a 100 000-deep value cannot overflow the stack. Only the
 /// top-level members are looked at when none of them is a container.
+#[inline]
 pub(super) fn dispose(v: Value) {
     let mut stack: Vec<Value> = match v {
         Value::Array(a) if a.iter().any(is_container) => a,
@@ -110,6 +112,7 @@ pub(super) fn dispose(v: Value) {
     }
 }
 
+#[inline]
 fn is_container(v: &Value) -> bool {
     matches!(v, Value::Array(_) | Value::Object(_))
 }

@@ -34,11 +34,13 @@ mod write;
 
 pub use deep::Deep;
 pub use number::{js_number, number_value};
-pub use parse::{parse, JsonError, Parsed};
+pub use parse::{parse, parse_inline, JsonError, Parsed};
 pub use tape::{tape_parses, Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
 pub(crate) use write::{plain_words, write_int, write_str_body};
 pub use write::{to_string, write_js_number, write_number, write_str, write_value};
+#[doc(hidden)]
+pub use write::{to_string_inline, write_value_inline};
 
 use deep::dispose;
 

@@ -6,6 +6,7 @@ use serde_json::{Number, Value};
 /// `9007199254740993` holds `9007199254740992` and `12345678901234567890` holds
 /// `12345678901234567000`), other finite values as floats, non-finite values as `null` (which is
 /// what `JSON.stringify` writes for them).
+#[inline]
 pub fn number_value(f: f64) -> Value {
     if !f.is_finite() {
         return Value::Null;
@@ -30,6 +31,7 @@ pub fn number_value(f: f64) -> Value {
 }
 
 /// `Number.prototype.toString()` for a double, as `JSON.stringify` writes it (`null` when not finite).
+#[inline]
 pub fn js_number(f: f64) -> String {
     let mut s = String::new();
     push_js_number(f, &mut s);
@@ -37,6 +39,7 @@ pub fn js_number(f: f64) -> String {
 }
 
 /// Appends `Number.prototype.toString()` of `f` to `out` (`null` when not finite).
+#[inline]
 pub(super) fn push_js_number(f: f64, out: &mut String) {
     use std::fmt::Write;
     if !f.is_finite() {

@@ -6,6 +6,14 @@ use serde_json::{Number, Value};
 
 /// Appends `JSON.stringify(v)` to `out`. Iterative: depth is bounded only by memory.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+    write_value_inline(v, out);
+}
+
+/// [`write_value`], compiled into the crate that calls it (see the wire layer's note on
+/// `#[inline]`): for the rule checker.
+#[doc(hidden)]
+#[inline]
+pub fn write_value_inline(v: &Value, out: &mut Vec<u8>) {
     enum Frame<'a> {
         Arr(std::slice::Iter<'a, Value>, bool),
         Obj(serde_json::map::Iter<'a>, bool),
@@ -64,12 +72,20 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 
 /// `JSON.stringify(v)` as a `String`.
 pub fn to_string(v: &Value) -> String {
+    to_string_inline(v)
+}
+
+/// [`to_string`], compiled into the crate that calls it (as [`write_value_inline`]).
+#[doc(hidden)]
+#[inline]
+pub fn to_string_inline(v: &Value) -> String {
     let mut out = Vec::new();
-    write_value(v, &mut out);
+    write_value_inline(v, &mut out);
     String::from_utf8(out).expect("writer emits UTF-8")
 }
 
 /// Appends a number as JavaScript prints it.
+#[inline]
 pub fn write_number(n: &Number, out: &mut Vec<u8>) {
     if let Some(i) = n.as_i64() {
         write_int(i, out);
@@ -84,6 +100,7 @@ pub fn write_number(n: &Number, out: &mut Vec<u8>) {
 
 /// Appends `Number.prototype.toString()` of a double, as `JSON.stringify` writes it (`null`
 /// when not finite): [`js_number`](super::js_number) without the `String`.
+#[inline]
 pub fn write_js_number(f: f64, out: &mut Vec<u8>) {
     // Integers up to 2^53 print as their digits (`-0` as `0`; NaN and ±Infinity fail `i == f`).
     let i = f as i64;
@@ -97,6 +114,7 @@ pub fn write_js_number(f: f64, out: &mut Vec<u8>) {
 }
 
 /// Appends an integer's decimal digits (no `core::fmt`: ids and codes are written per frame).
+#[inline]
 pub(crate) fn write_int(i: i64, out: &mut Vec<u8>) {
     if i < 0 {
         out.push(b'-');
@@ -105,6 +123,7 @@ pub(crate) fn write_int(i: i64, out: &mut Vec<u8>) {
 }
 
 /// Appends an unsigned integer's decimal digits.
+#[inline]
 fn write_uint(mut n: u64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
@@ -151,6 +170,7 @@ pub(crate) fn plain_words(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Appends a JSON string literal escaped as `JSON.stringify` does.
+#[inline]
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     write_str_body(s, out);
@@ -162,6 +182,7 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
 ///
 /// `s` is held text ([`held`]): a lone surrogate is written as its lowercase `\udXXX` escape and
 /// a tagged character as itself, as ES2019's `JSON.stringify` writes the JavaScript string.
+#[inline]
 pub(crate) fn write_str_body(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();

@@ -91,6 +91,7 @@ pub struct Tape {
     root: usize,
 }
 
+#[inline]
 fn resolve<'a>(text: &'a str, decoded: &'a str, s: Str) -> &'a str {
     match s {
         Str::Src(a, b) => &text[a..b],
@@ -99,6 +100,7 @@ fn resolve<'a>(text: &'a str, decoded: &'a str, s: Str) -> &'a str {
 }
 
 /// A string's length in bytes, without looking it up.
+#[inline]
 fn str_len(s: Str) -> usize {
     match s {
         Str::Src(a, b) | Str::Dec(a, b) => b - a,
@@ -108,6 +110,7 @@ fn str_len(s: Str) -> usize {
 /// A string at the scanner (its opening quote): borrowed from the text when it has no escapes
 /// (nor a plane-16 character, which may need a tag), else decoded by the scanner into `decoded`
 /// as held text ([`held`]).
+#[inline]
 fn string(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
     let start = p.pos + 1;
     // Whole plain words first (one comparison per 8 bytes), then byte by byte.
@@ -135,6 +138,7 @@ fn string(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
     Ok(Str::Dec(from, decoded.len()))
 }
 
+#[inline]
 fn key(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
     if p.peek() != Some(b'"') {
         return Err(p.err("expected a string key"));
@@ -150,6 +154,7 @@ fn key(p: &mut Parser<'_>, decoded: &mut String) -> Result<Str, JsonError> {
 
 impl Tape {
     /// Bytes the tape's buffers hold (for memory bounds on stored lines).
+    #[inline]
     pub fn weight(&self) -> usize {
         use std::mem::size_of;
         self.nodes.capacity() * size_of::<Node>()
@@ -164,6 +169,7 @@ impl Tape {
 
     /// Releases what parsing needed and reading does not (the open-container stack, spare
     /// capacity): for a tape kept with its line rather than reused.
+    #[inline]
     pub fn shrink(&mut self) {
         self.stack = Vec::new();
         self.nodes.shrink_to_fit();
@@ -173,6 +179,7 @@ impl Tape {
 
     /// Parses `text` into this tape (replacing what it held). The error is the one
     /// [`parse`](super::parse) gives for the same text.
+    #[inline]
     pub fn parse(&mut self, text: &str) -> Result<(), JsonError> {
         PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if self.nodes.capacity() > KEEP_NODES
@@ -272,6 +279,7 @@ impl Tape {
         }
     }
 
+    #[inline]
     fn push(&mut self, kind: Kind, start: usize) -> usize {
         self.nodes.push(Node {
             kind,
@@ -284,6 +292,7 @@ impl Tape {
 
     /// Attaches a finished value to its parent and closes the containers that end after it;
     /// stops at the next value to parse (or sets `root` at the end of the text).
+    #[inline]
     fn close(&mut self, mut node: usize, p: &mut Parser<'_>) -> Result<(), JsonError> {
         loop {
             let Some(open) = self.stack.last_mut() else {
@@ -346,6 +355,7 @@ impl Tape {
 
     /// The member node for key `k` of the open object: the existing one when the key repeats
     /// (its value will be replaced: first position, last value), else a new one at the end.
+    #[inline]
     fn member(&mut self, open: &mut Open, text: &str, k: Str) -> usize {
         let Kind::Obj { first, len, index } = self.nodes[open.node].kind else {
             unreachable!("members belong to objects")
@@ -416,6 +426,7 @@ impl Tape {
     ///
     /// # Panics
     /// When the last [`Tape::parse`] failed or none was made.
+    #[inline]
     pub fn root<'a>(&'a self, text: &'a str) -> TapeRef<'a> {
         assert!(self.root != NONE, "no parsed value on the tape");
         TapeRef::new(self, text, self.root)
@@ -443,6 +454,16 @@ mod tests {
         assert_eq!(JsonView::as_u64(a), b.as_u64());
         let mut written = Vec::new();
         b.write(&mut written);
+        // `writes` says whether a text is what `write` writes, for that text and near misses.
+        assert!(b.writes(&written));
+        let own = b.text().as_bytes();
+        assert_eq!(b.writes(own), written == own, "{}", b.text());
+        assert!(!b.writes(&written[..written.len() - 1]));
+        assert!(!b.writes(&[&written[..], b" "].concat()));
+        let mut changed = written.clone();
+        changed[written.len() / 2] ^= 1;
+        assert!(!b.writes(&changed));
+        assert!(!b.writes(b""));
         assert_eq!(String::from_utf8(written).unwrap(), to_string(a));
         match a {
             Value::Object(m) => {

@@ -16,19 +16,23 @@ pub struct TapeRef<'a> {
 }
 
 impl<'a> TapeRef<'a> {
+    #[inline]
     pub(super) fn new(tape: &'a Tape, text: &'a str, i: usize) -> Self {
         TapeRef { tape, text, i }
     }
 
+    #[inline]
     fn at(self, i: usize) -> Self {
         TapeRef { i, ..self }
     }
 
+    #[inline]
     fn str_of(self, s: Str) -> &'a str {
         resolve(self.text, &self.tape.decoded, s)
     }
 
     /// The value's source text.
+    #[inline]
     pub fn text(self) -> &'a str {
         let n = &self.tape.nodes[self.i];
         &self.text[n.start..n.end]
@@ -36,29 +40,50 @@ impl<'a> TapeRef<'a> {
 
     /// Appends `JSON.stringify` of the value: exactly what [`write_value`] writes for
     /// [`JsonView::to_value`], without building it. Iterative: depth is bounded only by memory.
+    #[inline]
     pub fn write(self, out: &mut Vec<u8>) {
+        self.emit(out);
+    }
+
+    /// Whether `expected` is exactly what [`TapeRef::write`] appends for the value: compared as it
+    /// would be written, stopping at the first difference, without writing it out.
+    #[inline]
+    pub fn writes(self, expected: &[u8]) -> bool {
+        let mut c = Compare {
+            expected,
+            at: 0,
+            same: true,
+            scratch: Vec::new(),
+        };
+        self.emit(&mut c);
+        c.same && c.at == expected.len()
+    }
+
+    /// `JSON.stringify` of the value, into `out` (the walk of [`TapeRef::write`]).
+    #[inline]
+    fn emit<S: Sink>(self, out: &mut S) {
         let nodes = &self.tape.nodes;
         // Per open container: whether it is an object, its next child (element or member) to
         // write, and whether none was written yet.
         let mut stack: Vec<(bool, usize, bool)> = Vec::new();
         let mut next = Some(self.i);
         loop {
+            if out.failed() {
+                return;
+            }
             if let Some(i) = next.take() {
                 match nodes[i].kind {
-                    Kind::Null => out.extend_from_slice(b"null"),
-                    Kind::Bool(true) => out.extend_from_slice(b"true"),
-                    Kind::Bool(false) => out.extend_from_slice(b"false"),
-                    Kind::Num(f) => match number_value(f) {
-                        Value::Number(n) => write_number(&n, out),
-                        _ => out.extend_from_slice(b"null"),
-                    },
-                    Kind::Str(s) => self.write_string(s, out),
+                    Kind::Null => out.put(b"null"),
+                    Kind::Bool(true) => out.put(b"true"),
+                    Kind::Bool(false) => out.put(b"false"),
+                    Kind::Num(f) => out.number(f),
+                    Kind::Str(s) => out.string(self, s),
                     Kind::Arr { first, .. } => {
-                        out.push(b'[');
+                        out.byte(b'[');
                         stack.push((false, first, true));
                     }
                     Kind::Obj { first, .. } => {
-                        out.push(b'{');
+                        out.byte(b'{');
                         stack.push((true, first, true));
                     }
                     Kind::Member { .. } => unreachable!("a member is written by its object"),
@@ -68,18 +93,18 @@ impl<'a> TapeRef<'a> {
                 return;
             };
             if *child == NONE {
-                out.push(if *object { b'}' } else { b']' });
+                out.byte(if *object { b'}' } else { b']' });
                 stack.pop();
                 continue;
             }
             if !std::mem::take(first) {
-                out.push(b',');
+                out.byte(b',');
             }
             let c = std::mem::replace(child, nodes[*child].next);
             match nodes[c].kind {
                 Kind::Member { key, value } if *object => {
-                    self.write_string(key, out);
-                    out.push(b':');
+                    out.string(self, key);
+                    out.byte(b':');
                     next = Some(value);
                 }
                 _ => next = Some(c),
@@ -88,6 +113,7 @@ impl<'a> TapeRef<'a> {
     }
 
     /// Appends a string as `JSON.stringify` writes it.
+    #[inline]
     fn write_string(self, s: Str, out: &mut Vec<u8>) {
         match s {
             // A string borrowed from the text has no escape, no control character and no
@@ -103,7 +129,124 @@ impl<'a> TapeRef<'a> {
     }
 }
 
+/// Appends a number node as `JSON.stringify` writes it.
+#[inline]
+fn write_num(f: f64, out: &mut Vec<u8>) {
+    match number_value(f) {
+        Value::Number(n) => write_number(&n, out),
+        _ => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Where [`TapeRef::emit`] puts the text it writes.
+trait Sink {
+    fn byte(&mut self, b: u8);
+    fn put(&mut self, bytes: &[u8]);
+    fn number(&mut self, f: f64);
+    fn string(&mut self, at: TapeRef<'_>, s: Str);
+    /// Whether the rest of the walk can be skipped.
+    fn failed(&self) -> bool;
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.push(b);
+    }
+
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn number(&mut self, f: f64) {
+        write_num(f, self);
+    }
+
+    #[inline]
+    fn string(&mut self, at: TapeRef<'_>, s: Str) {
+        at.write_string(s, self);
+    }
+
+    #[inline]
+    fn failed(&self) -> bool {
+        false
+    }
+}
+
+/// A sink that compares what is written with `expected` instead of keeping it.
+struct Compare<'e> {
+    expected: &'e [u8],
+    /// How much of `expected` was matched.
+    at: usize,
+    same: bool,
+    /// Numbers and decoded strings are written here, then compared.
+    scratch: Vec<u8>,
+}
+
+impl Compare<'_> {
+    #[inline]
+    fn scratch(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let mut s = std::mem::take(&mut self.scratch);
+        s.clear();
+        write(&mut s);
+        self.put(&s);
+        self.scratch = s;
+    }
+}
+
+impl Sink for Compare<'_> {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.same &= self.expected.get(self.at) == Some(&b);
+        self.at += 1;
+    }
+
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        let end = self.at + bytes.len();
+        self.same &= self.expected.get(self.at..end) == Some(bytes);
+        self.at = end;
+    }
+
+    #[inline]
+    fn number(&mut self, f: f64) {
+        self.scratch(|s| write_num(f, s));
+    }
+
+    #[inline]
+    fn string(&mut self, at: TapeRef<'_>, s: Str) {
+        match s {
+            // Written unchanged (see `write_string`).
+            Str::Src(a, b) => {
+                self.byte(b'"');
+                let raw = &at.text.as_bytes()[a..b];
+                // Where `expected` is the text the tape was read from and all before matched, the
+                // string is its own bytes (the same memory): nothing to compare.
+                let end = self.at + raw.len();
+                if self.same
+                    && end <= self.expected.len()
+                    && std::ptr::eq(self.expected[self.at..].as_ptr(), raw.as_ptr())
+                {
+                    self.at = end;
+                } else {
+                    self.put(raw);
+                }
+                self.byte(b'"');
+            }
+            Str::Dec(..) => self.scratch(|out| write_str(at.str_of(s), out)),
+        }
+    }
+
+    #[inline]
+    fn failed(&self) -> bool {
+        !self.same
+    }
+}
+
 impl<'a> JsonView<'a> for TapeRef<'a> {
+    #[inline]
     fn kind(self) -> JsonKind {
         match self.tape.nodes[self.i].kind {
             Kind::Null => JsonKind::Null,
@@ -115,6 +258,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_str(self) -> Option<&'a str> {
         match self.tape.nodes[self.i].kind {
             Kind::Str(s) => Some(self.str_of(s)),
@@ -122,6 +266,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_f64(self) -> Option<f64> {
         match self.tape.nodes[self.i].kind {
             Kind::Num(f) => Some(f),
@@ -129,6 +274,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn as_bool(self) -> Option<bool> {
         match self.tape.nodes[self.i].kind {
             Kind::Bool(b) => Some(b),
@@ -136,6 +282,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn get(self, key: &str) -> Option<Self> {
         let Kind::Obj { first, index, .. } = self.tape.nodes[self.i].kind else {
             return None;
@@ -162,6 +309,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn len(self) -> usize {
         match self.tape.nodes[self.i].kind {
             Kind::Arr { len, .. } | Kind::Obj { len, .. } => len,
@@ -169,6 +317,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         }
     }
 
+    #[inline]
     fn elements(self) -> impl Iterator<Item = Self> {
         let mut i = match self.tape.nodes[self.i].kind {
             Kind::Arr { first, .. } => first,
@@ -184,6 +333,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         })
     }
 
+    #[inline]
     fn members(self) -> impl Iterator<Item = (&'a str, Self)> {
         let mut m = match self.tape.nodes[self.i].kind {
             Kind::Obj { first, .. } => first,
@@ -201,6 +351,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
         })
     }
 
+    #[inline]
     fn to_value(self) -> Value {
         match self.tape.nodes[self.i].kind {
             Kind::Null => Value::Null,
@@ -208,7 +359,7 @@ impl<'a> JsonView<'a> for TapeRef<'a> {
             Kind::Num(f) => crate::wire::json::number_value(f),
             Kind::Str(s) => Value::String(self.str_of(s).to_owned()),
             // Containers: `parse` of their own text (iterative, and exactly its `Value`).
-            _ => crate::wire::json::parse(self.text())
+            _ => crate::wire::json::parse_inline(self.text())
                 .map(|p| p.value)
                 .unwrap_or(Value::Null),
         }
