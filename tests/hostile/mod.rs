@@ -4,8 +4,8 @@
 //!
 //! Each run gets its own `TMPDIR` (leftover directories are whatever remains in it) and a marker
 //! in its environment that every process it starts inherits (leftover processes are those still
-//! carrying it). Peak RSS comes from `wait4` on the kit's process: it covers the kit and the
-//! descendants it reaped, so it bounds the kit from above.
+//! carrying it). Peak RSS is the kit process's own `VmHWM`, watched while it runs
+//! ([`watch_peak_rss`] says why not `wait4`'s `ru_maxrss`).
 
 mod check;
 mod flags;
@@ -115,6 +115,32 @@ fn marked(needle: &[u8]) -> Vec<i32> {
     out
 }
 
+/// The kit's own peak RSS in KiB: its `VmHWM`, read every 5 ms until it is gone (the high-water
+/// mark only grows, so the last reading is the peak to within the last 5 ms).
+///
+/// Not `wait4`'s `ru_maxrss`: Linux folds the RSS of the process that spawned the kit into it at
+/// `exec` (the forked test process's pages), so a test binary that once held 130 MB made every
+/// later kit look that big. `VmHWM` is the kit's own address space only.
+fn watch_peak_rss(pid: i32) -> std::thread::JoinHandle<i64> {
+    std::thread::spawn(move || {
+        let status = format!("/proc/{pid}/status");
+        let mut peak = 0;
+        while let Ok(text) = std::fs::read_to_string(&status) {
+            // A reaped pid's file is gone; a zombie's has no VmHWM line.
+            let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
+            else {
+                break;
+            };
+            peak = peak.max(kb);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        peak
+    })
+}
+
 /// Runs the kit with `args`; `signal` = `Some((after, sig))` sends it `sig` after `after`.
 pub fn kit(args: &[&str], signal: Option<(Duration, i32)>) -> Run {
     let dir = scratch("run");
@@ -137,6 +163,7 @@ pub fn kit(args: &[&str], signal: Option<(Duration, i32)>) -> Run {
         .spawn()
         .expect("start the kit");
     let pid = child.id() as i32;
+    let peak = watch_peak_rss(pid);
     if let Some((after, sig)) = signal {
         std::thread::sleep(after);
         // SAFETY: kill(2) on our own child; no memory is involved.
@@ -176,10 +203,11 @@ pub fn kit(args: &[&str], signal: Option<(Duration, i32)>) -> Run {
         .flatten()
         .map(|e| e.path())
         .collect();
+    let _ = usage;
     let run = Run {
         code,
         wall,
-        max_rss_kb: usage.ru_maxrss,
+        max_rss_kb: peak.join().unwrap_or(0),
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
         left_dirs,

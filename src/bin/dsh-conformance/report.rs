@@ -10,7 +10,7 @@ pub(crate) struct ReportArgs {
     /// The page to write (self-contained: no network, no external assets).
     #[arg(long, value_name = "OUT.html")]
     html: PathBuf,
-    /// Where the checks' CONTRACT.md section links point (relative to the page, or a URL).
+    /// Where the checks' docs/CONTRACT.md section links point (relative to the page, or a URL).
     #[arg(long, value_name = "URL", default_value = "docs/CONTRACT.md")]
     contract: String,
     /// The JSON reports, one column each, in this order.

@@ -16,7 +16,7 @@ const SCRIPT: &str = include_str!("filter.js");
 /// How the page links out.
 #[derive(Debug, Clone)]
 pub struct PageOptions {
-    /// Where `CONTRACT.md` is, relative to the page or absolute: each check's sections link to
+    /// Where `docs/CONTRACT.md` is, relative to the page or absolute: each check's sections link to
     /// `{contract}#sN.M`.
     pub contract: String,
     /// The page's title.
