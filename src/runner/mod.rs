@@ -127,16 +127,21 @@ pub struct Transcript {
     pub stdout: Vec<Output>,
     /// The bound was reached and later traffic was not recorded.
     pub truncated: bool,
-    /// When each write and each stdout line happened, in order ([`Transcript::wire_log`]).
-    pub stamps: Vec<Stamp>,
+    /// When the last [`STAMPS_KEPT`] writes and stdout lines happened, in order
+    /// ([`Transcript::wire_log`], which reports only the last lines anyway): a ring, so a flood
+    /// of lines costs no more than it did before the wire log existed.
+    pub stamps: std::collections::VecDeque<Stamp>,
+    /// Stamps the ring dropped (the oldest).
+    pub stamps_dropped: usize,
     /// Bytes held so far (a running total: summing every line per line would be quadratic).
     used: usize,
 }
 
 use flood::LINE_OVERHEAD;
 
-/// What a [`Stamp`] costs.
-const STAMP_BYTES: usize = std::mem::size_of::<Stamp>();
+/// How many stamps a transcript keeps: enough for every wire log a report holds (its last 200
+/// lines), whatever the writes in between.
+pub const STAMPS_KEPT: usize = 4096;
 
 /// Bytes a transcript keeps before it stops recording.
 pub const TRANSCRIPT_BYTES: usize = 64 << 20;
@@ -152,25 +157,33 @@ impl Transcript {
         !self.truncated
     }
 
+    fn stamp(&mut self, s: Stamp) {
+        if self.stamps.len() == STAMPS_KEPT {
+            self.stamps.pop_front();
+            self.stamps_dropped += 1;
+        }
+        self.stamps.push_back(s);
+    }
+
     fn wrote(&mut self, b: &[u8], at: Duration) {
-        if self.room(b.len() + STAMP_BYTES) {
+        if self.room(b.len()) {
             let from = self.sent.len();
             self.sent.extend_from_slice(b);
             let what = Wire::Sent {
                 from,
                 to: self.sent.len(),
             };
-            self.stamps.push(Stamp { at, what });
+            self.stamp(Stamp { at, what });
         }
     }
 
     fn read(&mut self, line: Output, at: Duration) {
         // A stored line costs its text, its tape and the allocator's bookkeeping: counting only
         // the text let a flood of 2-byte lines take gigabytes under a 64 MiB bound.
-        if self.room(line.weight() + LINE_OVERHEAD + STAMP_BYTES) {
+        if self.room(line.weight() + LINE_OVERHEAD) {
             let what = Wire::Received(self.stdout.len());
             self.stdout.push(line);
-            self.stamps.push(Stamp { at, what });
+            self.stamp(Stamp { at, what });
         }
     }
 }

@@ -119,7 +119,8 @@ impl Transcript {
             used += n;
             keep -= 1;
         }
-        log.dropped_lines = keep;
+        // The ring's dropped stamps count one line each (a dropped write may have held more).
+        log.dropped_lines = keep + self.stamps_dropped;
         log.dropped_bytes = all[..keep].iter().map(|l| l.2.len()).sum();
         for &(at, dir, b) in &all[keep..] {
             let clipped = b.len() > LINE_BYTES;
