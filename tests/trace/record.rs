@@ -106,6 +106,16 @@ fn a_recorded_trace_fails_against_a_runtime_that_breaks_it() {
     assert_eq!(differs_at(f), "/result/messageId", "{r}");
 }
 
+/// `replay --bless PATH -- <the ok mock runtime>`.
+fn bless_args(path: &std::path::Path) -> Vec<String> {
+    ["--bless", path.to_str().unwrap(), "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(mock("ok").program.to_str().map(str::to_owned))
+        .chain(mock("ok").args)
+        .collect()
+}
+
 #[test]
 fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
     let dir = std::env::temp_dir().join(format!("dsh-bless-test-{}", std::process::id()));
@@ -113,12 +123,7 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
     let path = dir.join("stale.trace");
     let stale = "# case: stale\n# contract: kept by bless\n>> {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"nope\"}\n<< {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"error\":{\"code\":-32601,\"message\":\"method not found: nope\"}}\n";
     std::fs::write(&path, stale).unwrap();
-    let args: Vec<String> = ["--bless", path.to_str().unwrap(), "--"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(mock("ok").program.to_str().map(str::to_owned))
-        .chain(mock("ok").args)
-        .collect();
+    let args = bless_args(&path);
     assert_eq!(kit("replay", &args), 0);
     let blessed = std::fs::read_to_string(&path).unwrap();
     assert!(
@@ -149,12 +154,7 @@ fn bless_leaves_a_passing_trace_and_its_patterns_as_written() {
     let path = dir.join("passing.trace");
     let passing = "# case: passing\n>> {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"nope\"}\n<< {\"jsonrpc\":\"2.0\",\"id\":\"u\",\"error\":{\"code\":\"{{-32601|-32603}}\",\"message\":\"{{any}}\"}}\n";
     std::fs::write(&path, passing).unwrap();
-    let args: Vec<String> = ["--bless", path.to_str().unwrap(), "--"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(mock("ok").program.to_str().map(str::to_owned))
-        .chain(mock("ok").args)
-        .collect();
+    let args = bless_args(&path);
     assert_eq!(kit("replay", &args), 0);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), passing);
     let _ = std::fs::remove_dir_all(&dir);
