@@ -61,19 +61,8 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         eprintln!("dsh-conformance bench: empty runtime command");
         return 2;
     };
-    for (flag, n) in [
-        ("--frames", a.frames),
-        ("--prompts", a.prompts),
-        ("--prompt-sessions", a.prompt_sessions),
-        ("--cold-runs", a.cold_runs),
-    ] {
-        if n == 0 {
-            eprintln!("dsh-conformance bench: {flag} must be at least 1");
-            return 2;
-        }
-    }
-    if a.sessions.contains(&0) {
-        eprintln!("dsh-conformance bench: --sessions counts must be at least 1");
+    if let Err(e) = validate(&a) {
+        eprintln!("dsh-conformance bench: {e}");
         return 2;
     }
     let stub = if a.model_stub {
@@ -104,24 +93,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
     let (mut failed, mut cannot_start) = (false, false);
     let mut skip: Option<String> = None;
     for (i, w) in list.iter().enumerate() {
-        let (name, what) = match w {
-            Workload::ColdStart => (
-                "cold start → initialize".to_owned(),
-                format!("{} processes", a.cold_runs),
-            ),
-            Workload::CheapFrames => (
-                "cheap frames".to_owned(),
-                format!("{} probe/x requests", a.frames),
-            ),
-            Workload::EchoPrompts => (
-                "echo prompts".to_owned(),
-                format!("{} prompts over {} sessions", a.prompts, a.prompt_sessions),
-            ),
-            Workload::SessionsRss(n) => (
-                format!("RSS with {n} sessions"),
-                format!("{n} sessions, one prompt each"),
-            ),
-        };
+        let (name, what) = w.label(&a);
         if let Some(why) = &skip {
             dsh_conformance::outln!("{name:<28} skipped: {why}");
             continue;
@@ -131,27 +103,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
             i + 1,
             a.timeout.as_secs_f64()
         );
-        let r =
-            match w {
-                Workload::ColdStart => loadgen::cold_start(&t, a.cold_runs).map(|d| {
-                    format!(
-                        "{:.2} ms (median of {})",
-                        d.as_secs_f64() * 1e3,
-                        a.cold_runs.max(1)
-                    )
-                }),
-                Workload::CheapFrames => loadgen::cheap_frames(&t, a.frames)
-                    .map(|r| format!("{r:.0} frames/s ({} probe/x requests)", a.frames)),
-                Workload::EchoPrompts => loadgen::echo_prompts(&t, a.prompts, a.prompt_sessions)
-                    .map(|(r, lines)| {
-                        format!(
-                            "{r:.0} prompts/s ({} prompts, {lines} frames read)",
-                            a.prompts
-                        )
-                    }),
-                Workload::SessionsRss(n) => loadgen::sessions_rss(&t, *n)
-                    .map(|kib| format!("{:.1} MB", kib as f64 / 1024.0)),
-            };
+        let r = w.run(&t, &a);
         match r {
             Ok(v) => dsh_conformance::outln!("{name:<28} {v}"),
             Err(e) => {
@@ -170,5 +122,77 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
         2
     } else {
         i32::from(failed)
+    }
+}
+
+/// Every count must be at least 1 (`--frames 0` used to wait out a deadline).
+fn validate(a: &BenchArgs) -> Result<(), String> {
+    let counts = [
+        ("--frames", a.frames),
+        ("--prompts", a.prompts),
+        ("--prompt-sessions", a.prompt_sessions),
+        ("--cold-runs", a.cold_runs),
+    ];
+    if let Some((flag, _)) = counts.iter().find(|(_, n)| *n == 0) {
+        return Err(format!("{flag} must be at least 1"));
+    }
+    if a.sessions.contains(&0) {
+        return Err("--sessions counts must be at least 1".into());
+    }
+    Ok(())
+}
+
+impl Workload {
+    /// Its row name and what it does, for the table and the progress line.
+    fn label(&self, a: &BenchArgs) -> (String, String) {
+        match self {
+            Workload::ColdStart => (
+                "cold start → initialize".to_owned(),
+                format!("{} processes", a.cold_runs),
+            ),
+            Workload::CheapFrames => (
+                "cheap frames".to_owned(),
+                format!("{} probe/x requests", a.frames),
+            ),
+            Workload::EchoPrompts => (
+                "echo prompts".to_owned(),
+                format!("{} prompts over {} sessions", a.prompts, a.prompt_sessions),
+            ),
+            Workload::SessionsRss(n) => (
+                format!("RSS with {n} sessions"),
+                format!("{n} sessions, one prompt each"),
+            ),
+        }
+    }
+
+    /// Runs it against `t`; the figure as the table shows it.
+    fn run(
+        &self,
+        t: &dsh_conformance::loadgen::Target,
+        a: &BenchArgs,
+    ) -> Result<String, dsh_conformance::loadgen::Error> {
+        use dsh_conformance::loadgen;
+        match self {
+            Workload::ColdStart => loadgen::cold_start(t, a.cold_runs).map(|d| {
+                format!(
+                    "{:.2} ms (median of {})",
+                    d.as_secs_f64() * 1e3,
+                    a.cold_runs
+                )
+            }),
+            Workload::CheapFrames => loadgen::cheap_frames(t, a.frames)
+                .map(|r| format!("{r:.0} frames/s ({} probe/x requests)", a.frames)),
+            Workload::EchoPrompts => {
+                loadgen::echo_prompts(t, a.prompts, a.prompt_sessions).map(|(r, lines)| {
+                    format!(
+                        "{r:.0} prompts/s ({} prompts, {lines} frames read)",
+                        a.prompts
+                    )
+                })
+            }
+            Workload::SessionsRss(n) => {
+                loadgen::sessions_rss(t, *n).map(|kib| format!("{:.1} MB", kib as f64 / 1024.0))
+            }
+        }
     }
 }
