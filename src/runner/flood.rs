@@ -7,8 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What one stored line costs beyond its text (the `String`, allocator rounding, queue slot).
-pub const LINE_OVERHEAD: usize = 48;
+use crate::wire::output::Output;
+
+/// What one stored line costs beyond its text: its [`Output`] slot (the kit keeps every line of a
+/// case, parsed once) and the smallest heap chunk the allocator gives its text (glibc's is 32
+/// bytes). At 48, a flood of 1-byte lines held 2.5 times what the bounds counted.
+pub const LINE_OVERHEAD: usize = std::mem::size_of::<Output>() + 32;
 
 /// Default bound for one process: lines.
 pub const CASE_LINES: usize = 250_000;

@@ -102,8 +102,11 @@ fn its_model_checks_are_answered_by_the_stubs_chat_completions_side() {
         assert_eq!(r.status, Some(200), "{}", stub.log_text());
         assert!(r.facts.is_some(), "{}", r.summary());
     }
-    // The subagent turn: its call, the child's own request, the tool result.
+    // The subagent turn: its call and the child's own request ("say hi", echoed). The parent's
+    // tool-result request is not waited for: the check ends at `subagent.finished`, which may
+    // come before it (seen in CI under load).
     let labels: Vec<&str> = log.iter().filter_map(|r| r.directive.as_deref()).collect();
-    assert!(labels.contains(&"subagent"), "{labels:?}");
-    assert!(labels.contains(&"tool-result"), "{labels:?}");
+    let subagent = labels.iter().position(|l| *l == "subagent");
+    assert!(subagent.is_some(), "{labels:?}");
+    assert!(labels[subagent.unwrap()..].contains(&"echo"), "{labels:?}");
 }
