@@ -174,12 +174,23 @@ pub fn judge(
         kept: HashMap::new(),
         blames: Vec::new(),
     };
+    // A case that cannot exercise the rule here (its setup needs what the runtime lacks) does not
+    // stop the others: the rule is judged by those that can, and is untestable only when none can.
+    let mut untestable = None;
+    let mut judged = false;
     for case in cases {
-        if let Some(verdict) = j.case(case) {
-            return (verdict, j.blames);
+        match j.case(case) {
+            None => judged = true,
+            Some(Verdict::NotTestable { reason }) => {
+                untestable.get_or_insert(reason);
+            }
+            Some(verdict) => return (verdict, j.blames),
         }
     }
-    (Verdict::Pass, j.blames)
+    match untestable {
+        Some(reason) if !judged => (Verdict::NotTestable { reason }, j.blames),
+        _ => (Verdict::Pass, j.blames),
+    }
 }
 
 /// One check being judged, case by case.
@@ -194,8 +205,19 @@ struct Judging<'a> {
 }
 
 impl Judging<'_> {
-    /// Runs `case`; returns the check's verdict when the case decides it (any but a pass).
+    /// Runs `case`; returns its verdict unless it passed. An untestable case's directories are
+    /// dropped: a case that continues it is untestable too, never run on a half-made state.
     fn case(&mut self, case: &CheckCase) -> Option<Verdict> {
+        let verdict = self.run_case(case);
+        if let Some(Verdict::NotTestable { .. }) = verdict {
+            if let Ok(t) = case.trace(false) {
+                self.kept.remove(&t.meta.case);
+            }
+        }
+        verdict
+    }
+
+    fn run_case(&mut self, case: &CheckCase) -> Option<Verdict> {
         let trace = match case.trace(self.opts.strict_upstream) {
             Ok(mut t) => {
                 t.frames_only = false;

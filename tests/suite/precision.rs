@@ -621,3 +621,42 @@ fn a_runtime_with_its_own_model_is_untestable_where_the_stub_is_needed_not_faile
         causes[0].reason
     );
 }
+
+#[test]
+fn a_check_is_judged_by_its_cases_that_can_run_when_another_cannot() {
+    // Without the working-directory methods, frame.notifications-ignored's `.wd` case (whose setup
+    // reads a session's directory) cannot run, but its other case can: the check is judged by
+    // it (PASS), not UNTESTABLE; and the case that cannot run does not hide the bug the other sees.
+    let script = fixture(BUG_CLASSES);
+    let verdict = |bug: &str| {
+        let cmd = CommandSpec::new("env")
+            .arg(format!("DSH_BUG={bug}"))
+            .arg("python3")
+            .arg(script.to_str().unwrap());
+        let opts = Options {
+            jobs: 2,
+            frame_timeout: Duration::from_secs(3),
+            select: dsh_conformance::suite::select::Selection {
+                filters: vec!["frame.notifications-ignored".into()],
+                skips: Vec::new(),
+            },
+            ..Options::default()
+        };
+        let report = run(&cmd, bug, &opts).expect("preflight");
+        let r = report
+            .results
+            .iter()
+            .find(|c| c.info.id == CheckId::FrameNotificationsIgnored);
+        r.map(|c| c.verdict.word()).unwrap_or("did not run")
+    };
+    assert_eq!(verdict("no-working-directory"), "PASS");
+    assert_eq!(
+        verdict("no-working-directory+notification-shutdown-obeyed"),
+        "FAIL"
+    );
+    assert_eq!(
+        verdict("no-working-directory+notification-initialize-obeyed"),
+        "PASS",
+        "judged by the case that can run: what only the other case sees is not guessed (working-directory.get-set's FAIL says why it could not run)"
+    );
+}
