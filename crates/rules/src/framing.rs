@@ -1,7 +1,8 @@
 //! Framing: every output line is one JSON-RPC 2.0 object frame, written compactly, ending in `\n`
 //! alone (docs/CONTRACT.md#s2.4); a frame that is one goes on to `response` or `notify`.
 
-use super::stream::{Checker, Sink};
+use super::sink::Sink;
+use super::stream::Checker;
 use super::{clip, CheckId, Received};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 use dsh_protocol::wire::output::{Frame, NotAFrame, Output};

@@ -35,6 +35,7 @@ mod framing;
 mod notify;
 mod response;
 mod shape;
+mod sink;
 pub mod stream;
 #[cfg(test)]
 mod tests;

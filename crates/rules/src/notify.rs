@@ -2,7 +2,8 @@
 //! `time`, turn numbers and status alternation (docs/CONTRACT.md#s4 to #s6).
 
 use super::shape::object;
-use super::stream::{Checker, Sink};
+use super::sink::Sink;
+use super::stream::Checker;
 use super::{CheckId, Received};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 

@@ -2,7 +2,8 @@
 //! are `{code, message}` with the runtime's codes and messages; results have their method's shape
 //! (docs/CONTRACT.md#s2, #s3).
 
-use super::stream::{Checker, Sink};
+use super::sink::Sink;
+use super::stream::Checker;
 use super::{shape, CheckId, Received, UNKNOWN_METHOD};
 use dsh_protocol::wire::json::{self, JsonView, TapeRef};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Shapes of error members and of each method's result (docs/CONTRACT.md#s2.3, #s3).
 
-use super::stream::Sink;
+use super::sink::Sink;
 use super::{CheckId, Profile};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 

@@ -4,6 +4,7 @@
 //! `response` (answers and their ids, errors, result shapes; #s2, #s3) and `notify`
 //! (notifications; #s4 to #s6).
 
+use super::sink::Sink;
 use super::{CheckId, Judged, Profile, Sent, Violation};
 use dsh_protocol::wire::output::Output;
 use dsh_protocol::wire::{classify_inline, Classified};
@@ -31,23 +32,6 @@ pub(super) struct Track {
     pub open_turn: Option<u64>,
     pub running: Option<bool>,
     pub last_time: Option<f64>,
-}
-
-/// Collects the violations of one line.
-pub(super) struct Sink {
-    line: Option<usize>,
-    pub list: Vec<Violation>,
-}
-
-impl Sink {
-    /// Records a violation of `rule`.
-    pub fn add(&mut self, rule: CheckId, message: impl Into<String>) {
-        self.list.push(Violation {
-            rule,
-            stdout_line: self.line,
-            message: message.into(),
-        });
-    }
 }
 
 /// The rule checker for one conversation.

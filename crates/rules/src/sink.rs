@@ -1,0 +1,22 @@
+//! The violations of one output line, as the judging parts find them: each part adds to the
+//! line's [`Sink`], and the checker hands the list out ([`crate::Judged`]). Its own module, on
+//! the floor under every part, so that no part imports the checker's state for it.
+
+use super::{CheckId, Violation};
+
+/// Collects the violations of one line.
+pub(super) struct Sink {
+    pub(super) line: Option<usize>,
+    pub list: Vec<Violation>,
+}
+
+impl Sink {
+    /// Records a violation of `rule`.
+    pub fn add(&mut self, rule: CheckId, message: impl Into<String>) {
+        self.list.push(Violation {
+            rule,
+            stdout_line: self.line,
+            message: message.into(),
+        });
+    }
+}
