@@ -67,7 +67,8 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
 /// (how it differs, or the frame itself), so a frame of the wrong shape shows without `-v`.
 fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
     let reason = f.reason.lines().next().unwrap_or("");
-    if f.kind != FailureKind::Timeout || !reason.contains("never arrived") {
+    // A timeout with an expectation is one that never arrived (the case's own timeout has none).
+    if f.kind != FailureKind::Timeout || f.expected.is_none() {
         return reason.to_owned();
     }
     let clip = |s: &str| crate::trace::explain::clip(s, 160);

@@ -60,6 +60,21 @@ pub struct Violation {
     pub stdout_line: Option<usize>,
     /// What exactly was seen.
     pub message: String,
+    /// What kind of violation it is, where a consumer needs more than its rule.
+    pub kind: ViolationKind,
+}
+
+/// What kind of violation a [`Violation`] is, for consumers that classify findings beyond their
+/// rule (the black-box fuzzer tells a repeated answer from other breaks of the same rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViolationKind {
+    /// A response to an id no unanswered request carries (a second answer, or an answer to a line
+    /// that must get none).
+    Unrequested,
+    /// A request that was never answered (judged at the end).
+    Unanswered,
+    /// Any other.
+    Other,
 }
 
 impl fmt::Display for Violation {

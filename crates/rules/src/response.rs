@@ -4,7 +4,7 @@
 
 use super::sink::Sink;
 use super::stream::Checker;
-use super::{shape, CheckId, Received, UNKNOWN_METHOD};
+use super::{shape, CheckId, Received, ViolationKind, UNKNOWN_METHOD};
 use dsh_protocol::wire::json::{self, JsonView, TapeRef};
 use serde_json::Value;
 
@@ -108,8 +108,9 @@ impl Checker {
                         .or_else(|| self.ignored.iter().position(|(i, _)| after(i)))
                         .unwrap_or(0);
                     let (_, rule) = self.ignored.remove(at);
-                    sink.add(
+                    sink.add_kind(
                         rule,
+                        ViolationKind::Unrequested,
                         format!("response to id {key}, which no request carries: it answers a line that must get no answer"),
                     );
                     return Received::Response {
@@ -119,8 +120,9 @@ impl Checker {
                     };
                 }
                 None => {
-                    sink.add(
+                    sink.add_kind(
                         CheckId::ResponseExactlyOnce,
+                        ViolationKind::Unrequested,
                         format!("response to id {key}, which no unanswered request carries"),
                     );
                     return Received::Response {

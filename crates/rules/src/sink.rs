@@ -2,7 +2,7 @@
 //! line's [`Sink`], and the checker hands the list out ([`crate::Judged`]). Its own module, on
 //! the floor under every part, so that no part imports the checker's state for it.
 
-use super::{CheckId, Violation};
+use super::{CheckId, Violation, ViolationKind};
 
 /// Collects the violations of one line.
 pub(super) struct Sink {
@@ -13,10 +13,16 @@ pub(super) struct Sink {
 impl Sink {
     /// Records a violation of `rule`.
     pub fn add(&mut self, rule: CheckId, message: impl Into<String>) {
+        self.add_kind(rule, ViolationKind::Other, message);
+    }
+
+    /// Records a violation of `rule` of a `kind` consumers tell apart.
+    pub fn add_kind(&mut self, rule: CheckId, kind: ViolationKind, message: impl Into<String>) {
         self.list.push(Violation {
             rule,
             stdout_line: self.line,
             message: message.into(),
+            kind,
         });
     }
 }

@@ -197,6 +197,7 @@ impl Checker {
                 rule: CheckId::ResponseExactlyOnce,
                 stdout_line: None,
                 message: format!("{m} request {k} was never answered"),
+                kind: super::ViolationKind::Unanswered,
             })
             .collect()
     }

@@ -459,3 +459,22 @@ fn an_error_two_requests_of_one_id_may_have_earned_leaves_each_awaited() {
     // A method nobody sent is never awaited.
     assert!(!checker().may_await("7", "initialize"));
 }
+
+#[test]
+fn answers_to_no_request_and_requests_never_answered_carry_their_kind() {
+    let mut ck = checker();
+    ck.sent(SHUTDOWN);
+    let kinds = |j: Judged| j.violations.iter().map(|v| v.kind).collect::<Vec<_>>();
+    assert_eq!(kinds(ck.received_text(OK)), []);
+    assert_eq!(kinds(ck.received_text(OK)), [ViolationKind::Unrequested]);
+    ck.sent(r#"{"jsonrpc":"2.0","method":"shutdown"}"#);
+    assert_eq!(
+        kinds(ck.received_text(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#)),
+        [ViolationKind::Unrequested]
+    );
+    ck.sent(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#);
+    let never: Vec<_> = ck.unanswered().iter().map(|v| v.kind).collect();
+    assert_eq!(never, [ViolationKind::Unanswered]);
+    let other = ck.received_text("hello").violations;
+    assert_eq!(other[0].kind, ViolationKind::Other);
+}

@@ -183,7 +183,7 @@ impl<'a> State<'a> {
             broken.push(v.rule);
             let repeat = !is_how_written(v.rule)
                 && (earlier.as_ref().is_some_and(|e| !e.contains(&v.rule))
-                    || (taken && v.message.contains("which no")));
+                    || (taken && v.kind == crate::rules::ViolationKind::Unrequested));
             let (class, detail) = if repeat {
                 let d = format!(
                     "response.exactly-once: an answer repeated (the checker saw: {v})\n  output line: {}",
