@@ -4,9 +4,11 @@
 //! `turn.no-replay`), which keeps one bug from failing several checks.
 
 use crate::edition::Edition;
+use crate::rules::replay::{Replay, Replays};
 use crate::rules::Profile;
 use crate::rules::{CheckId, Checker, Sent};
 use crate::runner::Transcript;
+use crate::wire::json::JsonView;
 use crate::wire::output::{Frame, Output};
 use crate::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -54,6 +56,7 @@ pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: boo
         }
     });
     let mut seen_events: HashSet<&str> = HashSet::new();
+    let mut replays = Replays::default();
     for o in &t.stdout {
         let finding = |check, message| Finding {
             check,
@@ -71,12 +74,24 @@ pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: boo
             push(finding(CheckId::TurnNoReplay, m.to_owned()));
             continue;
         }
+        // A replay that renumbers the old events is told by the messages it streams again:
+        // `turn.no-replay`'s too. Its events still reach the checker (their seq is new), but
+        // what they break (a turn counted again) is the replay's, not another rule's.
+        let replay = replayed(&mut replays, o);
+        if replay == Replay::Starts {
+            let m = "a message already streamed is streamed again with a new seq (a replay of the session's history, renumbered)";
+            push(finding(CheckId::TurnNoReplay, m.to_owned()));
+        }
         // An answer to no request is judged by the check that sent what it answers (a
         // notification, a malformed line, an invalid id), not here.
         if unsolicited(o, &keys) {
             continue;
         }
-        for v in checker.received(o).violations {
+        let judged = checker.received(o);
+        if replay != Replay::New {
+            continue;
+        }
+        for v in judged.violations {
             // The stream rules are judged over every transcript; a rule the trace check `own`
             // owns, over its own trace's.
             if v.rule.info().is_stream() || Some(v.rule) == own {
@@ -85,6 +100,17 @@ pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: boo
         }
     }
     out
+}
+
+/// What a line is to the session's replays: [`Replay::New`] unless it is an event.
+fn replayed(replays: &mut Replays, o: &Output) -> Replay {
+    let Some(p) = o.params_of("session.event") else {
+        return Replay::New;
+    };
+    match (p.get("sessionId").and_then(|s| s.as_str()), p.get("event")) {
+        (Some(sid), Some(ev)) => replays.event(sid, ev),
+        _ => Replay::New,
+    }
 }
 
 /// Whether a line is a response whose id no request carried (in either JSON type).

@@ -308,16 +308,7 @@ const BUG_CLASSES: &str = "bug_classes.py";
 
 /// Classes of `bug_classes.py` the kit does not yet blame on their rule alone, with why: they
 /// are left out of the exact comparison until it does.
-const CLASS_GAPS: &[(&str, &str)] = &[
-    (
-        "replay-renumbered",
-        "a replay with fresh seq and time is told from new events only by its turn number: blamed on turn.counts-per-session and the seq trace",
-    ),
-    (
-        "replay-renumbered-before",
-        "as replay-renumbered, before the receipt",
-    ),
-];
+const CLASS_GAPS: &[(&str, &str)] = &[];
 
 /// A case per `# CLASS <name> => <check ids>` line of `bug_classes.py` (but [`CLASS_GAPS`]).
 fn bug_classes() -> Vec<Case> {

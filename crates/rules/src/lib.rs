@@ -33,6 +33,7 @@
 
 mod framing;
 mod notify;
+pub mod replay;
 mod response;
 mod shape;
 mod sink;

@@ -82,6 +82,7 @@ impl Matcher {
             tolerant: false,
             skip_repeats: (true, true),
             matched_texts: Default::default(),
+            replays: Default::default(),
             late_lines: 0,
             bindings: Bindings::default(),
             recent: VecDeque::new(),

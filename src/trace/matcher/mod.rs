@@ -160,6 +160,8 @@ pub struct Matcher {
     tolerant: bool,
     skip_repeats: (bool, bool),
     matched_texts: std::collections::HashSet<String>,
+    /// The sessions' events, to skip a replay that renumbers them as exact repeats are skipped.
+    replays: crate::rules::replay::Replays,
     /// Lines fed to [`Matcher::on_late_line`].
     late_lines: usize,
     bindings: Bindings,
@@ -190,8 +192,9 @@ impl Matcher {
         self.tolerant = on;
     }
 
-    /// In tolerant mode, whether exact repeats of responses and of notifications are skipped
-    /// (default) or judged like any frame: off for the check whose rule is about them
+    /// In tolerant mode, whether exact repeats of responses and of notifications (and the events
+    /// of a replay that renumbers them, [`crate::rules::replay`]) are skipped (default) or judged
+    /// like any frame: off for the check whose rule is about them
     /// (`response.exactly-once`, `turn.no-replay`).
     pub fn set_skip_repeats(&mut self, responses: bool, notifications: bool) {
         self.skip_repeats = (responses, notifications);

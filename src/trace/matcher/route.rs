@@ -2,6 +2,7 @@
 //! (the latest candidate in the lane's window), `ignore` rules, tolerant mode's skipped repeats.
 
 use super::{EKind, LaneKey, Matcher, Seen, Tentative, KEEP_VALUE_BELOW, RECENT};
+use crate::rules::replay::Replay;
 use crate::trace::explain;
 use crate::trace::failure::{Failure, FailureKind};
 use crate::trace::pattern::Attempt;
@@ -88,7 +89,7 @@ impl Matcher {
         } else {
             self.skip_repeats.1
         };
-        if self.tolerant && skip && self.matched_texts.contains(text) {
+        if self.tolerant && skip && (self.matched_texts.contains(text) || self.replayed(frame)) {
             self.stats.ignored += 1;
             return;
         }
@@ -122,6 +123,21 @@ impl Matcher {
             None => self.unexpected(text, &value, is_response),
         };
         self.fail(f);
+    }
+
+    /// Whether `frame` is an event of a replay that renumbers a session's history.
+    fn replayed(&mut self, frame: TapeRef<'_>) -> bool {
+        if frame.get("method").and_then(|m| m.as_str()) != Some("session.event") {
+            return false;
+        }
+        let params = frame.get("params");
+        let session = params
+            .and_then(|p| p.get("sessionId"))
+            .and_then(|s| s.as_str());
+        match (session, params.and_then(|p| p.get("event"))) {
+            (Some(sid), Some(ev)) => self.replays.event(sid, ev) != Replay::New,
+            _ => false,
+        }
     }
 
     /// Tries expectation `i` on a frame: the captures and `{{seq}}` it would commit, if it matches.
