@@ -359,6 +359,33 @@ impl Layer for StderrFlood {
     }
 }
 
+/// Pads each `assistant/message` event with a member of `bytes` bytes (the release writes 30 MB
+/// lines: a tool result, a long reply), so the frame is one very long line.
+pub struct LongLines {
+    /// The padding's length.
+    pub bytes: usize,
+}
+
+impl Layer for LongLines {
+    fn output(&mut self, line: String, _now: u64) -> Vec<Action> {
+        if !matches!(event_of(&parse(&line)), Some(("assistant/message", _))) {
+            return vec![Action::Frame(line)];
+        }
+        // A splice, not a re-serialisation: the padding is a member of the envelope.
+        let Some(at) = line.find("\"event\":{") else {
+            return vec![Action::Frame(line)];
+        };
+        let at = at + "\"event\":{".len();
+        let mut out = String::with_capacity(line.len() + self.bytes + 16);
+        out.push_str(&line[..at]);
+        out.push_str("\"kitPadding\":\"");
+        out.extend(std::iter::repeat_n('x', self.bytes));
+        out.push_str("\",");
+        out.push_str(&line[at..]);
+        vec![Action::Frame(out)]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

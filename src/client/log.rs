@@ -58,7 +58,10 @@ impl PeerLog {
         self.events
             .iter()
             .filter_map(|(t, e)| match e {
-                PeerEvent::Wrote(l) => serde_json::from_str(l).ok().map(|v| (*t, v)),
+                // A padded frame (the long-lines layer) tells a judge nothing: not parsed again.
+                PeerEvent::Wrote(l) if l.len() <= 1 << 20 => {
+                    serde_json::from_str(l).ok().map(|v| (*t, v))
+                }
                 _ => None,
             })
             .collect()

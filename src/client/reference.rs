@@ -26,6 +26,7 @@ bugs! {
     FifoIds = "fifo-ids" ClientIdsOutOfOrder: "takes the next response for the oldest request, whatever its id";
     AnyIdle = "any-idle" ClientRootIdle: "ends a run at any session's idle";
     StrictEvents = "strict-events" ClientForwardCompatible: "fails a run on an event type it does not know";
+    ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
     IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit and waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
@@ -102,6 +103,9 @@ impl Client {
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).split(b'\n') {
                 let Ok(line) = line else { break };
+                if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {
+                    continue;
+                }
                 if let Ok(v) = serde_json::from_slice::<Value>(&line) {
                     if tx.send(Some(v)).is_err() {
                         return;

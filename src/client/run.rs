@@ -55,6 +55,9 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     for s in select(&opts.scenarios)? {
         let t = Instant::now();
         let obs = scenario(s, client, opts)?;
+        if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
+            eprintln!("{obs:#?}");
+        }
         for (id, verdict) in s.checks.iter().zip((s.judge)(&obs)) {
             results.push(CheckResult {
                 info: *id.info(),

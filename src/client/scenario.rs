@@ -94,6 +94,20 @@ pub const SCENARIOS: &[Scenario] = &[
         judge: |o| vec![forward_compatible(o)],
     },
     Scenario {
+        name: "long-lines",
+        checks: &[CheckId::ClientLongLines],
+        layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
+        ops: || vec![Op::Start, run("s1", "reply: after a long line"), Op::Close],
+        judge: |o| {
+            vec![completes(
+                o,
+                1,
+                "after a long line",
+                "the reply's frame was a 48 MiB line",
+            )]
+        },
+    },
+    Scenario {
         name: "exit-mid-turn",
         checks: &[CheckId::ClientRuntimeExit],
         layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
@@ -219,16 +233,16 @@ fn graceful_shutdown(o: &Observation) -> Verdict {
 
 fn ids_out_of_order(o: &Observation) -> Verdict {
     let swapped = o.peers.iter().any(|p| {
-        let order: Vec<String> = p
+        let order: Vec<serde_json::Value> = p
             .requests()
-            .iter()
-            .map(|(_, r)| r["id"].to_string())
+            .into_iter()
+            .map(|(_, r)| r["id"].clone())
             .collect();
         let answered: Vec<usize> = p
             .written()
             .iter()
             .filter(|(_, f)| f.get("method").is_none())
-            .filter_map(|(_, f)| order.iter().position(|i| *i == f["id"].to_string()))
+            .filter_map(|(_, f)| order.iter().position(|i| *i == f["id"]))
             .collect();
         answered.windows(2).any(|w| w[1] < w[0])
     });
@@ -344,5 +358,110 @@ fn typed_errors(o: &Observation) -> Verdict {
             Outcome::Err(e.clone()).describe()
         )),
         Some(other) => fail(format!("an error response was reported as {}", other.describe())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn peer(events: Vec<PeerEvent>) -> PeerLog {
+        let events = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (Duration::from_millis(i as u64), e))
+            .collect();
+        PeerLog {
+            n: 1,
+            argv: Vec::new(),
+            events,
+        }
+    }
+
+    fn req(id: &str, method: &str) -> PeerEvent {
+        PeerEvent::Received(json!({"jsonrpc": "2.0", "id": id, "method": method}).to_string())
+    }
+
+    fn resp(id: &str) -> PeerEvent {
+        PeerEvent::Wrote(json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string())
+    }
+
+    #[test]
+    fn out_of_order_needs_two_requests_in_flight_and_their_answers_swapped() {
+        let in_order = peer(vec![req("1", "a"), resp("1"), req("2", "b"), resp("2")]);
+        let o = Observation {
+            peers: vec![in_order],
+            ops: Vec::new(),
+        };
+        assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+        let swapped = || peer(vec![req("1", "a"), req("2", "b"), resp("2"), resp("1")]);
+        let ops = |a: &str, b: &str| {
+            let r =
+                json!({"ok": true, "results": [{"ok": true, "cwd": a}, {"ok": true, "cwd": b}]});
+            let mut ops = vec![(Op::Start, Outcome::Ok(json!({})), Duration::ZERO); 3];
+            ops.push((Op::Concurrent(Vec::new()), Outcome::Ok(r), Duration::ZERO));
+            ops
+        };
+        let o = Observation {
+            peers: vec![swapped()],
+            ops: ops("/w/a", "/w/b"),
+        };
+        assert_eq!(ids_out_of_order(&o), Verdict::Pass);
+        let o = Observation {
+            peers: vec![swapped()],
+            ops: ops("/w/b", "/w/a"),
+        };
+        assert!(matches!(ids_out_of_order(&o), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn a_request_before_the_initialize_answer_fails_and_none_after_it_is_untestable() {
+        let early = peer(vec![
+            req("1", "initialize"),
+            req("2", "session/prompt"),
+            resp("1"),
+        ]);
+        let o = Observation {
+            peers: vec![early],
+            ops: Vec::new(),
+        };
+        assert!(matches!(waits_for_initialize(&o), Verdict::Fail(_)));
+        let alone = peer(vec![req("1", "initialize"), resp("1")]);
+        let o = Observation {
+            peers: vec![alone],
+            ops: Vec::new(),
+        };
+        assert!(matches!(
+            waits_for_initialize(&o),
+            Verdict::NotTestable { .. }
+        ));
+        let good = peer(vec![
+            req("1", "initialize"),
+            resp("1"),
+            req("2", "session/prompt"),
+        ]);
+        let o = Observation {
+            peers: vec![good],
+            ops: Vec::new(),
+        };
+        assert_eq!(waits_for_initialize(&o), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_kill_without_shutdown_fails_graceful_shutdown() {
+        let ops = vec![(Op::Close, Outcome::Ok(json!({})), Duration::ZERO)];
+        let killed = peer(vec![req("1", "initialize"), PeerEvent::Gone]);
+        let o = Observation {
+            peers: vec![killed],
+            ops: ops.clone(),
+        };
+        assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+        let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);
+        let o = Observation {
+            peers: vec![clean],
+            ops,
+        };
+        assert_eq!(graceful_shutdown(&o), Verdict::Pass);
     }
 }

@@ -3,6 +3,7 @@
 //! launches like the release, and the official Python SDK runs with its baseline.
 
 mod python;
+mod typescript;
 
 use crate::support::report::JsonReport;
 use dsh_conformance::check::{self, CheckId, Subject};
@@ -14,7 +15,11 @@ pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
 
 /// Runs `client --format json` with `args` before `--` and `driver` after; (exit code, report).
 pub fn client(args: &[&str], driver: &[&str]) -> (i32, JsonReport) {
-    let timeout: &[&str] = if args.contains(&"--timeout") { &[] } else { &["--timeout", "20s"] };
+    let timeout: &[&str] = if args.contains(&"--timeout") {
+        &[]
+    } else {
+        &["--timeout", "20s"]
+    };
     let out = Command::new(KIT)
         .arg("client")
         .args(["--format", "json"])

@@ -245,6 +245,7 @@ checks! {
     ClientIdsOutOfOrder = "client.ids-out-of-order" "§15.2" Must CURRENT [] Client: "responses are matched to requests by id, also when they come out of request order";
     ClientRootIdle = "client.root-idle" "§15.3" Must CURRENT [] Client: "a run ends at its root session's idle, not at another session's, and returns the root's final text";
     ClientForwardCompatible = "client.forward-compatible" "§15.3" Must CURRENT [] Client: "unknown event types and turn/end kinds are passed through: the run completes with its text";
+    ClientLongLines = "client.long-lines" "§15.2" Must CURRENT [] Client: "a frame of tens of megabytes on one line is read whole: the run completes with its text";
     ClientRuntimeExit = "client.runtime-exit" "§15.4" Must CURRENT [] Client: "a runtime that exits in the middle of a turn fails the run with an error within a bound, never a hang";
     ClientDrainsStderr = "client.drains-stderr" "§15.4" Must CURRENT [] Client: "the runtime's stderr is read as it comes, much of it and bytes that are not UTF-8 included, so the runtime never blocks on it";
     ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
