@@ -53,7 +53,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "out-of-order",
         checks: &[CheckId::ClientIdsOutOfOrder],
-        layers: || Stack(vec![Box::new(layers::Reorder::new(1500))]),
+        layers: || Stack(vec![Box::new(layers::Reorder::new(3000))]),
         ops: || {
             let get = |s: &str| Op::CwdGet { session: s.into() };
             vec![

@@ -14,11 +14,13 @@ use std::process::Command;
 pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
 
 /// Runs `client --format json` with `args` before `--` and `driver` after; (exit code, report).
+/// Each operation may take a minute (a busy machine streaming a 48 MiB line): only a hanging
+/// client waits that long.
 pub fn client(args: &[&str], driver: &[&str]) -> (i32, JsonReport) {
     let timeout: &[&str] = if args.contains(&"--timeout") {
         &[]
     } else {
-        &["--timeout", "20s"]
+        &["--timeout", "60s"]
     };
     let out = Command::new(KIT)
         .arg("client")
