@@ -60,6 +60,7 @@
 //! parser. A crate that only uses the library depends on it with `default-features = false`.
 
 pub mod blackbox;
+pub mod client;
 pub mod contract;
 pub mod directive;
 mod facade;

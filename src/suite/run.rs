@@ -8,7 +8,7 @@ use super::probe::{self, ModelCapability};
 use super::report::{Report, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
 use super::verdict::{CheckResult, Failure, FailureKind, Verdict};
-use crate::check::{CheckId, CheckInfo, CHECKS};
+use crate::check::{CheckId, CheckInfo};
 use crate::edition::Edition;
 use crate::runner::{CommandSpec, Halt};
 use std::sync::mpsc::RecvTimeoutError;
@@ -25,8 +25,7 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Run
     fresh.stdout = opts.stdout.fresh();
     let opts = &fresh;
     let cases = cases::all().map_err(RunError::Fixtures)?;
-    let selected: Vec<&'static CheckInfo> = CHECKS
-        .iter()
+    let selected: Vec<&'static CheckInfo> = crate::check::of(crate::check::Subject::Runtime)
         .filter(|c| opts.select.selects(c.id))
         .collect();
     if selected.is_empty() {

@@ -4,7 +4,7 @@ use super::{KIT, RUNTIME};
 use crate::support::pypi;
 use crate::support::report::{listed, JsonReport};
 use assert_cmd::Command;
-use dsh_conformance::check::CheckId;
+use dsh_conformance::check::{CheckId, Subject};
 use dsh_conformance::edition::Edition;
 use dsh_conformance::suite::CHECKS;
 use std::collections::BTreeSet;
@@ -55,7 +55,7 @@ fn list_names_every_check_of_the_edition_with_severity_and_editions() {
         let ids: Vec<CheckId> = listed.iter().map(|(id, _)| *id).collect();
         let of_edition: Vec<CheckId> = CHECKS
             .iter()
-            .filter(|c| c.editions.contains(e))
+            .filter(|c| c.editions.contains(e) && c.subject() == Subject::Runtime)
             .map(|c| c.id)
             .collect();
         assert_eq!(ids, of_edition, "edition {e}");

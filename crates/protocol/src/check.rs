@@ -39,6 +39,20 @@ pub enum Judge {
     /// The rule engine (`dsh_rules::Checker`) judges it over every transcript of the run,
     /// whatever check's trace produced it; the check's own traces (if any) exercise it.
     Stream,
+    /// A client check: `dsh-conformance client` plays the runtime and judges the client under
+    /// test from the peer's wire log and the client's results (`dsh_conformance::client`).
+    /// `check` never runs it.
+    Client,
+}
+
+/// What a check judges: a runtime (`dsh-conformance check`) or a client (`dsh-conformance
+/// client`). Each command runs the checks of its subject only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// The runtime under test (a trace or a stream rule).
+    Runtime,
+    /// The client under test (docs/CONTRACT.md#s15).
+    Client,
 }
 
 /// One check's identity and rule.
@@ -67,6 +81,19 @@ impl CheckInfo {
     pub fn is_stream(&self) -> bool {
         self.judge == Judge::Stream
     }
+
+    /// What the check judges: [`Subject::Client`] for [`Judge::Client`] rows, else the runtime.
+    pub fn subject(&self) -> Subject {
+        match self.judge {
+            Judge::Client => Subject::Client,
+            Judge::Trace | Judge::Stream => Subject::Runtime,
+        }
+    }
+}
+
+/// The checks of one subject, in report order.
+pub fn of(subject: Subject) -> impl Iterator<Item = &'static CheckInfo> {
+    CHECKS.iter().filter(move |c| c.subject() == subject)
 }
 
 macro_rules! checks {
@@ -213,6 +240,16 @@ checks! {
     LifecycleEofExits0 = "lifecycle.eof-exits-0" "§7" Must ALL [ResponseAnswered] Trace: "stdin EOF makes the process exit 0 promptly, answering what it had read";
     LifecycleSigtermExits0 = "lifecycle.sigterm-exits-0" "§7" Should ALL [] Trace: "SIGTERM makes the process exit 0";
     LifecycleSigintExits130 = "lifecycle.sigint-exits-130" "§7" Should ALL [] Trace: "SIGINT makes the process exit 130";
+    // Clients (`dsh-conformance client`): the kit plays the runtime (docs/CONTRACT.md#s15).
+    ClientWaitsForInitialize = "client.waits-for-initialize" "§15.1" Must CURRENT [] Client: "the client sends no other request before the initialize answer, however late it comes";
+    ClientIdsOutOfOrder = "client.ids-out-of-order" "§15.2" Must CURRENT [] Client: "responses are matched to requests by id, also when they come out of request order";
+    ClientRootIdle = "client.root-idle" "§15.3" Must CURRENT [] Client: "a run ends at its root session's idle, not at another session's, and returns the root's final text";
+    ClientForwardCompatible = "client.forward-compatible" "§15.3" Must CURRENT [] Client: "unknown event types and turn/end kinds are passed through: the run completes with its text";
+    ClientLongLines = "client.long-lines" "§15.2" Must CURRENT [] Client: "a frame of tens of megabytes on one line is read whole: the run completes with its text";
+    ClientRuntimeExit = "client.runtime-exit" "§15.4" Must CURRENT [] Client: "a runtime that exits in the middle of a turn fails the run with an error within a bound, never a hang";
+    ClientDrainsStderr = "client.drains-stderr" "§15.4" Must CURRENT [] Client: "the runtime's stderr is read as it comes, much of it and bytes that are not UTF-8 included, so the runtime never blocks on it";
+    ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
+    ClientGracefulShutdown = "client.graceful-shutdown" "§15.6" Should CURRENT [] Client: "closing sends shutdown or ends stdin and gives the runtime time to exit before any signal";
 }
 
 #[cfg(test)]
@@ -240,6 +277,22 @@ mod tests {
             assert!(c.editions.0 != 0 && c.editions.0 <= 7, "{id}");
         }
         assert_eq!(CheckId::parse("no.such-check"), None);
+    }
+
+    #[test]
+    fn client_checks_are_the_client_subject_and_only_they() {
+        for c in CHECKS {
+            let client = c.id.as_str().starts_with("client.");
+            assert_eq!(c.subject() == Subject::Client, client, "{}", c.id);
+            assert!(
+                !client
+                    || c.requires
+                        .iter()
+                        .all(|r| r.info().subject() == Subject::Client)
+            );
+        }
+        assert!(of(Subject::Client).count() >= 8);
+        assert!(of(Subject::Runtime).all(|c| c.judge != Judge::Client));
     }
 
     #[test]

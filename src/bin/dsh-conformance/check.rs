@@ -289,11 +289,11 @@ fn write(f: &mut std::fs::File, p: &std::path::Path, text: &str) -> Result<(), S
 fn list_checks(a: &CheckArgs) -> i32 {
     use dsh_conformance::suite;
     let select = a.selection();
-    let picked: Vec<&suite::CheckInfo> = suite::CHECKS
-        .iter()
-        .filter(|c| select.selects(c.id))
-        .filter(|c| c.editions.contains(a.edition))
-        .collect();
+    let picked: Vec<&suite::CheckInfo> =
+        dsh_conformance::check::of(dsh_conformance::check::Subject::Runtime)
+            .filter(|c| select.selects(c.id))
+            .filter(|c| c.editions.contains(a.edition))
+            .collect();
     if picked.is_empty() {
         eprintln!(
             "dsh-conformance check --list: no check of edition {} is selected by {select}",

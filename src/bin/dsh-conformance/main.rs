@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod args;
 mod bench;
 mod check;
+mod client;
 mod fuzz;
 mod import;
 mod record;
@@ -41,6 +42,22 @@ struct Cli {
 enum Cmd {
     /// Run the conformance suite against a runtime (default: the built-in reference runtime).
     Check(CheckArgs),
+    /// Judge a client: the kit plays the runtime (`client -- <driver cmd>`, docs/CLIENT-DRIVERS.md).
+    Client(client::ClientArgs),
+    /// The runtime the `client` shim launches (internal).
+    #[command(hide = true)]
+    ClientPeer {
+        #[arg(long)]
+        port: u16,
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// The reference client behind the driver protocol (internal; `--bug` picks a mutant).
+    #[command(hide = true)]
+    ClientDriver {
+        #[arg(long)]
+        bug: Option<String>,
+    },
     Replay(ReplayArgs),
     Record(RecordArgs),
     Import(ImportArgs),
@@ -135,6 +152,9 @@ fn main() {
     let code = match cli.command {
         Cmd::Runtime { args } => dsh_conformance::runtime::serve_stdio(&args),
         Cmd::Check(a) => check(a),
+        Cmd::Client(a) => client::client(a),
+        Cmd::ClientPeer { port, args } => client::peer(port, &args),
+        Cmd::ClientDriver { bug } => client::driver(bug.as_deref()),
         Cmd::Replay(a) => a.run(),
         Cmd::Record(a) => a.run(),
         Cmd::Import(a) => a.run(),

@@ -209,10 +209,14 @@ impl Report {
     /// FAIL and STALE red, others yellow, SKIP plain).
     pub fn human_styled(&self, verbose: bool, color: bool) -> String {
         let mut out = String::new();
+        let client = !self.results.is_empty()
+            && (self.results.iter()).all(|r| r.info.subject() == crate::check::Subject::Client);
         let _ = writeln!(
             out,
-            "dsh-conformance check: {} (edition {})",
-            self.runtime, self.edition
+            "dsh-conformance {}: {} (edition {})",
+            if client { "client" } else { "check" },
+            self.runtime,
+            self.edition
         );
         if let Some(st) = &self.stopped {
             let _ = writeln!(

@@ -1,0 +1,107 @@
+//! `client`: the kit plays the runtime and judges a client (docs/CONTRACT.md#s15); and the two
+//! hidden modes it uses, `client-peer` (the shim's runtime) and `client-driver` (the reference
+//! client behind the driver protocol).
+
+use crate::args::duration;
+use dsh_conformance::client::{reference, relay, run};
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub(crate) struct ClientArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// Only this scenario (repeatable): handshake, out-of-order, foreign-sessions,
+    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors.
+    #[arg(long, value_name = "NAME")]
+    scenario: Vec<String>,
+    /// The longest one driver operation may take (a hang ends its scenario).
+    #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
+    timeout: Duration,
+    /// A baseline of known client failures: `<check-id>  # <reason>` per line.
+    #[arg(long, value_name = "FILE")]
+    known_failing: Option<std::path::PathBuf>,
+    /// SHOULD failures fail the run too.
+    #[arg(long)]
+    should_fail: bool,
+    /// Show failure details.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
+    #[arg(last = true, required = true)]
+    cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    Junit,
+}
+
+pub(crate) fn client(a: ClientArgs) -> i32 {
+    match run_client(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh-conformance client: {e}");
+            2
+        }
+    }
+}
+
+fn run_client(a: &ClientArgs) -> Result<i32, String> {
+    use dsh_conformance::suite::Baseline;
+    let baseline = match &a.known_failing {
+        None => Baseline::default(),
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))
+            .and_then(|t| Baseline::parse(&t, &p.display().to_string()))?,
+    };
+    let opts = run::Options {
+        kit: std::env::current_exe()
+            .map_err(|e| format!("cannot find the kit's executable: {e}"))?,
+        op_timeout: a.timeout,
+        scenarios: a.scenario.clone(),
+        baseline,
+        should_fail: a.should_fail,
+    };
+    run::select(&opts.scenarios)?;
+    let report = run::run(&a.cmd, &opts)?;
+    let text = match a.format {
+        Format::Human => report.human(a.verbose),
+        Format::Json => format!("{:#}\n", report.json()),
+        Format::Junit => report.junit(),
+    };
+    match &a.output {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?
+        }
+        None => dsh_conformance::out!("{text}"),
+    }
+    eprintln!("{}", report.summary_line());
+    Ok(report.exit_code())
+}
+
+/// `client-peer --port N -- ARGS…`: what the shim runs.
+pub(crate) fn peer(port: u16, args: &[String]) -> i32 {
+    relay::relay(port, args)
+}
+
+/// `client-driver [--bug NAME]`: the reference client, driven on stdin.
+pub(crate) fn driver(bug: Option<&str>) -> i32 {
+    match bug.map(|b| reference::Bug::parse(b).ok_or(b)) {
+        Some(Err(b)) => {
+            let names: Vec<_> = reference::BUGS.iter().map(|b| b.1).collect();
+            eprintln!(
+                "dsh-conformance client-driver: no bug {b:?} ({})",
+                names.join(", ")
+            );
+            2
+        }
+        Some(Ok(b)) => reference::drive(Some(b)),
+        None => reference::drive(None),
+    }
+}

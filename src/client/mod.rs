@@ -1,0 +1,23 @@
+//! Client conformance (`dsh-conformance client`, docs/CONTRACT.md#s15): the kit plays the
+//! runtime and judges a client.
+//!
+//! - [`run`] sets up each [`scenario`]: a temporary `DSH_HOME` and workspace, and a shim (a `dsh`
+//!   script re-invoking the kit as `client-peer`, exposed as the `{runtime}` argv placeholder,
+//!   `DSH_BIN` and on `PATH`) for the client to launch.
+//! - Each launch is a peer process ([`relay`]) connected back to the kit over 127.0.0.1
+//!   ([`link`]); the kit serves it with the reference runtime behind the scenario's [`layers`]
+//!   ([`peer`]), logging every byte ([`log`]).
+//! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
+//!   [`reference`] is the kit's own client, with deliberate bugs.
+//! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
+//!   [`run`] into the suite's [`crate::suite::Report`].
+
+pub mod driver;
+pub mod layers;
+pub mod link;
+pub mod log;
+pub mod peer;
+pub mod reference;
+pub mod relay;
+pub mod run;
+pub mod scenario;

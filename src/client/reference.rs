@@ -1,0 +1,405 @@
+//! The reference client: a small, correct client of the protocol (docs/CONTRACT.md#s15), driven
+//! through the driver protocol (`dsh-conformance client-driver [--bug NAME]`). Each [`Bug`] is a
+//! mutant that breaks exactly one client rule, to prove its check catches it.
+
+use super::driver::{DriverError, Op};
+use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, Read, Write};
+use std::process::{Child, ChildStderr, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+macro_rules! bugs {
+    ($($v:ident = $name:literal $check:ident: $what:literal;)*) => {
+        /// One deliberate client bug.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Bug { $(#[doc = $what] $v,)* }
+        /// Every bug: its name, the check it must fail, what it does.
+        pub const BUGS: &[(Bug, &str, crate::check::CheckId, &str)] =
+            &[$((Bug::$v, $name, crate::check::CheckId::$check, $what),)*];
+    };
+}
+
+bugs! {
+    EagerPrompt = "eager-prompt" ClientWaitsForInitialize: "sends initialize and does not wait for its answer";
+    FifoIds = "fifo-ids" ClientIdsOutOfOrder: "takes the next response for the oldest request, whatever its id";
+    AnyIdle = "any-idle" ClientRootIdle: "ends a run at any session's idle";
+    StrictEvents = "strict-events" ClientForwardCompatible: "fails a run on an event type it does not know";
+    ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
+    IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit and waits on";
+    NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
+    UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
+    KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
+}
+
+impl Bug {
+    /// The bug called `name`.
+    pub fn parse(name: &str) -> Option<Bug> {
+        BUGS.iter().find(|b| b.1 == name).map(|b| b.0)
+    }
+}
+
+const KNOWN_EVENTS: &[&str] = &[
+    "permission/preset",
+    "sandbox/mode",
+    "approval/policy",
+    "agent/inbox/spliced",
+    "turn/start",
+    "step/start",
+    "step/end",
+    "user/message",
+    "assistant/message",
+    "turn/end",
+    "system/message",
+    "request/header",
+    "request/context",
+    "session/title",
+    "session-log-deepseek/delivery-accepted",
+];
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn err(class: &str, code: Option<i64>, message: impl Into<String>) -> DriverError {
+    DriverError {
+        class: class.into(),
+        code,
+        message: message.into(),
+    }
+}
+
+/// A runtime the client launched, and what it read from it.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Option<Value>>,
+    notes: VecDeque<Value>,
+    stash: HashMap<String, Value>,
+    next: u64,
+    bug: Option<Bug>,
+    _stderr: Option<ChildStderr>,
+}
+
+impl Client {
+    fn start(bug: Option<Bug>) -> Result<Client, DriverError> {
+        let bin = std::env::var("DSH_BIN").map_err(|_| err("other", None, "DSH_BIN is not set"))?;
+        let mut child = Command::new(&bin)
+            .args(["--profile", "sdk"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| err("transport", None, format!("cannot launch {bin}: {e}")))?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take();
+        if bug != Some(Bug::NoDrainStderr) {
+            let mut e = stderr.take().expect("piped");
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while matches!(e.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).split(b'\n') {
+                let Ok(line) = line else { break };
+                if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {
+                    continue;
+                }
+                if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                    if tx.send(Some(v)).is_err() {
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send(None);
+        });
+        let stdin = child.stdin.take();
+        let mut c = Client {
+            child,
+            stdin,
+            rx,
+            notes: VecDeque::new(),
+            stash: HashMap::new(),
+            next: 0,
+            bug,
+            _stderr: stderr,
+        };
+        let cwd = std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let id = c.send(
+            "initialize",
+            json!({"cwd": cwd, "provider": "deepseek-official", "model": "deepseek-v4-flash"}),
+        )?;
+        if bug != Some(Bug::EagerPrompt) {
+            c.response(&id, WAIT)?;
+        }
+        Ok(c)
+    }
+
+    fn send(&mut self, method: &str, params: Value) -> Result<String, DriverError> {
+        self.next += 1;
+        let id = format!("ref-{}", self.next);
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let w = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| err("transport", None, "stdin closed"))?;
+        writeln!(w, "{line}")
+            .and_then(|_| w.flush())
+            .map_err(|e| err("transport", None, format!("write: {e}")))?;
+        Ok(id)
+    }
+
+    fn read(&mut self, wait: Duration) -> Result<Value, DriverError> {
+        match self.rx.recv_timeout(wait) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected)
+                if self.bug == Some(Bug::IgnoreExit) =>
+            {
+                loop {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+            }
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let code = self.child.wait().ok().and_then(|s| s.code());
+                Err(err(
+                    "transport",
+                    None,
+                    format!("the runtime exited (code {code:?})"),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                Err(err("timeout", None, "no answer from the runtime"))
+            }
+        }
+    }
+
+    /// The response to `id` (notifications meanwhile are kept for runs).
+    fn response(&mut self, id: &str, wait: Duration) -> Result<Value, DriverError> {
+        loop {
+            if let Some(v) = self.stash.remove(id) {
+                return answer(v, self.bug);
+            }
+            let v = self.read(wait)?;
+            if v.get("method").is_some() {
+                self.notes.push_back(v);
+            } else if self.bug == Some(Bug::FifoIds) || v["id"] == id {
+                return answer(v, self.bug);
+            } else {
+                self.stash
+                    .insert(v["id"].as_str().unwrap_or("").to_owned(), v);
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
+        let id = self.send(method, params)?;
+        self.response(&id, WAIT)
+    }
+
+    fn note(&mut self) -> Result<Value, DriverError> {
+        match self.notes.pop_front() {
+            Some(v) => Ok(v),
+            None => loop {
+                let v = self.read(WAIT)?;
+                if v.get("method").is_some() {
+                    return Ok(v);
+                }
+            },
+        }
+    }
+
+    fn run(&mut self, session: &str, text: &str) -> Result<Value, DriverError> {
+        let r = self.request(
+            "session/prompt",
+            json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]}),
+        )?;
+        let mid = r["messageId"].clone();
+        let (mut seen, mut events, mut final_text, mut finish) =
+            (false, Vec::new(), String::new(), Value::Null);
+        loop {
+            let n = self.note()?;
+            let p = &n["params"];
+            let mine = p["sessionId"] == session;
+            if n["method"] == "session.event" && mine {
+                let ev = &p["event"];
+                let ty = ev["type"].as_str().unwrap_or("").to_owned();
+                if !seen {
+                    seen = ty == "agent/inbox/spliced"
+                        && ev["data"]["inserted"]
+                            .as_array()
+                            .is_some_and(|a| a.iter().any(|m| m["id"] == mid));
+                    if !seen {
+                        continue;
+                    }
+                }
+                if self.bug == Some(Bug::StrictEvents) && !KNOWN_EVENTS.contains(&ty.as_str()) {
+                    return Err(err("protocol", None, format!("unknown event type {ty:?}")));
+                }
+                if ty == "assistant/message" {
+                    final_text = text_of(&ev["data"]["message"]["content"]);
+                }
+                if ty == "turn/end" {
+                    finish = ev["data"]["reason"]["kind"].clone();
+                }
+                events.push(ty);
+            } else if seen
+                && n["method"] == "session.status"
+                && p["status"] == "idle"
+                && (mine || self.bug == Some(Bug::AnyIdle))
+            {
+                return Ok(json!({"text": final_text, "finish": finish, "events": events}));
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if self.bug == Some(Bug::KillOnClose) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            return;
+        }
+        if let Ok(id) = self.send("shutdown", json!({})) {
+            let _ = self.response(&id, Duration::from_secs(2));
+        }
+        self.stdin = None;
+        let pid = self.child.id() as i32;
+        for (sig, wait) in [(0, 3000), (libc::SIGTERM, 2000)] {
+            if sig != 0 {
+                // SAFETY: kill(2) on the child we spawned and have not reaped.
+                unsafe { libc::kill(pid, sig) };
+            }
+            for _ in 0..wait / 10 {
+                if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text_of(content: &Value) -> String {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect()
+}
+
+fn answer(v: Value, bug: Option<Bug>) -> Result<Value, DriverError> {
+    match v.get("error") {
+        Some(e) => {
+            let code = if bug == Some(Bug::UntypedErrors) {
+                None
+            } else {
+                e["code"].as_i64()
+            };
+            Err(err(
+                "rpc",
+                code,
+                e["message"].as_str().unwrap_or("JSON-RPC error"),
+            ))
+        }
+        None => Ok(v["result"].clone()),
+    }
+}
+
+fn simple(op: &Op) -> Option<(&'static str, Value)> {
+    Some(match op {
+        Op::Resume { session } => ("session/resume", json!({"sessionId": session})),
+        Op::CwdGet { session } => (
+            "session/working-directory/get",
+            json!({"sessionId": session}),
+        ),
+        Op::CwdSet { session, path } => (
+            "session/working-directory/set",
+            json!({"sessionId": session, "path": path}),
+        ),
+        Op::Prompt { session, text } => (
+            "session/prompt",
+            json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]}),
+        ),
+        _ => return None,
+    })
+}
+
+/// The driver: one client, operations on stdin, results on stdout. Returns the exit code.
+pub fn drive(bug: Option<Bug>) -> i32 {
+    let mut client: Option<Client> = None;
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let result = Op::from_json(&v)
+            .map_err(|e| err("other", None, e))
+            .and_then(|op| perform(&mut client, &op, bug));
+        let mut out = match result {
+            Ok(r) => {
+                let mut r = if r.is_object() { r } else { json!({}) };
+                r["ok"] = json!(true);
+                r
+            }
+            Err(e) => {
+                json!({"ok": false, "error": {"class": e.class, "code": e.code, "message": e.message}})
+            }
+        };
+        out["id"] = v["id"].clone();
+        crate::outln!("{out}");
+    }
+    if let Some(mut c) = client {
+        c.close();
+    }
+    0
+}
+
+fn perform(client: &mut Option<Client>, op: &Op, bug: Option<Bug>) -> Result<Value, DriverError> {
+    if *op == Op::Start {
+        *client = Some(Client::start(bug)?);
+        return Ok(json!({}));
+    }
+    let c = client
+        .as_mut()
+        .ok_or_else(|| err("other", None, "not started"))?;
+    match op {
+        Op::Close => {
+            c.close();
+            *client = None;
+            Ok(json!({}))
+        }
+        Op::Run { session, text } => c.run(session, text),
+        Op::Concurrent(ops) => {
+            let ids: Vec<_> = ops
+                .iter()
+                .map(|o| {
+                    simple(o)
+                        .ok_or_else(|| err("other", None, "only requests run concurrently"))
+                        .and_then(|(m, p)| c.send(m, p))
+                })
+                .collect::<Result<_, _>>()?;
+            let results: Vec<Value> = ids
+                .iter()
+                .map(|id| match c.response(id, WAIT) {
+                    Ok(mut r) => {
+                        r["ok"] = json!(true);
+                        r
+                    }
+                    Err(e) => json!({"ok": false, "error": {"class": e.class, "code": e.code, "message": e.message}}),
+                })
+                .collect();
+            Ok(json!({ "results": results }))
+        }
+        other => {
+            let (m, p) = simple(other).ok_or_else(|| err("other", None, "unsupported"))?;
+            c.request(m, p)
+        }
+    }
+}

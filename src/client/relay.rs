@@ -1,0 +1,114 @@
+//! The peer process (`dsh-conformance client-peer --port N -- ARGS…`): what the client under test
+//! launches as its runtime. It connects back to the kit on 127.0.0.1, says how it was launched,
+//! relays its stdin to the kit, and writes on its stdout and stderr exactly what the kit sends,
+//! blocking as a real runtime would when the client does not read. It exits when the kit says,
+//! on SIGTERM (0) or SIGINT (130), and with 1 when the kit is gone.
+
+use super::link::{Decoder, Msg};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+
+type Link = Arc<Mutex<TcpStream>>;
+
+fn send(link: &Link, m: &Msg) {
+    let mut s = link.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = s.write_all(&m.encode());
+}
+
+/// Runs the peer; returns its exit code.
+pub fn relay(port: u16, args: &[String]) -> i32 {
+    let stream = match TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dsh-conformance client-peer: cannot reach the kit on port {port}: {e}");
+            return 1;
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let mut reader = match stream.try_clone() {
+        Ok(r) => r,
+        Err(_) => return 1,
+    };
+    let link: Link = Arc::new(Mutex::new(stream));
+    let hello = serde_json::json!({
+        "argv": args,
+        "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+        "home": std::env::var("DSH_HOME").ok(),
+    });
+    send(&link, &Msg::Hello(hello.to_string().into_bytes()));
+    watch_signals(link.clone());
+    forward_stdin(link.clone());
+    let mut dec = Decoder::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        loop {
+            match dec.next_msg() {
+                Ok(Some(m)) => {
+                    if let Some(code) = obey(&link, m) {
+                        return code;
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => return 1,
+            }
+        }
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return 1,
+            Ok(n) => dec.push(&buf[..n]),
+        }
+    }
+}
+
+/// Carries out one message from the kit; `Some(code)` to exit.
+fn obey(link: &Link, m: Msg) -> Option<i32> {
+    let written = match m {
+        Msg::Stdout(b) => {
+            let mut o = std::io::stdout().lock();
+            o.write_all(&b).and_then(|_| o.flush())
+        }
+        Msg::Stderr(b) => {
+            let mut e = std::io::stderr().lock();
+            e.write_all(&b).and_then(|_| e.flush())
+        }
+        Msg::Exit(code) => return Some(code),
+        _ => return None,
+    };
+    match written {
+        Ok(()) => {
+            send(link, &Msg::Written);
+            None
+        }
+        // The client closed our stdout or stderr: a runtime would die of it.
+        Err(_) => Some(1),
+    }
+}
+
+fn forward_stdin(link: Link) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut stdin = std::io::stdin();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => send(&link, &Msg::Stdin(buf[..n].to_vec())),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        send(&link, &Msg::StdinEof);
+    });
+}
+
+fn watch_signals(link: Link) {
+    if crate::sys::catch(&[libc::SIGTERM, libc::SIGINT], crate::sys::record, false).is_err() {
+        return;
+    }
+    std::thread::spawn(move || loop {
+        if let Some(sig) = crate::sys::take_caught() {
+            send(&link, &Msg::Signal(sig));
+            std::process::exit(if sig == libc::SIGINT { 130 } else { 0 });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    });
+}

@@ -1,0 +1,208 @@
+//! `dsh-conformance client`: runs each scenario against the client under test (the I/O around
+//! [`super::scenario`]): a fresh `DSH_HOME` and workspace, the shim the client launches as its
+//! runtime, the peers, the driver's operations, bounded waits, and the report.
+
+use super::driver::Outcome;
+use super::log::Peers;
+use super::scenario::{Observation, Scenario, SCENARIOS};
+use crate::edition::Edition;
+use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
+use crate::suite::{Baseline, CheckResult, Report, Verdict};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The argv placeholder replaced by the shim's path.
+pub const PLACEHOLDER: &str = "{runtime}";
+
+/// How a client run is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The kit's own executable (the shim re-invokes it as `client-peer`).
+    pub kit: PathBuf,
+    /// How long one operation may take before the scenario stops (a hang).
+    pub op_timeout: Duration,
+    /// Only these scenarios (all when empty).
+    pub scenarios: Vec<String>,
+    /// Known failures.
+    pub baseline: Baseline,
+    /// SHOULD failures fail the run too.
+    pub should_fail: bool,
+}
+
+/// The scenarios `names` selects (all when empty); `Err` names an unknown one.
+pub fn select(names: &[String]) -> Result<Vec<&'static Scenario>, String> {
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !SCENARIOS.iter().any(|s| s.name == n.as_str()))
+    {
+        let all: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+        return Err(format!(
+            "no scenario {bad:?} (scenarios: {})",
+            all.join(", ")
+        ));
+    }
+    Ok(SCENARIOS
+        .iter()
+        .filter(|s| names.is_empty() || names.iter().any(|n| n == s.name))
+        .collect())
+}
+
+/// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim).
+pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for s in select(&opts.scenarios)? {
+        let t = Instant::now();
+        let obs = scenario(s, client, opts)?;
+        if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
+            eprintln!("{obs:#?}");
+        }
+        for (id, verdict) in s.checks.iter().zip((s.judge)(&obs)) {
+            results.push(CheckResult {
+                info: *id.info(),
+                verdict: baseline(verdict, id.as_str(), &opts.baseline),
+                duration: t.elapsed(),
+            });
+        }
+    }
+    results.sort_by_key(|r| r.info.id);
+    Ok(Report {
+        runtime: client.join(" "),
+        edition: Edition::Current,
+        results,
+        duration: started.elapsed(),
+        hint: None,
+        stopped: None,
+        should_fail: opts.should_fail,
+    })
+}
+
+fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
+    match (v, b.reason(id)) {
+        (Verdict::Fail(failure), Some(r)) => Verdict::KnownFailing {
+            failure,
+            baseline: r.to_owned(),
+        },
+        (Verdict::Pass, Some(r)) => Verdict::StaleBaseline {
+            baseline: r.to_owned(),
+        },
+        (v, _) => v,
+    }
+}
+
+/// Writes the shim: a `dsh` that re-invokes the kit as a peer connected to `port`.
+fn shim(dir: &Path, kit: &Path, port: u16) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("dsh");
+    let quoted = kit.display().to_string().replace('\'', "'\\''");
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\nexec '{quoted}' client-peer --port {port} -- \"$@\"\n"),
+    )?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+    let dirs = CaseDirs::new(false)
+        .map_err(|e| format!("cannot create the scenario's directories: {e}"))?;
+    for sub in ["a", "b"] {
+        let _ = std::fs::create_dir_all(dirs.cwd.join(sub));
+    }
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let bin = dirs.root().join("bin");
+    let dsh = shim(&bin, &opts.kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
+    let peers: Peers = Default::default();
+    let start = Instant::now();
+    super::peer::serve(listener, peers.clone(), s.layers, start);
+    let argv: Vec<String> = client
+        .iter()
+        .map(|a| a.replace(PLACEHOLDER, &dsh.display().to_string()))
+        .collect();
+    let cmd = CommandSpec::from_argv(&argv).ok_or("no client command")?;
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = vec![
+        ("DSH_BIN".to_owned(), dsh.display().to_string()),
+        ("PATH".to_owned(), path),
+        ("DSH_CONFORMANCE_SCENARIO".to_owned(), s.name.to_owned()),
+    ];
+    let mut child = Child::spawn(
+        &cmd,
+        &dirs,
+        &env,
+        64 << 20,
+        &StdoutLimit::per_process(100_000, 256 << 20),
+    )
+    .map_err(|e| format!("cannot start the client {cmd}: {e}"))?;
+    let mut ops = Vec::new();
+    for (i, op) in (s.ops)().into_iter().enumerate() {
+        let t = Instant::now();
+        let mut line = op.to_json();
+        line["id"] = (i + 1).into();
+        child.write(format!("{line}\n").into_bytes());
+        let out = await_result(&mut child, i + 1, opts.op_timeout);
+        let stop = !matches!(out, Outcome::Ok(_) | Outcome::Err(_));
+        ops.push((op, out, t.elapsed()));
+        if stop {
+            break;
+        }
+    }
+    child.close_stdin();
+    let until = Instant::now() + Duration::from_secs(3);
+    while child.try_exit().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let the last peer's exit reach the log.
+    std::thread::sleep(Duration::from_millis(100));
+    child.kill();
+    std::thread::sleep(Duration::from_millis(50));
+    let peers = peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(Observation { peers, ops })
+}
+
+fn await_result(child: &mut Child, id: usize, timeout: Duration) -> Outcome {
+    let until = Instant::now() + timeout;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Outcome::TimedOut;
+        }
+        match child.events.recv_timeout(left) {
+            Ok(ev) => {
+                child.consumed(&ev);
+                match ev {
+                    Event::Line(o) => {
+                        let Ok(v) = serde_json::from_str::<serde_json::Value>(o.text()) else {
+                            continue;
+                        };
+                        if v["id"] == id {
+                            return Outcome::parse(&v);
+                        }
+                    }
+                    Event::Closed(_) | Event::Flooded(_) => {
+                        return Outcome::DriverEnded(format!(
+                            "its stdout ended; stderr: {}",
+                            tail(child)
+                        ));
+                    }
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Outcome::TimedOut,
+            Err(_) => return Outcome::DriverEnded("its stdout ended".into()),
+        }
+    }
+}
+
+fn tail(child: &Child) -> String {
+    let (t, _) = child.stderr_tail();
+    let lines: Vec<&str> = t.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}

@@ -1,0 +1,467 @@
+//! The scenarios: for each, the peer's layers, the operations the driver is given, and the
+//! judge of the checks it decides (sans-IO: an [`Observation`] in, verdicts out).
+
+use super::driver::{Op, Outcome};
+use super::layers::{self, Stack};
+use super::log::{PeerEvent, PeerLog};
+use crate::check::CheckId;
+use crate::suite::verdict::{Failure, FailureKind, Verdict};
+use std::time::Duration;
+
+/// What a scenario saw: every peer's log and each operation's outcome (those sent).
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// The peers, in launch order.
+    pub peers: Vec<PeerLog>,
+    /// Each operation sent, with its outcome and the time it took.
+    pub ops: Vec<(Op, Outcome, Duration)>,
+}
+
+/// One scenario.
+pub struct Scenario {
+    /// Its name (`--scenario`).
+    pub name: &'static str,
+    /// The checks it decides.
+    pub checks: &'static [CheckId],
+    /// The peer's layers.
+    pub layers: fn() -> Stack,
+    /// The operations, in order (the kit stops at the first that does not answer).
+    pub ops: fn() -> Vec<Op>,
+    /// Its verdicts, one per check of [`Scenario::checks`].
+    pub judge: fn(&Observation) -> Vec<Verdict>,
+}
+
+fn run(session: &str, text: &str) -> Op {
+    Op::Run {
+        session: session.into(),
+        text: text.into(),
+    }
+}
+
+/// Every scenario, in report order of their checks.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "handshake",
+        checks: &[
+            CheckId::ClientWaitsForInitialize,
+            CheckId::ClientGracefulShutdown,
+        ],
+        layers: || Stack(vec![Box::new(layers::SlowInit::new(1500))]),
+        ops: || vec![Op::Start, run("s1", "reply: hello"), Op::Close],
+        judge: |o| vec![waits_for_initialize(o), graceful_shutdown(o)],
+    },
+    Scenario {
+        name: "out-of-order",
+        checks: &[CheckId::ClientIdsOutOfOrder],
+        layers: || Stack(vec![Box::new(layers::Reorder::new(3000))]),
+        ops: || {
+            let get = |s: &str| Op::CwdGet { session: s.into() };
+            vec![
+                Op::Start,
+                Op::CwdSet {
+                    session: "s1".into(),
+                    path: "a".into(),
+                },
+                Op::CwdSet {
+                    session: "s2".into(),
+                    path: "b".into(),
+                },
+                Op::Concurrent(vec![get("s1"), get("s2")]),
+                Op::Close,
+            ]
+        },
+        judge: |o| vec![ids_out_of_order(o)],
+    },
+    Scenario {
+        name: "foreign-sessions",
+        checks: &[CheckId::ClientRootIdle],
+        layers: || Stack(vec![Box::new(layers::Foreign::default())]),
+        ops: || vec![Op::Start, run("s1", "reply: the root's reply"), Op::Close],
+        judge: |o| {
+            vec![completes(
+                o,
+                1,
+                "the root's reply",
+                "a turn of another session was interleaved",
+            )]
+        },
+    },
+    Scenario {
+        name: "unknown-events",
+        checks: &[CheckId::ClientForwardCompatible],
+        layers: || Stack(vec![Box::new(layers::UnknownEvents::default())]),
+        ops: || vec![Op::Start, run("s1", "reply: still here"), Op::Close],
+        judge: |o| vec![forward_compatible(o)],
+    },
+    Scenario {
+        name: "long-lines",
+        checks: &[CheckId::ClientLongLines],
+        layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
+        ops: || vec![Op::Start, run("s1", "reply: after a long line"), Op::Close],
+        judge: |o| {
+            vec![completes(
+                o,
+                1,
+                "after a long line",
+                "the reply's frame was a 48 MiB line",
+            )]
+        },
+    },
+    Scenario {
+        name: "exit-mid-turn",
+        checks: &[CheckId::ClientRuntimeExit],
+        layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
+        ops: || vec![Op::Start, run("s1", "reply: never finished"), Op::Close],
+        judge: |o| vec![runtime_exit(o)],
+    },
+    Scenario {
+        name: "stderr-flood",
+        checks: &[CheckId::ClientDrainsStderr],
+        layers: || Stack(vec![Box::new(layers::StderrFlood { bytes: 256 * 1024 })]),
+        ops: || vec![Op::Start, run("s1", "reply: after much stderr"), Op::Close],
+        judge: |o| vec![drains_stderr(o)],
+    },
+    Scenario {
+        name: "typed-errors",
+        checks: &[CheckId::ClientTypedErrors],
+        layers: Stack::default,
+        ops: || {
+            vec![
+                Op::Start,
+                Op::Resume {
+                    session: "kit-no-such-session".into(),
+                },
+                run("s1", "reply: after the error"),
+                Op::Close,
+            ]
+        },
+        judge: |o| vec![typed_errors(o)],
+    },
+];
+
+fn fail(reason: impl Into<String>) -> Verdict {
+    Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, reason)))
+}
+
+fn untestable(reason: impl Into<String>) -> Verdict {
+    Verdict::NotTestable {
+        reason: reason.into(),
+    }
+}
+
+fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
+    o.ops.get(i).map(|x| &x.1)
+}
+
+/// The request's and the other frames' times on the first peer that got an `initialize`.
+fn waits_for_initialize(o: &Observation) -> Verdict {
+    let Some(p) = o.peers.iter().find(|p| !p.requests().is_empty()) else {
+        return untestable("the client sent no request");
+    };
+    let reqs = p.requests();
+    let Some((_, init)) = reqs.iter().find(|(_, r)| r["method"] == "initialize") else {
+        return fail(format!(
+            "sent {} without ever sending initialize",
+            reqs[0].1["method"]
+        ));
+    };
+    let answered = p
+        .written()
+        .into_iter()
+        .find(|(_, f)| f.get("method").is_none() && f["id"] == init["id"])
+        .map(|(t, _)| t);
+    let early = reqs
+        .iter()
+        .find(|(t, r)| r["method"] != "initialize" && answered.is_none_or(|a| *t < a));
+    match (early, answered) {
+        (Some((t, r)), a) => fail(format!(
+            "sent {} at {:.0?}, before the initialize answer{}",
+            r["method"],
+            t,
+            a.map_or(" (never written)".into(), |a| format!(
+                " (written at {a:.0?})"
+            ))
+        )),
+        (None, None) => untestable("the initialize answer was never written"),
+        (None, Some(_)) if reqs.len() < 2 => untestable("the client sent nothing after initialize"),
+        (None, Some(_)) => Verdict::Pass,
+    }
+}
+
+fn graceful_shutdown(o: &Observation) -> Verdict {
+    let Some(close) = o.ops.iter().position(|(op, _, _)| *op == Op::Close) else {
+        return untestable("the close operation was never reached");
+    };
+    let Some(p) = o.peers.last() else {
+        return untestable("the client launched no runtime");
+    };
+    let _ = close;
+    let mut asked = false;
+    for (_, e) in &p.events {
+        match e {
+            PeerEvent::Received(l) if l.contains("\"shutdown\"") => asked = true,
+            PeerEvent::StdinEof => asked = true,
+            PeerEvent::Exit(_) if asked => return Verdict::Pass,
+            PeerEvent::Signal(s) if !asked => {
+                return fail(format!(
+                    "sent {} without shutdown or closing stdin first",
+                    crate::sys::signal_name(*s)
+                ))
+            }
+            PeerEvent::Signal(s) => {
+                return fail(format!(
+                    "sent {} before the runtime could exit by itself",
+                    crate::sys::signal_name(*s)
+                ))
+            }
+            PeerEvent::Gone => {
+                return fail(if asked {
+                    "killed the runtime (SIGKILL) before it could exit"
+                } else {
+                    "killed the runtime (SIGKILL) without shutdown or closing stdin"
+                })
+            }
+            _ => {}
+        }
+    }
+    if asked {
+        untestable("the runtime was still running when the scenario ended")
+    } else {
+        fail("closed without sending shutdown or closing the runtime's stdin")
+    }
+}
+
+fn ids_out_of_order(o: &Observation) -> Verdict {
+    let swapped = o.peers.iter().any(|p| {
+        let order: Vec<serde_json::Value> = p
+            .requests()
+            .into_iter()
+            .map(|(_, r)| r["id"].clone())
+            .collect();
+        let answered: Vec<usize> = p
+            .written()
+            .iter()
+            .filter(|(_, f)| f.get("method").is_none())
+            .filter_map(|(_, f)| order.iter().position(|i| *i == f["id"]))
+            .collect();
+        answered.windows(2).any(|w| w[1] < w[0])
+    });
+    if !swapped {
+        return untestable(
+            "the client never had two requests in flight, so no response could overtake another",
+        );
+    }
+    match outcome(o, 3) {
+        Some(Outcome::Ok(v)) => {
+            let r = &v["results"];
+            let cwd = |i: usize| r[i]["cwd"].as_str().unwrap_or("").to_owned();
+            if cwd(0).ends_with("/a") && cwd(1).ends_with("/b") {
+                Verdict::Pass
+            } else {
+                fail(format!("answers went to the wrong requests: s1's cwd {:?} (expected …/a), s2's {:?} (expected …/b)", cwd(0), cwd(1)))
+            }
+        }
+        Some(other) => fail(format!(
+            "two concurrent requests answered out of order: {}",
+            other.describe()
+        )),
+        None => untestable("the concurrent operation was never reached"),
+    }
+}
+
+/// The run of operation `i` completed with `text`.
+fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
+    match outcome(o, i) {
+        None => untestable("the run was never reached (the client did not start)"),
+        Some(Outcome::Ok(v)) if v["text"] == text => Verdict::Pass,
+        Some(Outcome::Ok(v)) => fail(format!(
+            "{what}; the run returned {} instead of {text:?}",
+            v["text"]
+        )),
+        Some(other) => fail(format!("{what}; the run failed: {}", other.describe())),
+    }
+}
+
+fn forward_compatible(o: &Observation) -> Verdict {
+    let v = completes(
+        o,
+        1,
+        "still here",
+        "events of an unknown type were streamed",
+    );
+    match (&v, outcome(o, 1)) {
+        (Verdict::Pass, Some(Outcome::Ok(r))) => match r["events"].as_array() {
+            Some(evs) if !evs.iter().any(|e| e == layers::UNKNOWN_EVENT) => fail(format!(
+                "the run dropped the {} events it did not know",
+                layers::UNKNOWN_EVENT
+            )),
+            _ => Verdict::Pass,
+        },
+        _ => v,
+    }
+}
+
+fn runtime_exit(o: &Observation) -> Verdict {
+    let exited = o
+        .peers
+        .iter()
+        .any(|p| p.events.iter().any(|(_, e)| *e == PeerEvent::Exit(1)));
+    if !exited {
+        return untestable("the client never prompted, so the runtime never exited mid-turn");
+    }
+    match outcome(o, 1) {
+        Some(Outcome::Err(_)) => Verdict::Pass,
+        Some(Outcome::Ok(v)) => fail(format!(
+            "the runtime exited mid-turn (code 1) and the run reported success: {v}"
+        )),
+        Some(Outcome::TimedOut) => {
+            fail("the runtime exited mid-turn (code 1) and the run never ended: the client hangs")
+        }
+        Some(other) => fail(format!("the runtime exited mid-turn: {}", other.describe())),
+        None => untestable("the run was never reached"),
+    }
+}
+
+fn drains_stderr(o: &Observation) -> Verdict {
+    let blocked = o.peers.iter().find(|p| p.unwritten() > 0);
+    let v = completes(
+        o,
+        1,
+        "after much stderr",
+        "the runtime wrote 256 KiB of stderr (not UTF-8) at launch and in the turn",
+    );
+    match (v, blocked) {
+        (Verdict::Pass, _) => Verdict::Pass,
+        (_, Some(p)) => {
+            let sent: usize = p
+                .events
+                .iter()
+                .filter_map(|(_, e)| match e {
+                    PeerEvent::Stderr(n) => Some(*n),
+                    _ => None,
+                })
+                .sum();
+            fail(format!("the runtime blocked writing stderr: the client stopped reading it ({sent} bytes sent, {} writes pending)", p.unwritten()))
+        }
+        (v, None) => v,
+    }
+}
+
+fn typed_errors(o: &Observation) -> Verdict {
+    match outcome(o, 1) {
+        None => untestable("the resume was never reached (the client did not start)"),
+        Some(Outcome::Err(e)) if e.code == Some(-32603) && e.message.contains("not found") => {
+            completes(o, 2, "after the error", "after an error response")
+        }
+        Some(Outcome::Err(e)) => fail(format!(
+            "the error response -32603 `session \"kit-no-such-session\" not found` was reported as {}",
+            Outcome::Err(e.clone()).describe()
+        )),
+        Some(other) => fail(format!("an error response was reported as {}", other.describe())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn peer(events: Vec<PeerEvent>) -> PeerLog {
+        let events = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (Duration::from_millis(i as u64), e))
+            .collect();
+        PeerLog {
+            n: 1,
+            argv: Vec::new(),
+            events,
+        }
+    }
+
+    fn req(id: &str, method: &str) -> PeerEvent {
+        PeerEvent::Received(json!({"jsonrpc": "2.0", "id": id, "method": method}).to_string())
+    }
+
+    fn resp(id: &str) -> PeerEvent {
+        PeerEvent::Wrote(json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string())
+    }
+
+    #[test]
+    fn out_of_order_needs_two_requests_in_flight_and_their_answers_swapped() {
+        let in_order = peer(vec![req("1", "a"), resp("1"), req("2", "b"), resp("2")]);
+        let o = Observation {
+            peers: vec![in_order],
+            ops: Vec::new(),
+        };
+        assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+        let swapped = || peer(vec![req("1", "a"), req("2", "b"), resp("2"), resp("1")]);
+        let ops = |a: &str, b: &str| {
+            let r =
+                json!({"ok": true, "results": [{"ok": true, "cwd": a}, {"ok": true, "cwd": b}]});
+            let mut ops = vec![(Op::Start, Outcome::Ok(json!({})), Duration::ZERO); 3];
+            ops.push((Op::Concurrent(Vec::new()), Outcome::Ok(r), Duration::ZERO));
+            ops
+        };
+        let o = Observation {
+            peers: vec![swapped()],
+            ops: ops("/w/a", "/w/b"),
+        };
+        assert_eq!(ids_out_of_order(&o), Verdict::Pass);
+        let o = Observation {
+            peers: vec![swapped()],
+            ops: ops("/w/b", "/w/a"),
+        };
+        assert!(matches!(ids_out_of_order(&o), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn a_request_before_the_initialize_answer_fails_and_none_after_it_is_untestable() {
+        let early = peer(vec![
+            req("1", "initialize"),
+            req("2", "session/prompt"),
+            resp("1"),
+        ]);
+        let o = Observation {
+            peers: vec![early],
+            ops: Vec::new(),
+        };
+        assert!(matches!(waits_for_initialize(&o), Verdict::Fail(_)));
+        let alone = peer(vec![req("1", "initialize"), resp("1")]);
+        let o = Observation {
+            peers: vec![alone],
+            ops: Vec::new(),
+        };
+        assert!(matches!(
+            waits_for_initialize(&o),
+            Verdict::NotTestable { .. }
+        ));
+        let good = peer(vec![
+            req("1", "initialize"),
+            resp("1"),
+            req("2", "session/prompt"),
+        ]);
+        let o = Observation {
+            peers: vec![good],
+            ops: Vec::new(),
+        };
+        assert_eq!(waits_for_initialize(&o), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_kill_without_shutdown_fails_graceful_shutdown() {
+        let ops = vec![(Op::Close, Outcome::Ok(json!({})), Duration::ZERO)];
+        let killed = peer(vec![req("1", "initialize"), PeerEvent::Gone]);
+        let o = Observation {
+            peers: vec![killed],
+            ops: ops.clone(),
+        };
+        assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+        let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);
+        let o = Observation {
+            peers: vec![clean],
+            ops,
+        };
+        assert_eq!(graceful_shutdown(&o), Verdict::Pass);
+    }
+}

@@ -1,0 +1,175 @@
+//! `dsh-conformance client`: the reference client passes every client check, each mutant of it
+//! fails exactly its own check, the shim is found every way a client looks for it, the peer
+//! launches like the release, and the official Python SDK runs with its baseline.
+
+mod python;
+mod typescript;
+
+use crate::support::report::JsonReport;
+use dsh_conformance::check::{self, CheckId, Subject};
+use dsh_conformance::client::reference::BUGS;
+use std::collections::BTreeSet;
+use std::process::Command;
+
+pub const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
+
+/// Runs `client --format json` with `args` before `--` and `driver` after; (exit code, report).
+/// Each operation may take a minute (a busy machine streaming a 48 MiB line): only a hanging
+/// client waits that long.
+pub fn client(args: &[&str], driver: &[&str]) -> (i32, JsonReport) {
+    let timeout: &[&str] = if args.contains(&"--timeout") {
+        &[]
+    } else {
+        &["--timeout", "60s"]
+    };
+    let out = Command::new(KIT)
+        .arg("client")
+        .args(["--format", "json"])
+        .args(timeout)
+        .args(args)
+        .arg("--")
+        .args(driver)
+        .output()
+        .expect("run the kit");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !text.is_empty(),
+        "no report; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), JsonReport::parse(&text))
+}
+
+fn client_checks() -> BTreeSet<CheckId> {
+    check::of(Subject::Client).map(|c| c.id).collect()
+}
+
+#[test]
+fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
+    let (code, report) = client(&[], &[KIT, "client-driver"]);
+    let all: BTreeSet<CheckId> = report.verdicts().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(all, client_checks(), "{}", report.0);
+    assert_eq!(report.with("PASS"), client_checks(), "{}", report.0);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn each_client_mutant_fails_exactly_its_check() {
+    let results: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = BUGS
+            .iter()
+            .map(|(_, name, check, _)| {
+                s.spawn(move || {
+                    (
+                        *name,
+                        *check,
+                        client(&[], &[KIT, "client-driver", "--bug", name]),
+                    )
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let caught: BTreeSet<CheckId> = BUGS.iter().map(|b| b.2).collect();
+    assert_eq!(caught, client_checks(), "every client check has a mutant");
+    for (name, check, (code, report)) in results {
+        let failed = report.with("FAIL");
+        assert_eq!(failed, BTreeSet::from([check]), "{name}: {}", report.0);
+        let rest: BTreeSet<CheckId> = client_checks()
+            .into_iter()
+            .filter(|c| *c != check)
+            .collect();
+        assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+        let must = check.info().severity == check::Severity::Must;
+        assert_eq!(code, if must { 1 } else { 0 }, "{name}");
+    }
+}
+
+#[test]
+fn the_shim_is_the_runtime_placeholder_dsh_bin_and_dsh_on_path() {
+    // Each driver unsets DSH_BIN and finds the shim another way.
+    let placeholder = [
+        "env",
+        "-u",
+        "DSH_BIN",
+        "sh",
+        "-c",
+        "DSH_BIN=\"$1\" exec \"$0\" client-driver",
+        KIT,
+        "{runtime}",
+    ];
+    let path = [
+        "env",
+        "-u",
+        "DSH_BIN",
+        "sh",
+        "-c",
+        "DSH_BIN=$(command -v dsh) exec \"$0\" client-driver",
+        KIT,
+    ];
+    for driver in [&placeholder[..], &path[..]] {
+        let (code, report) = client(&["--scenario", "typed-errors"], driver);
+        assert_eq!(
+            report.with("PASS"),
+            BTreeSet::from([CheckId::ClientTypedErrors]),
+            "{driver:?}: {}",
+            report.0
+        );
+        assert_eq!(code, 0);
+    }
+}
+
+#[test]
+fn a_driver_that_never_answers_gets_untestable_or_failed_checks_never_a_pass() {
+    let (code, report) = client(
+        &["--timeout", "2s", "--scenario", "handshake"],
+        &["sleep", "30"],
+    );
+    assert!(report.with("PASS").is_empty(), "{}", report.0);
+    assert_eq!(report.verdicts().len(), 2, "{}", report.0);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn an_unknown_scenario_is_a_usage_error() {
+    let out = Command::new(KIT)
+        .args(["client", "--scenario", "nope", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no scenario \"nope\""));
+}
+
+#[test]
+fn the_peer_answers_version_and_help_as_the_release_does() {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let peers = Arc::new(Mutex::new(Vec::new()));
+    dsh_conformance::client::peer::serve(
+        listener,
+        peers.clone(),
+        Default::default,
+        std::time::Instant::now(),
+    );
+    let run = |arg: &str| {
+        Command::new(KIT)
+            .args(["client-peer", "--port", &port, "--", arg])
+            .output()
+            .unwrap()
+    };
+    let v = run("--version");
+    assert_eq!(
+        (
+            v.status.code(),
+            String::from_utf8_lossy(&v.stdout).into_owned()
+        ),
+        (Some(0), "0.2.1-rc.2\n".to_owned())
+    );
+    let h = run("--help");
+    assert_eq!(h.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&h.stdout).contains("--profile"));
+    let numbers: Vec<usize> = peers.lock().unwrap().iter().map(|p| p.n).collect();
+    assert_eq!(numbers.len(), 2);
+    assert!(numbers.contains(&1) && numbers.contains(&2), "{numbers:?}");
+}

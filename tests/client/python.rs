@@ -1,0 +1,37 @@
+//! The official Python SDK under `client`, through drivers/python/dsh_driver.py, with its
+//! baseline: every entry a confirmed SDK bug, and nothing else fails.
+
+use super::client;
+use crate::support::pypi::need_venv;
+use dsh_conformance::check::CheckId;
+use std::collections::BTreeSet;
+
+const SDK: &str = "deepseek-harness-sdk==0.2.1rc2";
+
+#[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI")]
+fn the_official_python_sdk_fails_only_its_known_bugs() {
+    let env = need_venv(
+        "the_official_python_sdk_fails_only_its_known_bugs",
+        "client-sdk",
+        &[SDK],
+    );
+    let root = env!("CARGO_MANIFEST_DIR");
+    let baseline = format!("{root}/fixtures/clients/python-sdk-0.2.1rc2.known-failing");
+    let driver = format!("{root}/drivers/python/dsh_driver.py");
+    let python = env.python.display().to_string();
+    let (code, report) = client(&["--known-failing", &baseline], &[&python, &driver]);
+    assert_eq!(
+        report.with("XFAIL"),
+        BTreeSet::from([CheckId::ClientDrainsStderr]),
+        "{}",
+        report.0
+    );
+    assert_eq!(
+        report.verdicts().len(),
+        report.with("PASS").len() + 1,
+        "{}",
+        report.0
+    );
+    assert_eq!(code, 0, "{}", report.0);
+}
