@@ -155,6 +155,9 @@ impl Runtime {
                 let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                 self.minimal_call(a, ev, tool, input, v)
             }
+            Script::Call { tool, input } if super::files::TOOLS.contains(&tool.as_str()) => {
+                self.file_call(a, ev, tool, input)
+            }
             Script::Call { tool, .. } => {
                 // Only reachable with a roster that offers a tool the reference does not run.
                 let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
@@ -192,6 +195,43 @@ impl Runtime {
         let mut tr = a.tool_result(&o.text, o.is_error);
         if let Some(e) = o.error {
             tr["error"] = e;
+        }
+        a.tool_answered(s, ev, &tr, call_seq, &o.text)
+    }
+
+    /// A call of one of the `sdk` profile's file tools: it runs as [`super::files`] says.
+    fn file_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        name: String,
+        input: String,
+    ) -> Next {
+        let parsed = crate::wire::json::parse(&input).ok().map(|p| p.value);
+        let args = parsed
+            .as_ref()
+            .map_or_else(|| input.clone(), crate::wire::json::to_string);
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let call_seq = a.tool_call(s, ev, &name, &args);
+        let cwd = s.cwd.clone();
+        let mut call = super::files::Call {
+            cwd: &cwd,
+            state: &mut s.files,
+            call_id: TOOL_CALL_ID,
+            fs: &super::files::fs::Disk,
+        };
+        let o = super::files::run(&name, parsed.as_ref(), &mut call);
+        for (ty, data) in &o.events {
+            ev.event(s, ty, data);
+        }
+        let mut tr = a.tool_result(&o.text, o.is_error);
+        if let Some(e) = o.error {
+            tr["error"] = e;
+        }
+        if let Some(m) = o.meta {
+            tr["meta"] = m;
         }
         a.tool_answered(s, ev, &tr, call_seq, &o.text)
     }
