@@ -155,7 +155,17 @@ impl Runtime {
                 let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                 self.minimal_call(a, ev, tool, input, v)
             }
-            Script::Call { tool, input } if super::files::TOOLS.contains(&tool.as_str()) => {
+            Script::Call { tool, input } if tool == "working_directory" => {
+                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+                if super::files::schema::check(&tool, &v).is_ok() {
+                    // As under `sdk-minimal` (its arguments checked first).
+                    let args = crate::wire::json::to_string(&v);
+                    self.minimal_call(a, ev, tool, args, v)
+                } else {
+                    self.file_call(a, ev, tool, input)
+                }
+            }
+            Script::Call { tool, input } if super::files::answers(&tool, &input) => {
                 self.file_call(a, ev, tool, input)
             }
             Script::Call { tool, .. } => {
@@ -221,6 +231,7 @@ impl Runtime {
             state: &mut s.files,
             call_id: TOOL_CALL_ID,
             fs: &super::files::fs::Disk,
+            model: &a.model,
         };
         let o = super::files::run(&name, parsed.as_ref(), &mut call);
         for (ty, data) in &o.events {

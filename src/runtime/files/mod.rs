@@ -1,7 +1,8 @@
 //! The `sdk` profile's file tools as the 0.2.1rc2 release runs them (`@deepseek-ai/dsh-tool-fs`
 //! and `dsh-tool-fs-search`, read in its executable and recorded in
 //! `fixtures/real-0.2.1rc2/raw/sdk_tool_*`; docs/CONTRACT.md#s13.4): `read`, `write`, `edit`,
-//! `glob`, `grep` and `todo_write`, each in its own module, over the [`fs::Fs`] seam.
+//! `glob`, `grep` and `todo_write`, each in its own module, over the [`fs::Fs`] seam; and the
+//! profile's other tools as the release answers them in an SDK session ([`others`]).
 //!
 //! A session remembers what it observed of each file (read, written, or found absent): the
 //! release's `fs-observation-policy` lets `write` replace and `edit` change only a file the
@@ -9,6 +10,7 @@
 
 mod edit;
 pub mod fs;
+mod others;
 mod policy;
 mod read;
 pub mod schema;
@@ -23,6 +25,17 @@ use std::path::PathBuf;
 
 /// The file tools this module runs.
 pub const TOOLS: &[&str] = &["read", "write", "edit", "glob", "grep", "todo_write"];
+
+/// Whether this module answers a call of `tool` with `input` (its text): a file tool, one of
+/// [`others::TOOLS`], or another tool with a schema whose arguments break it (`create_goal`,
+/// `subagent_fork` and `workflow` calls that pass their check are not run).
+pub fn answers(tool: &str, input: &str) -> bool {
+    if TOOLS.contains(&tool) || others::TOOLS.contains(&tool) {
+        return true;
+    }
+    let v = crate::wire::json::parse(input).map_or(Value::Null, |p| p.value);
+    schema::of(tool).is_some() && schema::check(tool, &v).is_err()
+}
 
 /// What a session observed of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +107,8 @@ pub struct Call<'a> {
     pub call_id: &'a str,
     /// The file system.
     pub fs: &'a dyn Fs,
+    /// The session's model (`web_search` names it).
+    pub model: &'a str,
 }
 
 /// Runs file tool `tool` with the call's arguments `args` (`None`: not JSON).
@@ -112,7 +127,8 @@ pub fn run(tool: &str, args: Option<&Value>, c: &mut Call<'_>) -> Outcome {
         "edit" => edit::run(&args, c),
         "glob" => search::glob(&args, c),
         "grep" => search::grep(&args, c),
-        _ => todo::run(&args, c.state),
+        "todo_write" => todo::run(&args, c.state),
+        _ => others::run(tool, &args, c),
     }
 }
 

@@ -1,4 +1,5 @@
-//! The argument schemas of the `sdk` profile's file tools (the types, `required`, `enum` and
+//! The argument schemas of the `sdk` profile's tools the reference runs (besides `bash`,
+//! `subagent` and `read_image`: `tool_args`) (the types, `required`, `enum` and
 //! `items` of the schemas the release announces; descriptions left out) and the release's
 //! validator of a call's arguments against them (`@deepseek-ai/dsh-tools`' JSON-schema check,
 //! read in the 0.2.1rc2 executable): an object lists each missing required property in
@@ -28,6 +29,7 @@ fn with(mut props: Value, more: Value) -> Value {
 /// The parameter schema of file tool `tool`; `None` for another tool.
 pub fn of(tool: &str) -> Option<Value> {
     let s = json!({"type":"string"});
+    let n = json!({"type":"number"});
     Some(match tool {
         "read" => object(
             json!({"file_path": s,"offset":{"type":"number"},"limit":{"type":"number"}}),
@@ -51,6 +53,51 @@ pub fn of(tool: &str) -> Option<Value> {
                 "properties":{"content": s,"status":{"type":"string","enum":["pending","in_progress","completed"]}},
                 "required":["content","status"]});
             object(json!({"todos":{"type":"array","items": item}}), &["todos"])
+        }
+        "working_directory" => object(json!({"cd": s}), &[]),
+        "job_list" | "get_goal" => object(json!({}), &[]),
+        "job_output" => object(
+            json!({"job_id": s,"wait":{"type":"boolean"},"timeout_ms": n}),
+            &["job_id"],
+        ),
+        "job_kill" => object(json!({"job_id": s,"reason": s}), &["job_id"]),
+        "exit_plan_mode" => object(json!({"plan": s}), &["plan"]),
+        "send_message" => object(
+            json!({"agent_id": s,"message": s}),
+            &["agent_id", "message"],
+        ),
+        "list_agents" => object(
+            json!({"scope":{"type":"string","enum":["children","descendants"]}}),
+            &[],
+        ),
+        "interrupt_agent" => object(json!({"agent_id": s}), &["agent_id"]),
+        "skill" => object(json!({"name": s}), &["name"]),
+        "web_fetch" => object(json!({"url": s}), &["url"]),
+        "web_search" => object(json!({"queries":{"type":"array","items": s}}), &["queries"]),
+        "update_goal" => object(
+            json!({"goal_id": s,"revision": n,
+                "action":{"type":"string","enum":["edit","pause","resume","complete","blocked"]},
+                "objective": s,"max_goal_rounds": n,"blocked_reason": s}),
+            &["goal_id", "revision", "action"],
+        ),
+        "create_goal" => object(json!({"objective": s,"max_goal_rounds": n}), &["objective"]),
+        "subagent_fork" => object(
+            json!({"cwd": s,"description": s,"prompt": s}),
+            &["description", "prompt"],
+        ),
+        "workflow" => {
+            let phase = object(
+                json!({"title": s,"detail": s,"provider": s,"model": s}),
+                &["title"],
+            );
+            let meta = object(
+                json!({"name": s,"whenToUse": s,"phases":{"type":"array","items": phase}}),
+                &["name", "description"],
+            );
+            object(
+                json!({"script": s,"meta": meta,"args":{"type":"object"},"run_in_background":{"type":"boolean"}}),
+                &["script", "meta"],
+            )
         }
         _ => return None,
     })

@@ -23,6 +23,7 @@ fn call(cwd: &str, state: &mut State, tool: &str, args: Value) -> Outcome {
         state,
         call_id: "toolu_1",
         fs: &Disk,
+        model: "m",
     };
     run(tool, Some(&args), &mut c)
 }
@@ -169,4 +170,53 @@ fn glob_grep_and_todos_answer_as_the_release() {
         "Updated todo list: 0 pending, 1 in progress, 0 completed."
     );
     assert_eq!(o.events[0].0, "todo/write");
+}
+
+/// Recorded in `sdk_tool_others`.
+#[test]
+fn the_other_tools_answer_as_the_release_in_an_sdk_session() {
+    let cwd = dir("others");
+    let st = &mut State::default();
+    assert_eq!(
+        call(&cwd, st, "job_list", json!({})).text,
+        "(no background jobs)"
+    );
+    assert_eq!(
+        call(&cwd, st, "job_kill", json!({"job_id":"j"})).text,
+        "Error: unknown job j"
+    );
+    let o = call(
+        &cwd,
+        st,
+        "send_message",
+        json!({"agent_id":"a","message":"m"}),
+    );
+    assert_eq!(
+        o.error,
+        Some(json!({"name":"SubagentError","code":"NOT_RESUMABLE"}))
+    );
+    let o = call(&cwd, st, "web_fetch", json!({"url":"http://127.0.0.1:9/"}));
+    assert_eq!(
+        o.text,
+        "Error: URL hostname \"127.0.0.1\" resolves to a non-public IP address"
+    );
+    assert_eq!(
+        call(&cwd, st, "web_fetch", json!({"url":"x"})).text,
+        "Error: invalid URL: x"
+    );
+    let o = call(&cwd, st, "web_search", json!({"queries":["q"]}));
+    assert_eq!(o.events[0].1["body"]["model"], "m");
+    assert_eq!(
+        call(&cwd, st, "get_goal", json!({})).text,
+        "{\"goal\":null}"
+    );
+    assert_eq!(
+        call(&cwd, st, "workflow", json!({})).text,
+        "Error: invalid arguments: missing required property \"script\"; missing required property \"meta\""
+    );
+    assert!(!answers(
+        "workflow",
+        "{\"script\":\"x\",\"meta\":{\"name\":\"n\",\"description\":\"d\"}}"
+    ));
+    assert!(answers("workflow", "{}"));
 }
