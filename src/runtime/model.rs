@@ -232,6 +232,7 @@ impl Runtime {
             call_id: TOOL_CALL_ID,
             fs: &super::files::fs::Disk,
             model: &a.model,
+            sid: a.sid,
         };
         let o = super::files::run(&name, parsed.as_ref(), &mut call);
         for (ty, data) in &o.events {
@@ -278,6 +279,7 @@ impl Runtime {
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };
+        s.files.spawned(&child, &label);
         let cat = json!({"version":0,"childId": child,"childCreatedAt": a.now,"mode":"continuable","label": label});
         ev.event(s, "subagent/catalog", &cat);
         let text = format!("started subagent {child}");

@@ -10,6 +10,7 @@
 
 mod edit;
 pub mod fs;
+mod lang;
 mod others;
 mod policy;
 mod read;
@@ -46,11 +47,20 @@ pub enum Seen {
     Present(Version),
 }
 
-/// A session's file-tool state: its observations (by canonical path) and its todo list.
+/// A session's tool state: its observations (by canonical path), its todo list and the
+/// subagents it spawned (id, label).
 #[derive(Debug, Clone, Default)]
 pub struct State {
     seen: HashMap<PathBuf, Seen>,
     todos: Value,
+    children: Vec<(String, String)>,
+}
+
+impl State {
+    /// Records a subagent this session spawned (`list_agents` lists it).
+    pub fn spawned(&mut self, id: &str, label: &str) {
+        self.children.push((id.to_owned(), label.to_owned()));
+    }
 }
 
 /// What a file-tool call produced.
@@ -109,6 +119,8 @@ pub struct Call<'a> {
     pub fs: &'a dyn Fs,
     /// The session's model (`web_search` names it).
     pub model: &'a str,
+    /// The session's id (`list_agents` names it as its subagents' parent).
+    pub sid: &'a str,
 }
 
 /// Runs file tool `tool` with the call's arguments `args` (`None`: not JSON).

@@ -38,7 +38,7 @@ pub fn run(tool: &str, args: &Value, c: &Call<'_>) -> Outcome {
             "SubagentError",
             "NOT_RESUMABLE",
         ),
-        "list_agents" => Outcome::ok("(no subagents)".into(), None),
+        "list_agents" => agents(args, c),
         "interrupt_agent" => Outcome::ok(
             format!("interrupt requested for agent {}", arg(args, "agent_id")),
             None,
@@ -52,6 +52,25 @@ pub fn run(tool: &str, args: &Value, c: &Call<'_>) -> Outcome {
         "get_goal" => Outcome::ok("{\"goal\":null}".into(), None),
         _ => Outcome::coded("no current goal", "GoalError", "GOAL_NOT_FOUND"),
     }
+}
+
+/// `list_agents`: the session's subagents (all finished: the scripted model answers at once),
+/// or `(no subagents)`.
+fn agents(args: &Value, c: &Call<'_>) -> Outcome {
+    if c.state.children.is_empty() {
+        return Outcome::ok("(no subagents)".into(), None);
+    }
+    let deep = arg(args, "scope") == "descendants";
+    let rows: Vec<String> = c
+        .state
+        .children
+        .iter()
+        .map(|(id, label)| match deep {
+            true => format!("{id} [inactive] parent={} depth=1 \u{2014} {label}", c.sid),
+            false => format!("{id} [inactive] \u{2014} {label}"),
+        })
+        .collect();
+    Outcome::ok(rows.join("\n"), None)
 }
 
 /// `web_fetch` of `url`: an invalid URL, or one whose host is not public, is refused.

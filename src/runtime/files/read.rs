@@ -118,8 +118,11 @@ pub fn run(args: &Value, c: &mut Call<'_>) -> Outcome {
     }
     c.state.seen.insert(target.clone(), Seen::Present(version));
     let path = target.to_string_lossy();
-    let meta = json!({"path": path,"offset": offset,
+    let mut meta = json!({"path": path,"offset": offset,
         "lines": lines.iter().map(|(n, t)| json!({"number": n,"text": t})).collect::<Vec<_>>(),
         "totalLines": total});
+    if let Some(lang) = super::lang::of(&path) {
+        meta["lang"] = json!(lang);
+    }
     Outcome::ok(format(&path, offset, &lines, total, capped), Some(meta))
 }

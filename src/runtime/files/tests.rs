@@ -24,6 +24,7 @@ fn call(cwd: &str, state: &mut State, tool: &str, args: Value) -> Outcome {
         call_id: "toolu_1",
         fs: &Disk,
         model: "m",
+        sid: "s1",
     };
     run(tool, Some(&args), &mut c)
 }
