@@ -2,7 +2,7 @@
 //! of the SDK app (recorded: `sdk_tool_others`): no background jobs, subagents, skills, goals
 //! or plan mode to act on, no approval answerer, and no network (`web_search` goes to the
 //! DeepSeek endpoint and fails as the release fails offline; `web_fetch` refuses what is not
-//! a public URL).
+//! a public URL and fails to resolve the rest).
 
 use super::{arg, Call, Outcome};
 use serde_json::{json, Value};
@@ -95,7 +95,9 @@ fn fetch(url: &str) -> Outcome {
         let m = format!("URL hostname \"{name}\" resolves to a non-public IP address");
         return Outcome::coded(&m, "WebError", "WEB_BLOCKED_URL");
     }
-    Outcome::coded("fetch failed", "WebError", "WEB_FETCH_FAILED")
+    // Offline, as the release answers without a resolver (recorded: `sdk_tool_edges`).
+    let m = format!("web fetch failed: Error: getaddrinfo ENOTFOUND {name}");
+    Outcome::coded(&m, "WebError", "WEB_PROVIDER_ERROR")
 }
 
 /// `web_search`: the request to the DeepSeek search endpoint, failing offline.

@@ -41,6 +41,8 @@ pub fn escalation(args: &Value) -> Option<(String, Option<String>)> {
         (Some(_), None) => fail("invalid escalation: sandbox_permissions requires a justification"),
         (None, Some(_)) => fail("invalid escalation: justification is only valid together with sandbox_permissions"),
         (Some(_), Some(j)) if j.trim().is_empty() => fail("invalid justification: expected a non-empty sentence"),
+        // The call's own mode: no escalation, the call runs (recorded: `sdk_tool_edges`).
+        (Some("workspace-write"), Some(_)) => None,
         (Some(m), Some(_)) if m != "danger-full-access" => fail(&format!(
             "sandbox escalation to \"{m}\" is not strictly wider than this call's current \"workspace-write\" mode"
         )),

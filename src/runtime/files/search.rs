@@ -76,8 +76,9 @@ fn shown(cwd: &str, p: &Path) -> String {
     }
 }
 
-/// The search root of an optional `path` argument, and the files under it.
-fn files(c: &Call<'_>, path: &str) -> (PathBuf, Vec<Found>) {
+/// The search root of an optional `path` argument, and the files under it; a root that does
+/// not exist fails as ripgrep's exit 2 (`tool` names the search).
+fn files(c: &Call<'_>, path: &str, tool: &str) -> Result<(PathBuf, Vec<Found>), Box<Outcome>> {
     let root = PathBuf::from(if path.is_empty() {
         c.cwd.to_owned()
     } else {
@@ -88,9 +89,13 @@ fn files(c: &Call<'_>, path: &str) -> (PathBuf, Vec<Found>) {
             path: root.clone(),
             mtime: (v.1, 0),
         }],
-        _ => c.fs.walk(&root),
+        Some(_) => c.fs.walk(&root),
+        None => {
+            let m = format!("{tool} search failed (exit 2): rg: {path}: IO error for operation on {path}: No such file or directory (os error 2)");
+            return Err(Box::new(Outcome::coded(&m, "SearchError", "SEARCH_FAILED")));
+        }
     };
-    (root, found)
+    Ok((root, found))
 }
 
 /// Runs `glob`.
@@ -109,7 +114,10 @@ pub fn glob(args: &Value, c: &mut Call<'_>) -> Outcome {
             "SEARCH_INVALID_PATTERN",
         );
     };
-    let (root, mut found) = files(c, arg(args, "path"));
+    let (root, mut found) = match files(c, arg(args, "path"), "glob") {
+        Ok(f) => f,
+        Err(o) => return *o,
+    };
     found.retain(|f| {
         let rel = f
             .path
@@ -157,7 +165,10 @@ pub fn grep(args: &Value, c: &mut Call<'_>) -> Outcome {
     };
     let include = args.get("include").and_then(Value::as_str);
     let inc = include.and_then(glob_regex);
-    let (root, found) = files(c, arg(args, "path"));
+    let (root, found) = match files(c, arg(args, "path"), "grep") {
+        Ok(f) => f,
+        Err(o) => return *o,
+    };
     let mut groups: Vec<(String, Vec<(usize, String)>)> = Vec::new();
     for f in found.iter().filter(|f| !hidden(&root, &f.path)) {
         let rel = f
