@@ -10,6 +10,7 @@
 
 mod edit;
 pub mod fs;
+mod ignore;
 mod lang;
 mod others;
 mod policy;

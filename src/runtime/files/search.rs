@@ -1,7 +1,7 @@
 //! `glob` and `grep` as the release runs them through ripgrep: `glob` lists the regular files
 //! matching a gitignore-style glob (hidden and ignored files too, version-control directories
 //! left out), oldest first; `grep` lists the lines matching a ripgrep (Rust `regex`) pattern,
-//! grouped by file, hidden files left out. Paths are shown relative to the session's directory.
+//! grouped by file, hidden and ignored files left out ([`super::ignore`]). Paths are shown relative to the session's directory.
 //!
 //! Where ripgrep's order is its parallel walk's, the reference walks each directory's files
 //! (oldest first) before its subdirectories (by name): the order the recordings show.
@@ -143,13 +143,6 @@ pub fn glob(args: &Value, c: &mut Call<'_>) -> Outcome {
     Outcome::ok(text, Some(meta))
 }
 
-fn hidden(root: &Path, p: &Path) -> bool {
-    p.strip_prefix(root)
-        .unwrap_or(p)
-        .components()
-        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-}
-
 /// Runs `grep`.
 pub fn grep(args: &Value, c: &mut Call<'_>) -> Outcome {
     let pattern = arg(args, "pattern");
@@ -170,7 +163,9 @@ pub fn grep(args: &Value, c: &mut Call<'_>) -> Outcome {
         Err(o) => return *o,
     };
     let mut groups: Vec<(String, Vec<(usize, String)>)> = Vec::new();
-    for f in found.iter().filter(|f| !hidden(&root, &f.path)) {
+    let paths: Vec<PathBuf> = found.iter().map(|f| f.path.clone()).collect();
+    let ignores = super::ignore::Ignores::new(c.fs, &root, &paths);
+    for f in found.iter().filter(|f| !ignores.ignored(&f.path)) {
         let rel = f
             .path
             .strip_prefix(&root)

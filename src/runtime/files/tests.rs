@@ -221,3 +221,31 @@ fn the_other_tools_answer_as_the_release_in_an_sdk_session() {
     ));
     assert!(answers("workflow", "{}"));
 }
+
+/// Recorded in `sdk_tool_grep_ignores`: ignore files apply to grep, not to glob.
+#[test]
+fn grep_leaves_out_what_ripgrep_ignores() {
+    let cwd = dir("ignores");
+    let st = &mut State::default();
+    for (p, t) in [
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        (".gitignore", "# out\nignored.txt\nbuild/\n"),
+        ("ignored.txt", "hello\n"),
+        ("build/out.txt", "hello\n"),
+        ("sub/.ignore", "skip.txt\n"),
+        ("sub/skip.txt", "hello\n"),
+        ("sub/kept.txt", "hello\n"),
+    ] {
+        call(&cwd, st, "write", json!({"file_path": p, "content": t}));
+    }
+    let o = call(&cwd, st, "grep", json!({"pattern":"hello"}));
+    assert_eq!(o.text, "Found 1 match\n\nsub/kept.txt\nLine 1: hello");
+    let o = call(&cwd, st, "grep", json!({"pattern":"hello","path":"build"}));
+    assert_eq!(o.text, "Found 1 match\n\nbuild/out.txt\nLine 1: hello");
+    let o = call(&cwd, st, "glob", json!({"pattern":"**/*.txt"}));
+    assert_eq!(o.text.lines().count(), 4, "{}", o.text);
+    // Outside a git repository `.gitignore` is not read.
+    std::fs::remove_dir_all(format!("{cwd}/.git")).unwrap();
+    let o = call(&cwd, st, "grep", json!({"pattern":"hello"}));
+    assert!(o.text.starts_with("Found 3 matches"), "{}", o.text);
+}
