@@ -10,6 +10,9 @@
 //! Under `sdk-minimal` the roster is the profile's ([`super::profile::roster`]): a call of a tool
 //! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
 //! `read_image` run as [`super::tools`] says (no `job/*` events).
+//!
+//! Under `sdk`, `call:`s of the file tools and the profile's other tools run as
+//! [`super::files`] says (docs/CONTRACT.md#s13.4).
 
 use super::assistant::{self, Block};
 use super::events::{self, new_id, Events};
