@@ -31,6 +31,7 @@ mod config;
 pub mod editor;
 mod events;
 mod fast;
+pub mod files;
 pub(crate) mod image;
 mod inspect;
 pub mod launch;
@@ -133,6 +134,8 @@ struct Session {
     sched: u64,
     /// The `sdk-minimal` persistent shell, once a bash call started it.
     shell: Option<shell::Shell>,
+    /// The `sdk` profile's file-tool state (observations, todo list).
+    files: files::State,
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
     /// by the turn's next step.
     next_step: Vec<Value>,
@@ -168,6 +171,7 @@ impl Session {
             legacy_pending: Vec::new(),
             sched: 0,
             shell: None,
+            files: files::State::default(),
             next_step: Vec::new(),
             context_cwd: None,
             last_time: 0,

@@ -10,6 +10,9 @@
 //! Under `sdk-minimal` the roster is the profile's ([`super::profile::roster`]): a call of a tool
 //! it does not offer is refused as the model stub refuses it, and bash, `working_directory` and
 //! `read_image` run as [`super::tools`] says (no `job/*` events).
+//!
+//! Under `sdk`, `call:`s of the file tools and the profile's other tools run as
+//! [`super::files`] says (docs/CONTRACT.md#s13.4).
 
 use super::assistant::{self, Block};
 use super::events::{self, new_id, Events};
@@ -155,6 +158,19 @@ impl Runtime {
                 let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                 self.minimal_call(a, ev, tool, input, v)
             }
+            Script::Call { tool, input } if tool == "working_directory" => {
+                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+                if super::files::schema::check(&tool, &v).is_ok() {
+                    // As under `sdk-minimal` (its arguments checked first).
+                    let args = crate::wire::json::to_string(&v);
+                    self.minimal_call(a, ev, tool, args, v)
+                } else {
+                    self.file_call(a, ev, tool, input)
+                }
+            }
+            Script::Call { tool, input } if super::files::answers(&tool, &input) => {
+                self.file_call(a, ev, tool, input)
+            }
             Script::Call { tool, .. } => {
                 // Only reachable with a roster that offers a tool the reference does not run.
                 let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
@@ -196,6 +212,45 @@ impl Runtime {
         a.tool_answered(s, ev, &tr, call_seq, &o.text)
     }
 
+    /// A call of one of the `sdk` profile's file tools: it runs as [`super::files`] says.
+    fn file_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        name: String,
+        input: String,
+    ) -> Next {
+        let parsed = crate::wire::json::parse(&input).ok().map(|p| p.value);
+        let args = parsed
+            .as_ref()
+            .map_or_else(|| input.clone(), crate::wire::json::to_string);
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let call_seq = a.tool_call(s, ev, &name, &args);
+        let cwd = s.cwd.clone();
+        let mut call = super::files::Call {
+            cwd: &cwd,
+            state: &mut s.files,
+            call_id: TOOL_CALL_ID,
+            fs: &super::files::fs::Disk,
+            model: &a.model,
+            sid: a.sid,
+        };
+        let o = super::files::run(&name, parsed.as_ref(), &mut call);
+        for (ty, data) in &o.events {
+            ev.event(s, ty, data);
+        }
+        let mut tr = a.tool_result(&o.text, o.is_error);
+        if let Some(e) = o.error {
+            tr["error"] = e;
+        }
+        if let Some(m) = o.meta {
+            tr["meta"] = m;
+        }
+        a.tool_answered(s, ev, &tr, call_seq, &o.text)
+    }
+
     /// A subagent call: a child session runs `prompt` (a subagent's own call is refused).
     fn subagent_call(
         &mut self,
@@ -227,6 +282,7 @@ impl Runtime {
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };
+        s.files.spawned(&child, &label);
         let cat = json!({"version":0,"childId": child,"childCreatedAt": a.now,"mode":"continuable","label": label});
         ev.event(s, "subagent/catalog", &cat);
         let text = format!("started subagent {child}");

@@ -88,7 +88,7 @@ pub fn shipped_package(package: &str) -> bool {
 
 /// The tools the release's `sdk` profile offers, in the order its requests list them (recorded:
 /// `divergence_tool_arguments`). The reference runs `bash`, `subagent` and `read_image` (see
-/// `tool_args`); a call of another is answered as the reference not running it.
+/// `tool_args`) and the rest as [`super::files`] says (docs/CONTRACT.md#s13.4).
 pub const SDK_TOOLS: [&str; 25] = [
     "bash",
     "create_goal",

@@ -196,7 +196,8 @@ fn title_of(content: &Value) -> String {
     let mut units = held::to_utf16(&title);
     if units.len() > 40 {
         units.truncate(40);
-        return held::from_utf16(&units);
+        // The cut title loses its trailing whitespace (`trimEnd`, recorded: `sdk_tool_todo`).
+        return held::from_utf16(&units).trim_end().to_owned();
     }
     title
 }

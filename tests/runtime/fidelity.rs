@@ -249,6 +249,14 @@ fn norm_str(s: &str) -> String {
     if !cwd.is_empty() {
         s = s.replace(&cwd, "{{cwd}}");
     }
+    // The recorder's cwd, where a streamed text cut it so that the recorder missed it.
+    while let Some(i) = s.find("/tmp/dsh-rec-cwd-") {
+        let end = (i + 25).min(s.len());
+        if !s.is_char_boundary(end) {
+            break;
+        }
+        s.replace_range(i..end, "{{cwd}}");
+    }
     while let Some(i) = s.find("/tmp/probe-") {
         let Some(j) = s[i..].find("/cwd") else { break };
         s.replace_range(i..i + j + 4, "{{cwd}}");
