@@ -51,7 +51,7 @@ pub(crate) struct ReplayArgs {
     paths: Vec<String>,
     /// The runtime command line.
     #[arg(last = true, value_name = "CMD", required = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 impl ReplayArgs {
