@@ -76,3 +76,26 @@ fn a_runtime_at_a_non_utf8_path_with_a_non_utf8_argument_is_checked_and_named() 
     assert_eq!(report.0["runtime"], "sh rt-\\xfd.sh tag-\\xfe", "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn replay_takes_a_trace_at_a_non_utf8_path_and_a_runtime_behind_one() {
+    let (prefix, dir, script) = script();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/errors/unknown-methods-answer-internal-error.trace");
+    let trace = dir.join(OsString::from_vec(b"t-\xfc.trace".to_vec()));
+    std::fs::copy(&fixture, &trace).unwrap();
+    let out = Command::new(KIT)
+        .arg("replay")
+        .arg(&trace)
+        .arg("--")
+        .args([script.into_os_string(), tag()])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).expect("replay's output is UTF-8");
+    assert!(out.contains("PASS"), "{out}");
+    assert!(out.contains(&prefix), "the trace is named: {out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
