@@ -75,10 +75,14 @@
       }
       return;
     }
-    if (e.target !== cell || e.altKey || e.metaKey) return;
+    // The cell, or its summary once clicked: the summary's own Enter and Space toggle it.
+    var summary = e.target.tagName === "SUMMARY" && e.target.parentElement.parentElement === cell;
+    if ((e.target !== cell && !summary) || e.altKey || e.metaKey) return;
     if (e.key === "Enter" || e.key === " ") {
-      activate(cell);
-      e.preventDefault();
+      if (!summary) {
+        activate(cell);
+        e.preventDefault();
+      }
       return;
     }
     var to = target(e.key, e.ctrlKey, cell);
@@ -108,8 +112,10 @@
     }
   });
   // A link to a cell (a root cause's, or the page's address) opens its failure and focuses it.
+  // A link to a row (a check's id) focuses its first cell.
   function opened() {
     var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (el && el.parentElement && el.parentElement.parentElement === grid) return move(el.cells[0]);
     var d = el && el.querySelector("details");
     if (!d) return;
     d.open = true;

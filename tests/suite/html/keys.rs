@@ -133,6 +133,30 @@ fn arrow_keys_move_through_the_grid_and_enter_opens_a_failure() {
     assert_eq!(opened(&mut p, &cell), true, "Space opens it");
     press(&mut p, "Escape", false);
     assert_eq!(opened(&mut p, &cell), false);
+    // Its summary, focused as a click leaves it: Enter toggles once, the arrows still move.
+    p.eval(&format!(
+        "document.getElementById('{cell}').querySelector('summary').focus()"
+    ));
+    press(&mut p, "Enter", false);
+    assert_eq!(
+        opened(&mut p, &cell),
+        true,
+        "the summary's Enter opens it once"
+    );
+    assert_eq!(
+        press(&mut p, "Escape", false),
+        format!("check-{BROKEN}:{end} {cell}")
+    );
+    assert_eq!(opened(&mut p, &cell), false);
+    p.eval(&format!(
+        "document.getElementById('{cell}').querySelector('summary').focus()"
+    ));
+    let left = press(&mut p, "ArrowLeft", false);
+    assert!(
+        left.starts_with(&format!("check-{BROKEN}:{} ", end - 1)),
+        "{left}"
+    );
+    press(&mut p, "ArrowRight", false);
 
     // A filter hides the tab stop's row: Tab enters at the first row shown, arrows skip the rest.
     let verdict = if side.release.is_some() {
