@@ -91,8 +91,15 @@ impl Page {
             "Emulation.setFocusEmulationEnabled",
             json!({"enabled": true}),
         );
-        page.call("Page.navigate", json!({"url": url}));
-        page.event("Page.loadEventFired");
+        page.call("Page.setLifecycleEventsEnabled", json!({"enabled": true}));
+        let nav = page.call("Page.navigate", json!({"url": url}));
+        // The load of this navigation, not a late one of about:blank.
+        loop {
+            let e = page.event("Page.lifecycleEvent");
+            if e["params"]["name"] == "load" && e["params"]["loaderId"] == nav["loaderId"] {
+                break;
+            }
+        }
         page
     }
 
