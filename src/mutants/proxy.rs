@@ -20,7 +20,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Runs mutant `name` (or several, comma-separated: see [`super::find_all`]) in front of `cmd`;
 /// returns the process exit code (never returns for the mutants that refuse to exit, until killed).
-pub fn run(name: &str, cmd: &[String]) -> i32 {
+pub fn run<S: AsRef<std::ffi::OsStr>>(name: &str, cmd: &[S]) -> i32 {
     let (layers, mut child) = match start(name, cmd) {
         Ok(started) => started,
         Err(code) => return code,
@@ -46,7 +46,10 @@ pub fn run(name: &str, cmd: &[String]) -> i32 {
 
 /// The mutants `name` names, and the runtime `cmd` started behind them; `Err`: the exit code
 /// of a call that cannot start (said on stderr).
-fn start(name: &str, cmd: &[String]) -> Result<(Vec<MutantKind>, Child), i32> {
+fn start<S: AsRef<std::ffi::OsStr>>(
+    name: &str,
+    cmd: &[S],
+) -> Result<(Vec<MutantKind>, Child), i32> {
     let layers = match super::find_all(name) {
         Ok(ms) => ms.iter().map(|m| m.kind).collect::<Vec<_>>(),
         Err(e) => {
@@ -58,8 +61,9 @@ fn start(name: &str, cmd: &[String]) -> Result<(Vec<MutantKind>, Child), i32> {
         eprintln!("dsh-conformance mutant: no runtime command given (usage: mutant <name> -- <cmd> [args])");
         return Err(2);
     };
+    let prog = prog.as_ref();
     match Command::new(prog)
-        .args(args)
+        .args(args.iter().map(AsRef::as_ref))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

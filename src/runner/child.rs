@@ -5,12 +5,12 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+pub use super::command::{lossless_display, CommandSpec};
 pub use super::dirs::CaseDirs;
 use super::flood::{Flood, Meter, StdoutLimit, LINE_OVERHEAD};
 pub use super::mark::MARK_VAR;
@@ -44,71 +44,6 @@ const STDERR_TAIL: usize = 64 * 1024;
 /// How long [`Child::stderr_tail`] waits for the rest of an ended runtime's stderr (a grandchild
 /// may hold the pipe open: then it is not waited for longer).
 const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_millis(300);
-
-/// The program to run and its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandSpec {
-    /// Executable (looked up on PATH when it has no slash).
-    pub program: PathBuf,
-    /// Arguments.
-    pub args: Vec<String>,
-}
-
-impl CommandSpec {
-    /// A command with no arguments. A relative path with a slash (`./rt`, `bin/rt`) is made
-    /// absolute against the current directory: the runtime itself starts in a fresh case directory.
-    pub fn new(program: impl Into<PathBuf>) -> Self {
-        let mut program: PathBuf = program.into();
-        if program.is_relative() && program.components().count() > 1 {
-            if let Ok(cwd) = std::env::current_dir() {
-                program = cwd.join(program);
-            }
-        }
-        CommandSpec {
-            program,
-            args: Vec::new(),
-        }
-    }
-
-    /// Adds an argument.
-    pub fn arg(mut self, a: impl Into<String>) -> Self {
-        self.args.push(a.into());
-        self
-    }
-
-    /// From `[program, args…]`, as typed on a command line. Since the runtime starts in a fresh
-    /// case directory, an argument that is a relative path to an existing file of the caller's
-    /// directory (`python3 my_runtime.py`, `node dist/main.js`) is made absolute too.
-    pub fn from_argv(argv: &[String]) -> Option<Self> {
-        let (p, rest) = argv.split_first()?;
-        let mut c = CommandSpec::new(p);
-        let cwd = std::env::current_dir().ok();
-        c.args = rest
-            .iter()
-            .map(|a| match &cwd {
-                Some(cwd)
-                    if !a.starts_with('-')
-                        && std::path::Path::new(a).is_relative()
-                        && cwd.join(a).is_file() =>
-                {
-                    cwd.join(a).to_string_lossy().into_owned()
-                }
-                _ => a.clone(),
-            })
-            .collect();
-        Some(c)
-    }
-}
-
-impl std::fmt::Display for CommandSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.program.display())?;
-        for a in &self.args {
-            write!(f, " {a}")?;
-        }
-        Ok(())
-    }
-}
 
 enum WriteMsg {
     Bytes(Vec<u8>),

@@ -13,6 +13,7 @@
 pub mod cancel;
 pub mod child;
 pub mod cleanup;
+mod command;
 mod dirs;
 pub mod flood;
 mod mark;
@@ -21,7 +22,7 @@ pub mod tap;
 pub mod wire_log;
 
 pub use cancel::{Cancel, Halt};
-pub use child::{CaseDirs, Child, CommandSpec, Event};
+pub use child::{lossless_display, CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
 pub use wire_log::{Stamp, Wire, WireLog};

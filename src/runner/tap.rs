@@ -93,8 +93,9 @@ extern "C" fn forward(sig: libc::c_int) {
 }
 
 /// Runs `argv` behind the tap; returns the runtime's exit code (128 + N if a signal killed it).
-pub fn tap(argv: &[String], opts: &TapOptions) -> Result<i32, TapError> {
+pub fn tap<S: AsRef<std::ffi::OsStr>>(argv: &[S], opts: &TapOptions) -> Result<i32, TapError> {
     let (program, args) = argv.split_first().ok_or(TapError::NoCommand)?;
+    let (program, args) = (program.as_ref(), args.iter().map(AsRef::as_ref));
     // Found before the session, not after it: what it recorded must have somewhere to go.
     for p in std::iter::once(&opts.out).chain(&opts.raw) {
         std::fs::OpenOptions::new()
@@ -257,7 +258,11 @@ fn take_lines(pending: &mut Vec<u8>, mut each: impl FnMut(Vec<u8>)) {
     }
 }
 
-fn write_outputs(log: &Log, argv: &[String], opts: &TapOptions) -> Result<(), TapError> {
+fn write_outputs<S: AsRef<std::ffi::OsStr>>(
+    log: &Log,
+    argv: &[S],
+    opts: &TapOptions,
+) -> Result<(), TapError> {
     let mut dirs = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         dirs.push((cwd.to_string_lossy().into_owned(), "{{cwd}}"));
@@ -270,7 +275,11 @@ fn write_outputs(log: &Log, argv: &[String], opts: &TapOptions) -> Result<(), Ta
         dirs,
         stderr_tail: String::new(),
     };
-    let mut source = format!("dsh-conformance tap -- {}", argv.join(" "));
+    let words: Vec<String> = argv
+        .iter()
+        .map(|a| super::lossless_display(a.as_ref()))
+        .collect();
+    let mut source = format!("dsh-conformance tap -- {}", words.join(" "));
     if log.truncated {
         source.push_str(&format!(" (recording stopped at {TAP_BYTES} bytes)"));
     }

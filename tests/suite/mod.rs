@@ -6,6 +6,7 @@ mod chat_completions;
 mod cli;
 mod contract;
 mod html;
+mod os_args;
 mod precision;
 mod prerequisites;
 mod readme;

@@ -112,7 +112,12 @@ fn bless_args(path: &std::path::Path) -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .chain(mock("ok").program.to_str().map(str::to_owned))
-        .chain(mock("ok").args)
+        .chain(
+            mock("ok")
+                .args
+                .into_iter()
+                .map(|a| a.into_string().unwrap()),
+        )
         .collect()
 }
 
@@ -141,7 +146,12 @@ fn bless_rewrites_a_stale_trace_and_prints_the_diff() {
         .iter()
         .map(|s| s.to_string())
         .chain(mock("ok").program.to_str().map(str::to_owned))
-        .chain(mock("ok").args)
+        .chain(
+            mock("ok")
+                .args
+                .into_iter()
+                .map(|a| a.into_string().unwrap()),
+        )
         .collect();
     assert_eq!(kit("replay", &args), 0);
     let _ = std::fs::remove_dir_all(&dir);
@@ -167,7 +177,7 @@ fn the_replay_command_exits_0_1_or_2() {
             .iter()
             .map(|s| s.to_string())
             .chain(["--".to_string(), cmd.program.to_string_lossy().into_owned()])
-            .chain(cmd.args.iter().cloned())
+            .chain(cmd.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect()
     };
     let fixture = root().join("fixtures/errors/unknown-methods-answer-internal-error.trace");

@@ -26,7 +26,7 @@ pub(crate) struct BenchArgs {
     timeout: std::time::Duration,
     /// The runtime command (default: the built-in reference runtime).
     #[arg(last = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 /// One `bench` workload.
@@ -43,7 +43,7 @@ pub(crate) fn bench(a: BenchArgs) -> i32 {
     let argv = if a.cmd.is_empty() {
         match std::env::current_exe() {
             Ok(exe) => vec![
-                exe.display().to_string(),
+                exe.into_os_string(),
                 "runtime".into(),
                 "--profile".into(),
                 "sdk".into(),

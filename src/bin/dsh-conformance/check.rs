@@ -70,7 +70,7 @@ pub(crate) struct CheckArgs {
     verbose: bool,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 impl CheckArgs {
@@ -197,14 +197,17 @@ fn runtime_command(
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot find its own executable: {e}"))?;
         let argv = [
-            exe.display().to_string(),
+            exe.into_os_string(),
             "runtime".into(),
             "--edition".into(),
-            a.edition.to_string(),
+            a.edition.to_string().into(),
         ];
         (argv.to_vec(), "built-in reference runtime".to_owned())
     } else {
-        (a.cmd.clone(), a.cmd.join(" "))
+        let words: Vec<String> = (a.cmd.iter())
+            .map(|w| dsh_conformance::runner::lossless_display(w))
+            .collect();
+        (a.cmd.clone(), words.join(" "))
     };
     let cmd =
         dsh_conformance::runner::CommandSpec::from_argv(&argv).ok_or("empty runtime command")?;

@@ -66,7 +66,7 @@ pub(crate) struct FuzzArgs {
     shard: Option<dsh_conformance::blackbox::Shard>,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 /// `fuzz merge`.

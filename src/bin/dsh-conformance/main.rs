@@ -81,7 +81,7 @@ enum Cmd {
         case: String,
         /// The runtime command line (the client's arguments follow it).
         #[arg(last = true, required = true)]
-        cmd: Vec<String>,
+        cmd: Vec<std::ffi::OsString>,
     },
     /// Serve the scripted model stub in the foreground: prints the environment to export, logs each
     /// request, ends on Ctrl-C.
@@ -117,7 +117,7 @@ enum Cmd {
         name: String,
         /// The runtime command to wrap.
         #[arg(last = true)]
-        cmd: Vec<String>,
+        cmd: Vec<std::ffi::OsString>,
     },
 }
 

@@ -44,7 +44,7 @@ pub(crate) struct RecordArgs {
     env: Vec<(String, String)>,
     /// The runtime command line.
     #[arg(last = true, value_name = "CMD", required = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 impl RecordArgs {

@@ -48,10 +48,10 @@ pub(crate) struct ReplayArgs {
     bless: bool,
     /// Trace files, or directories searched for `*.trace`.
     #[arg(value_name = "TRACE_OR_DIR", required = true)]
-    paths: Vec<String>,
+    paths: Vec<PathBuf>,
     /// The runtime command line.
     #[arg(last = true, value_name = "CMD", required = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 impl ReplayArgs {
@@ -209,10 +209,9 @@ fn bless_one(
 }
 
 /// Collects `.trace` files from files and directories (sorted within each directory).
-fn collect_traces(paths: &[String]) -> Result<Vec<PathBuf>, String> {
+fn collect_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
-        let p = Path::new(p);
         if p.is_dir() {
             let mut stack = vec![p.to_path_buf()];
             let mut found = Vec::new();

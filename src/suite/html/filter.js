@@ -23,17 +23,3 @@
   f.addEventListener("change", apply);
   apply();
 })();
-// A link to a cell (a root cause's, or the page's address) opens its failure.
-(function () {
-  function open() {
-    var id = decodeURIComponent(location.hash.slice(1));
-    var el = id && document.getElementById(id);
-    var d = el && el.querySelector("details");
-    if (!d) return;
-    d.open = true;
-    var s = d.querySelector("summary");
-    if (s) s.focus();
-  }
-  window.addEventListener("hashchange", open);
-  open();
-})();

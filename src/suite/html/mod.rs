@@ -1,7 +1,8 @@
-//! The HTML report: one self-contained page (inline CSS, a small inline script that only filters)
-//! from one or more JSON reports (`check --format json`, `docs/report.schema.json`). Root causes
-//! come first, per runtime; then a checks × runtimes matrix whose failing cells open, as
-//! `<details>`, the failure the JSON report holds. Sans-IO: JSON values in, a `String` out.
+//! The HTML report: one self-contained page (inline CSS, a small inline script that filters and
+//! moves through the matrix by keyboard) from one or more JSON reports (`check --format json`,
+//! `docs/report.schema.json`). Root causes come first, per runtime; then a checks × runtimes
+//! matrix whose failing cells open, as `<details>`, the failure the JSON report holds. Sans-IO:
+//! JSON values in, a `String` out.
 //!
 //! Every text from a report is escaped: a runtime's stderr is hostile input.
 
@@ -11,7 +12,8 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 const CSS: &str = include_str!("page.css");
-const SCRIPT: &str = include_str!("filter.js");
+/// The filters, then the grid's keyboard navigation (which follows what the filters hide).
+const SCRIPT: &str = concat!(include_str!("filter.js"), include_str!("grid.js"));
 
 /// How the page links out.
 #[derive(Debug, Clone)]

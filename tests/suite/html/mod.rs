@@ -1,11 +1,17 @@
-//! The HTML report as a reader sees it: built by the command line for the reference runtime and a
-//! broken one side by side, loaded in headless Chromium (its DOM after the script ran, with
-//! scripts off, and a screenshot). Without Chromium these tests skip with a reason, except under
+//! The HTML report as a reader sees it: built by the command line for the reference runtime, the
+//! release and a broken one side by side ([`side`]), loaded in headless Chromium (its DOM after the
+//! script ran, with scripts off, a screenshot, and key presses through the DevTools protocol:
+//! [`cdp`], [`keys`]). Without Chromium these tests skip with a reason, except under
 //! `CI=true`, where they fail (`.ci/run` installs it).
+
+mod cdp;
+mod keys;
+mod side;
 
 use super::{KIT, RUNTIME};
 use assert_cmd::Command;
 use serde_json::{json, Value};
+use side::{side_by_side, BROKEN, KNOWN};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -86,30 +92,14 @@ fn between<'a>(page: &'a str, start: &str, end: &str) -> &'a str {
     &page[at..at + len]
 }
 
-/// A runtime that prints markup on stderr before it serves, behind the `no-idle` mutant.
-const HOSTILE: &str = "echo '<script>document.body.setAttribute(\"data-pwned\",\"1\")</script><img src=x onerror=alert(1)>' >&2; exec \"$0\" mutant no-idle -- \"$1\"";
-const BROKEN: &str = "status.idle-after-turn";
-
 #[test]
-fn the_page_of_the_reference_beside_a_broken_runtime_reads_in_a_browser() {
+fn the_page_of_the_reference_the_release_and_a_broken_runtime_reads_in_a_browser() {
     let Some(chrome) = chromium() else { return };
     let dir = temp_dir();
-    let (good, bad, page) = (
-        dir.join("reference.json"),
-        dir.join("broken.json"),
-        dir.join("report.html"),
-    );
-    let check = |out: &Path, cmd: &[&str], code: i32| {
-        Command::new(KIT)
-            .args(["check", "--format", "json", "--jobs", "2", "--output"])
-            .arg(out)
-            .args(cmd)
-            .assert()
-            .code(code);
-    };
-    check(&good, &[], 0);
-    check(&bad, &["--", "sh", "-c", HOSTILE, KIT, RUNTIME], 1);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&bad).unwrap()).unwrap();
+    let side = side_by_side();
+    let page = &side.page;
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&side.broken_report).unwrap()).unwrap();
     let failing = report["checks"]
         .as_array()
         .unwrap()
@@ -121,23 +111,21 @@ fn the_page_of_the_reference_beside_a_broken_runtime_reads_in_a_browser() {
         wire["lines"].as_array().is_some_and(|l| l.len() > 3),
         "the JSON report keeps the case's wire log: {failing:#}"
     );
-    Command::new(KIT)
-        .args(["report", "--html"])
-        .arg(&page)
-        .arg(&good)
-        .arg(&bad)
-        .assert()
-        .code(0);
 
     // With the script: a link to the failing cell opens it, the filters show.
-    let cell = format!("cell-2-{BROKEN}");
+    let broken = side.broken;
+    let cell = format!("cell-{broken}-{BROKEN}");
     let dom = browse(
         &chrome,
         &dir,
         &["--dump-dom"],
-        &format!("{}#{cell}", url(&page)),
+        &format!("{}#{cell}", url(page)),
     );
-    let causes = between(&dom, "<ol class=\"causes\" data-runtime=\"2\">", "</ol>");
+    let causes = between(
+        &dom,
+        &format!("<ol class=\"causes\" data-runtime=\"{broken}\">"),
+        "</ol>",
+    );
     assert!(
         causes.contains(&format!("<code>{BROKEN}</code>")),
         "{causes}"
@@ -149,7 +137,7 @@ fn the_page_of_the_reference_beside_a_broken_runtime_reads_in_a_browser() {
     let td = between(&dom, &format!("<td id=\"{cell}\""), "</details></td>");
     assert!(td.contains("class=\"v v-fail sev-must\""), "{td}");
     assert!(
-        td.contains("<summary><span class=\"label\">FAIL</span><span class=\"sevtag\">MUST</span></summary>"),
+        td.contains("<summary tabindex=\"-1\"><span class=\"label\">FAIL</span><span class=\"sevtag\">MUST</span></summary>"),
         "{td}"
     );
     assert!(
@@ -189,7 +177,11 @@ fn the_page_of_the_reference_beside_a_broken_runtime_reads_in_a_browser() {
     // Scripts off: the matrix and the failures are plain HTML; the filters stay hidden.
     // (`--blink-settings=scriptEnabled=false` also stops the evaluation `--dump-dom` makes, so
     // the page's own policy forbids its script instead: the browser then runs none of it.)
-    let html = std::fs::read_to_string(&page).unwrap();
+    if let Some(r) = side.release {
+        release_column(&dom, r);
+    }
+
+    let html = std::fs::read_to_string(page).unwrap();
     let policy = "script-src 'unsafe-inline'";
     assert!(html.contains(policy));
     let no_script = dir.join("no-script.html");
@@ -244,6 +236,44 @@ fn the_page_of_the_reference_beside_a_broken_runtime_reads_in_a_browser() {
         blank.len()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The release's column in the page's DOM: its header, the XFAIL of its known bug with the
+/// baseline's reason, a pass where the broken runtime fails, and no cell for the checks it was not
+/// run on.
+fn release_column(dom: &str, r: usize) {
+    let heads: Vec<&str> = dom.split("<th scope=\"col\" title=\"").skip(1).collect();
+    let head = heads[r - 1];
+    assert!(
+        head.contains("deepseek-harness-sdk-runtime-linux-x64 --profile sdk"),
+        "{head}"
+    );
+    let td = between(
+        dom,
+        &format!("<td id=\"cell-{r}-{KNOWN}\""),
+        "</details></td>",
+    );
+    assert!(td.contains("class=\"v v-xfail sev-should\""), "{td}");
+    assert!(
+        td.contains("<span class=\"label\">XFAIL</span><span class=\"sevtag\">SHOULD</span>"),
+        "{td}"
+    );
+    assert!(
+        td.contains("baseline (known failing): upstream bug"),
+        "{td}"
+    );
+    assert!(td.contains("cannot encode an empty path segment"), "{td}");
+    let pass = between(dom, &format!("<td id=\"cell-{r}-{BROKEN}\""), "</td>");
+    assert!(pass.contains("<span class=\"label\">PASS</span>"), "{pass}");
+    let causes = between(dom, &format!("<h3>#{r} "), "</h3>");
+    assert!(causes.contains("(0 root causes)"), "{causes}");
+    let not_run = dom.matches("<td class=\"v v-none\"").count();
+    let rows = dom.matches("<tr id=\"check-").count();
+    assert_eq!(
+        not_run,
+        rows - 3,
+        "the release ran 3 checks: the others are n/a in its column alone"
+    );
 }
 
 #[test]
