@@ -40,6 +40,8 @@ mod model;
 pub mod patch;
 pub mod persist;
 pub mod profile;
+pub mod sandbox;
+mod sandbox_io;
 pub mod script;
 mod sessions;
 pub mod shell;
