@@ -104,7 +104,7 @@ pub trait Backend: Send + Sync {
 }
 
 /// The sandbox backend a runtime's `sdk` bash calls go through: none (every call refused, the
-/// default: deterministic, no process), the host's ([`super::sandbox_io::Host`]), or any other
+/// default: deterministic, no process), the host's ([`Sandbox::host`]), or any other
 /// [`Backend`].
 #[derive(Clone, Default)]
 pub struct Sandbox(Option<Arc<dyn Backend>>);
