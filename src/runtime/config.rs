@@ -101,6 +101,9 @@ pub struct Config {
     /// first step, as the release's do (on by default). In-memory tests that make up directory
     /// names turn it off.
     pub cwd_must_exist: bool,
+    /// Where the `sdk` profile's bash runs ([`super::sandbox`]): none by default (every call
+    /// refused, as on a host without a backend); the stdio runtime uses the host's.
+    pub sandbox: super::sandbox::Sandbox,
 }
 
 /// The release's timings that `--realistic-timing` reproduces (measured with 0.2.1rc2 and the
@@ -131,6 +134,7 @@ impl Config {
             extra_tools: Vec::new(),
             realistic_timing: false,
             cwd_must_exist: true,
+            sandbox: super::sandbox::Sandbox::none(),
         }
     }
 

@@ -238,6 +238,7 @@ pub fn launch(
         extra_tools,
         realistic_timing: args.realistic_timing,
         cwd_must_exist: true,
+        sandbox: super::sandbox::Sandbox::none(),
     };
     Ok(Launch {
         cfg,

@@ -4,13 +4,17 @@
 //!
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
-//! I/O is the session store under `DSH_HOME` ([`persist`]). [`serve_stdio`] wraps it in a process.
+//! I/O is the session store under `DSH_HOME` ([`persist`]) and the `sdk` profile's bash, which
+//! goes through [`Config::sandbox`] ([`sandbox`]: none in memory, the host's bubblewrap in a
+//! process). [`serve_stdio`] wraps it in a process.
 //!
 //! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
 //! when it shows on the wire):
 //! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
 //! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off, and the
 //!   process answers at once, unless launched with `--realistic-timing` ([`Timing`]);
+//! - `sdk` bash runs under the host's bubblewrap as the release's does, or is refused without a
+//!   backend ([`sandbox`]); a running command holds the runtime until it ends;
 //! - `sdk-minimal`'s bash is an emulated shell ([`shell`]): builtins behave as bash's, no program
 //!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
@@ -41,6 +45,8 @@ mod model;
 pub mod patch;
 pub mod persist;
 pub mod profile;
+pub mod sandbox;
+pub mod sandbox_io;
 pub mod script;
 mod sessions;
 pub mod shell;

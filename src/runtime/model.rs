@@ -16,6 +16,7 @@
 
 use super::assistant::{self, Block};
 use super::events::{self, new_id, Events};
+use super::sandbox::{self, Sandbox};
 use super::script::Script;
 use super::{profile, tool_args, Phase, Profile, Runtime, Session};
 use serde_json::{json, Value};
@@ -178,7 +179,7 @@ impl Runtime {
             }
             Script::Tool(cmd) => {
                 let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
-                a.bash(s, ev, &cmd, &args)
+                a.bash(s, ev, &cmd, &args, &self.cfg.sandbox)
             }
             Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written),
         }
@@ -475,23 +476,40 @@ impl Answer<'_> {
         Ok((script, Written { args, label }))
     }
 
-    /// A bash call under the `sdk` profile: its job fails at once, refused for want of a sandbox.
-    fn bash(&mut self, s: &mut Session, ev: &mut Events<'_>, cmd: &str, args: &str) -> Next {
+    /// A bash call under the `sdk` profile: a job, run through the sandbox backend (refused
+    /// without one: [`super::sandbox`]).
+    fn bash(
+        &mut self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        cmd: &str,
+        args: &str,
+        sb: &Sandbox,
+    ) -> Next {
         let call_seq = self.tool_call(s, ev, "bash", args);
         let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
         let now = self.now;
         let mut job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
             "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
         ev.event(s, "job/registered", &job);
+        let cwd = std::path::PathBuf::from(&*s.cwd);
+        let req = sandbox::Request {
+            command: cmd,
+            cwd: &cwd,
+            workspace: &cwd,
+        };
+        let settled = sandbox::settle(sb.run(&req));
         job["finishedAt"] = json!(now);
-        job["status"] = json!("failed");
+        job["status"] = json!(settled.status);
         job["cause"] = json!("producer");
         job["producerReported"] = json!(true);
-        job["detail"] = json!(events::SANDBOX_REFUSAL);
+        job["detail"] = json!(settled.detail);
         ev.event(s, "job/settled", &job);
-        let text = format!("Error: {}", events::SANDBOX_REFUSAL);
-        let tr = self.tool_result(&text, true);
-        self.tool_answered(s, ev, &tr, call_seq, &text)
+        let mut tr = self.tool_result(&settled.text, settled.is_error);
+        if settled.ran {
+            tr["meta"] = json!({"cwd": &*s.cwd});
+        }
+        self.tool_answered(s, ev, &tr, call_seq, &settled.text)
     }
 }
 

@@ -138,7 +138,9 @@ pub fn serve_stdio(args: &[String]) -> i32 {
             return 0;
         }
     }
-    let cfg = launch.cfg;
+    let mut cfg = launch.cfg;
+    // A process runs `sdk` bash under the host's sandbox backend, when it has one.
+    cfg.sandbox = super::sandbox::Sandbox::host();
     install_signals(tx.clone());
     let recycle = spawn_reader(std::io::stdin(), tx);
     if cfg.realistic_timing {

@@ -9,6 +9,8 @@
 //! the meta line's `procs`; untagged records are the first process's): each gets its own runtime,
 //! fed in the recorded order, and its streams are compared under its name.
 
+use crate::support::sandbox::Host;
+use dsh_conformance::runtime::sandbox::Sandbox;
 use dsh_conformance::runtime::{Config, Runtime};
 use dsh_conformance::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -628,8 +630,18 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
             name.replace("_1_setup", "").replace("_2_other_process", "")
         };
         let home = tmp.join(group);
+        // Bash runs where the recording's host ran it: under bubblewrap, or refused.
+        let host = crate::support::sandbox::of_recording(f);
+        if host == Host::Bwrap && !crate::support::sandbox::bwrap_usable(&trace) {
+            continue;
+        }
         let ours = match super::minimal::launch_of(f, &home, FAKE_CWD) {
-            Ok(cfg) => replay(&recs, procs.len(), end_t, cfg),
+            Ok(mut cfg) => {
+                if host == Host::Bwrap {
+                    cfg.sandbox = Sandbox::host();
+                }
+                replay(&recs, procs.len(), end_t, cfg)
+            }
             Err(()) => vec![Vec::new(); procs.len()], // the launch serves nothing: no stdout
         };
         // Each process's streams, under its name.

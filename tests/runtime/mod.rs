@@ -9,4 +9,5 @@ mod minimal;
 mod persistence;
 mod process;
 mod real_client;
+mod sandbox;
 mod turns;

@@ -2,3 +2,4 @@
 
 pub mod pypi;
 pub mod report;
+pub mod sandbox;

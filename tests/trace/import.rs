@@ -4,6 +4,7 @@
 
 use super::root;
 use crate::support::pypi::need_real_runtime;
+use crate::support::sandbox;
 use dsh_conformance::runner::record::header_of;
 use dsh_conformance::runner::{CommandSpec, Options};
 use dsh_conformance::trace::import::import;
@@ -200,18 +201,37 @@ fn model_real_transcripts_replay_against_the_real_runtime_with_the_model_stub() 
     );
     let stub = dsh_conformance::model_stub::ModelStub::start().expect("start the model stub");
     let cmd = CommandSpec::new(exe).arg("--profile").arg("sdk");
-    let opts = Options {
-        frame_timeout: Duration::from_secs(20),
-        env: stub.env(),
-        ..Options::default()
-    };
     let traces: Vec<Trace> = super::traces_under(&root().join("fixtures/real-0.2.1rc2"))
         .iter()
         .map(|p| Trace::load(p).unwrap_or_else(|e| panic!("{e}")))
         .filter(|t| t.meta.requires.iter().any(|r| r == "model"))
         .collect();
     assert!(traces.len() >= 30, "only {}", traces.len());
-    let reports = dsh_conformance::runner::replay_all(&traces, &cmd, &opts);
+    // Each trace replays on the host it was recorded on: without a sandbox backend (the
+    // release gets a PATH that hides bwrap), or with bubblewrap (where it is usable).
+    let (with, without): (Vec<Trace>, Vec<Trace>) = traces
+        .into_iter()
+        .partition(|t| sandbox::of_trace(&t.meta.requires) == sandbox::Host::Bwrap);
+    let mut reports = Vec::new();
+    for (host, traces) in [
+        (sandbox::Host::NoBackend, without),
+        (sandbox::Host::Bwrap, with),
+    ] {
+        let mut env = stub.env();
+        match host {
+            sandbox::Host::NoBackend => env.push(("PATH".into(), sandbox::path_without_bwrap())),
+            _ if traces.is_empty() || !sandbox::bwrap_usable("traces recorded with bubblewrap") => {
+                continue
+            }
+            _ => {}
+        }
+        let opts = Options {
+            frame_timeout: Duration::from_secs(20),
+            env,
+            ..Options::default()
+        };
+        reports.extend(dsh_conformance::runner::replay_all(&traces, &cmd, &opts));
+    }
     let unexpected = check_known(&reports);
     assert!(
         unexpected.is_empty(),
