@@ -101,6 +101,8 @@ pub struct Config {
     /// first step, as the release's do (on by default). In-memory tests that make up directory
     /// names turn it off.
     pub cwd_must_exist: bool,
+    /// What runs `sdk-minimal`'s bash (`--shell`): a real bash by default.
+    pub shell: super::shell::ShellMode,
 }
 
 /// The release's timings that `--realistic-timing` reproduces (measured with 0.2.1rc2 and the
@@ -131,6 +133,7 @@ impl Config {
             extra_tools: Vec::new(),
             realistic_timing: false,
             cwd_must_exist: true,
+            shell: super::shell::ShellMode::default(),
         }
     }
 

@@ -4,15 +4,18 @@
 //!
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
-//! I/O is the session store under `DSH_HOME` ([`persist`]). [`serve_stdio`] wraps it in a process.
+//! I/O is the session store under `DSH_HOME` ([`persist`]) and `sdk-minimal`'s real bash (behind
+//! [`shell::PersistentShell`]). [`serve_stdio`] wraps it in a process.
 //!
 //! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
 //! when it shows on the wire):
 //! - large payloads (system prompt, tool schemas in `request/header`) are short stand-ins;
 //! - failing directives emit the real retry events but do not wait the ≈ 15 s back-off, and the
 //!   process answers at once, unless launched with `--realistic-timing` ([`Timing`]);
-//! - `sdk-minimal`'s bash is an emulated shell ([`shell`]): builtins behave as bash's, no program
-//!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
+//! - `sdk-minimal`'s bash is a real persistent bash ([`shell`]), or with `--shell emulated` an
+//!   emulation that runs no program; a command holds the runtime until it ends (the release serves
+//!   other requests meanwhile); its launch (profiles, patch layers, stderr) is [`launch`]'s
+//!   (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
 //!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
 //! - a session id the release cannot send in its model request's header (a control character or
@@ -26,6 +29,8 @@
 
 pub mod activation;
 mod assistant;
+mod bash;
+pub mod bash_text;
 mod cd;
 mod config;
 pub mod editor;
@@ -132,7 +137,7 @@ struct Session {
     /// Token of the scheduled phase (0 = none).
     sched: u64,
     /// The `sdk-minimal` persistent shell, once a bash call started it.
-    shell: Option<shell::Shell>,
+    shell: Option<Box<dyn shell::PersistentShell>>,
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
     /// by the turn's next step.
     next_step: Vec<Value>,

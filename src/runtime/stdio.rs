@@ -15,14 +15,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The usage text of `--help`.
 pub const USAGE: &str = "\
 usage: dsh-reference-runtime [--profile sdk|sdk-minimal|NAME] [--edition current|2026-08|legacy]
-                             [--patch FILE]... [--realistic-timing] [--version]
+                             [--patch FILE]... [--shell real|emulated] [--realistic-timing]
+                             [--version]
 
 The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
 JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
 under $DSH_HOME when it is set. NAME is a user profile under $DSH_HOME/profiles/; patch layers
 ($DSH_HOME/profiles/<profile>/cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch FILE) disable
 or insert plugin rows as the release's do (docs/CONTRACT.md#s13.6). DSH_SYSTEM_PROMPT replaces the
-sdk-minimal system prompt. --realistic-timing waits the release's boot latency and model retry
+sdk-minimal system prompt. --shell emulated runs sdk-minimal's bash calls in a deterministic
+emulation that runs no program (default: a real persistent bash per session, as the release).
+--realistic-timing waits the release's boot latency and model retry
 back-off instead of settling at once. --version (-V) prints the release version it stands in for,
 as the release prints its own. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 1 when
 a patch layer or the profile cannot be read (before serving); 2 on a usage error.
