@@ -22,6 +22,9 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> Outcome {
         let model = self.route.model.clone();
+        if !super::profile::roster(&self.cfg).contains(&tool) {
+            return unknown_tool(tool);
+        }
         let Some(s) = self.sessions.get_mut(sid) else {
             return plain(String::new(), true);
         };
@@ -52,6 +55,7 @@ impl Runtime {
             "present" => editor::present(input, &s.cwd, turn, call_id),
             "str_replace_editor" => editor::str_replace_editor(input),
             _ => {
+                // `working_directory`: the roster holds no other tool.
                 let Some(path) = arg("cd") else {
                     return plain(s.cwd.to_string(), false);
                 };
@@ -71,6 +75,17 @@ impl Runtime {
                 plain(target, false)
             }
         }
+    }
+}
+
+/// The release's answer to a call of a tool the request did not offer (recorded under both
+/// profiles: an error result, and the turn goes on).
+pub(super) fn unknown_tool(tool: &str) -> Outcome {
+    Outcome {
+        text: format!("Error: unknown tool \"{tool}\""),
+        is_error: true,
+        error: Some(serde_json::json!({"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"})),
+        ..Outcome::default()
     }
 }
 

@@ -499,3 +499,32 @@ fn a_disabled_json_rpc_server_exits_at_boot_under_minimal_and_holds_under_sdk() 
     assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn a_call_of_a_tool_the_profile_does_not_offer_is_an_error_result_and_the_turn_goes_on() {
+    for profile in [Profile::SdkMinimal, Profile::Sdk] {
+        let mut c = super::harness::cfg(Edition::Current);
+        c.profile = profile;
+        c.shell = ShellMode::Emulated;
+        let mut h = H::with(c);
+        h.init();
+        let f = prompt_and_settle(
+            &mut h,
+            1,
+            "call!: nosuch_tool {\"description\":\"d\",\"prompt\":\"reply: hi\"}",
+        );
+        assert_eq!(
+            tool_results(&f),
+            [("Error: unknown tool \"nosuch_tool\"".to_string(), true)]
+        );
+        let result = events(&f, "s")
+            .into_iter()
+            .find(|e| e["type"] == "tool/result")
+            .unwrap();
+        assert_eq!(
+            result["data"]["error"],
+            json!({"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"})
+        );
+        assert_eq!(turn_end(&f, "s")[0]["reason"]["kind"], "completed");
+    }
+}
