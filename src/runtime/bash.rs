@@ -6,7 +6,7 @@
 //! (the release's 300 s unless configured), after which the shell is killed and reset.
 
 use super::bash_text::{self as text, Markers};
-use super::shell::PersistentShell;
+use super::shell::{Cancel, PersistentShell};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -32,11 +32,17 @@ pub struct Bash {
     output: mpsc::Receiver<Vec<u8>>,
     timeout_ms: u64,
     nonce: u64,
+    cancel: Cancel,
 }
 
 impl Bash {
     /// Starts a shell in `cwd` for session `session`; each command is bounded by `timeout_ms`.
-    pub fn spawn(cwd: &str, session: &str, timeout_ms: u64) -> std::io::Result<Bash> {
+    pub fn spawn(
+        cwd: &str,
+        session: &str,
+        timeout_ms: u64,
+        cancel: Cancel,
+    ) -> std::io::Result<Bash> {
         let (master, slave) = open_pty()?;
         let io = || slave.try_clone().map(Stdio::from);
         let mut cmd = Command::new("/bin/bash");
@@ -78,6 +84,7 @@ impl Bash {
             output,
             timeout_ms,
             nonce: 0,
+            cancel,
         };
         bash.start()?;
         Ok(bash)
@@ -91,6 +98,7 @@ impl Bash {
         while seen.matches(text::PROMPT_MARK).count() < 2 {
             match self.next_chunk(until) {
                 Chunk::Data(d) => seen.push_str(&String::from_utf8_lossy(&d)),
+                Chunk::Cancelled => return Err(std::io::Error::other("cancelled")),
                 _ => {
                     return Err(std::io::Error::other(
                         "persistent bash shell did not accept initialization",
@@ -105,6 +113,9 @@ impl Bash {
     /// terminal closed, or the shell exited while a background job still holds the terminal).
     fn next_chunk(&mut self, until: Instant) -> Chunk {
         loop {
+            if self.cancel.is_cancelled() {
+                return Chunk::Cancelled;
+            }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Chunk::Timeout;
@@ -168,6 +179,7 @@ enum Chunk {
     Data(Vec<u8>),
     Timeout,
     End,
+    Cancelled,
 }
 
 impl PersistentShell for Bash {
@@ -200,6 +212,10 @@ impl PersistentShell for Bash {
                     let (code, signal) = self.wait_exit();
                     let c = text::partial(&screen, &m);
                     return (text::exited(&c, code, signal.as_deref()), true);
+                }
+                Chunk::Cancelled => {
+                    self.kill();
+                    return (String::new(), true);
                 }
                 Chunk::Timeout => {
                     self.kill();

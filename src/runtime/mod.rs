@@ -202,6 +202,8 @@ pub struct Runtime {
     anonymous: u32,
     /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
     tape: wire::json::Tape,
+    /// Cancels a running `sdk-minimal` command when the process is going away.
+    cancel: shell::Cancel,
 }
 
 impl Runtime {
@@ -230,7 +232,15 @@ impl Runtime {
             opened: 0,
             anonymous: 0,
             tape: Default::default(),
+            cancel: shell::Cancel::default(),
         }
+    }
+
+    /// The handle that cancels a running (and any later) `sdk-minimal` command: the stdio loop
+    /// fires it when stdin ends or a signal arrives, so a command never outlives the process's
+    /// reason to run.
+    pub fn shell_cancel(&self) -> shell::Cancel {
+        self.cancel.clone()
     }
 
     /// The configuration it runs with.

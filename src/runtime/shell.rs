@@ -55,17 +55,37 @@ impl std::str::FromStr for ShellMode {
     }
 }
 
+/// Set when the process is going away (stdin ended, a signal): a running command is killed and
+/// answers `""`, as the release's aborted commands do, so nothing waits out the bound.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Cancels running and later commands.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Starts session `session`'s shell in `cwd`; `Err` is the tool's error text.
 pub fn start(
     mode: ShellMode,
     cwd: &str,
     session: &str,
+    cancel: &Cancel,
 ) -> Result<Box<dyn PersistentShell>, String> {
     match mode {
         ShellMode::Emulated => Ok(Box::new(Shell::new(cwd))),
-        ShellMode::Real { timeout_ms } => super::bash::Bash::spawn(cwd, session, timeout_ms)
-            .map(|b| Box::new(b) as Box<dyn PersistentShell>)
-            .map_err(|e| format!("Error: persistent bash shell did not start: {e}")),
+        ShellMode::Real { timeout_ms } => {
+            super::bash::Bash::spawn(cwd, session, timeout_ms, cancel.clone())
+                .map(|b| Box::new(b) as Box<dyn PersistentShell>)
+                .map_err(|e| format!("Error: persistent bash shell did not start: {e}"))
+        }
     }
 }
 

@@ -36,7 +36,7 @@ impl Runtime {
                     return plain(BLANK_COMMAND.into(), true);
                 }
                 if s.shell.is_none() {
-                    match super::shell::start(self.cfg.shell, &s.cwd, sid) {
+                    match super::shell::start(self.cfg.shell, &s.cwd, sid, &self.cancel) {
                         Ok(sh) => s.shell = Some(sh),
                         Err(e) => return plain(e, true),
                     }

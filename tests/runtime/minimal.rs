@@ -528,3 +528,51 @@ fn a_call_of_a_tool_the_profile_does_not_offer_is_an_error_result_and_the_turn_g
         assert_eq!(turn_end(&f, "s")[0]["reason"]["kind"], "completed");
     }
 }
+
+#[test]
+fn the_end_of_stdin_cancels_a_running_command_instead_of_waiting_for_its_bound() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = scratch("eof");
+    let mut child = Command::new(BIN)
+        .args(["--profile", "sdk-minimal"])
+        .env("DSH_HOME", dir.join("home"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd": dir,"provider":"deepseek-official","model":"deepseek-v4-flash"}});
+    let ask = super::harness::prompt(2, "s", "tool: touch started; sleep 600");
+    writeln!(stdin, "{init}\n{ask}").unwrap();
+    // The reference writes the turn's events once the command ends: wait for the file it makes.
+    while !dir.join("started").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "exited before the command ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let seen: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let results: Vec<Value> = seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["params"]["event"]["type"] == "tool/result")
+        .collect();
+    // Cancelled as the release's aborted commands answer (no text), not timed out.
+    assert!(!results.is_empty(), "{seen:?}");
+    for r in &results {
+        assert_eq!(
+            r["params"]["event"]["data"]["message"]["content"][0]["text"],
+            ""
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
