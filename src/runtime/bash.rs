@@ -33,6 +33,8 @@ pub struct Bash {
     timeout_ms: u64,
     nonce: u64,
     cancel: Cancel,
+    /// The shell's status was collected: its pid (and group id) may belong to another process.
+    reaped: bool,
 }
 
 impl Bash {
@@ -85,6 +87,7 @@ impl Bash {
             timeout_ms,
             nonce: 0,
             cancel,
+            reaped: false,
         };
         bash.start()?;
         Ok(bash)
@@ -127,7 +130,7 @@ impl Bash {
                 Ok(d) => return Chunk::Data(d),
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Chunk::End,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    if self.exited() {
                         // What the shell wrote before exiting is already in the channel.
                         return match self.output.try_recv() {
                             Ok(d) => Chunk::Data(d),
@@ -147,9 +150,23 @@ impl Bash {
         Markers::new(&format!("{:x}-{}-{t:x}", std::process::id(), self.nonce))
     }
 
+    /// Whether the shell has exited, without collecting its status (so its pid stays its own).
+    fn exited(&self) -> bool {
+        if self.reaped {
+            return true;
+        }
+        // SAFETY: waitid(2) with WNOWAIT on our own child fills a local siginfo and reaps nothing.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            libc::waitid(libc::P_PID, self.child.id(), &mut info, flags) == 0 && info.si_pid() != 0
+        }
+    }
+
     /// The shell's exit status (code, or signal name) once it is gone.
     fn wait_exit(&mut self) -> (Option<i32>, Option<String>) {
         use std::os::unix::process::ExitStatusExt;
+        self.reaped = true;
         match self.child.wait() {
             Ok(s) => (s.code(), s.signal().map(signal_name)),
             Err(_) => (None, None),
@@ -157,20 +174,25 @@ impl Bash {
     }
 
     /// Closes the shell as a closed terminal does: SIGHUP (bash passes it on to its jobs,
-    /// which have process groups of their own), then SIGKILL for its group.
+    /// which have process groups of their own), then SIGKILL for its group; nothing once its
+    /// status was collected.
     fn kill(&mut self) {
+        if self.reaped {
+            return;
+        }
         let pid = self.child.id() as i32;
-        if matches!(self.child.try_wait(), Ok(None)) {
-            // SAFETY: kill(2) on the shell we spawned.
+        if !self.exited() {
+            // SAFETY: kill(2) on the shell we spawned, not yet reaped.
             unsafe { libc::kill(pid, libc::SIGHUP) };
             let until = Instant::now() + Duration::from_millis(HANGUP_GRACE_MS);
-            while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
+            while Instant::now() < until && !self.exited() {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
-        // SAFETY: kill(2) on the process group the shell leads (it called setsid).
+        // SAFETY: kill(2) on the process group the shell leads (it called setsid); the shell is
+        // not reaped yet, so the group id is still its own.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.kill();
+        self.reaped = true;
         let _ = self.child.wait();
     }
 }
