@@ -107,6 +107,14 @@ pub enum Directive {
         /// Its input: a JSON object, as written (compact).
         input: String,
     },
+    /// `call!: NAME {JSON}`: call the tool even when the request does not offer it (to see what
+    /// a runtime does with a call of a tool it did not offer); otherwise as [`Directive::Call`].
+    CallAny {
+        /// The tool's name.
+        tool: String,
+        /// Its input: a JSON object, as written (compact).
+        input: String,
+    },
     /// Call the subagent tool with this prompt for the child.
     Subagent {
         /// The child's prompt (itself usually a directive).
@@ -138,6 +146,7 @@ impl Directive {
             Directive::Tool { .. } => "tool".into(),
             Directive::Subagent { .. } => "subagent".into(),
             Directive::Call { .. } => "call".into(),
+            Directive::CallAny { .. } => "call!".into(),
             Directive::Error500 => "error500".into(),
             Directive::Error400 => "error400".into(),
             Directive::SseError => "sseerror".into(),
@@ -164,6 +173,7 @@ impl std::fmt::Display for Directive {
             Directive::Slow { secs, then } => write!(f, "slow:{secs} {then}"),
             Directive::Tool { command } => write!(f, "tool: {command}"),
             Directive::Call { tool, input } => write!(f, "call: {tool} {input}"),
+            Directive::CallAny { tool, input } => write!(f, "call!: {tool} {input}"),
             Directive::Subagent { prompt } => write!(f, "subagent: {prompt}"),
             Directive::Error500 => f.write_str("error500"),
             Directive::Error400 => f.write_str("error400"),
@@ -216,7 +226,10 @@ pub fn directive_in(text: &str) -> Option<Directive> {
             command: command.to_owned(),
         });
     }
-    if let Some(rest) = body.strip_prefix("call:") {
+    let call = [("call:", false), ("call!:", true)]
+        .into_iter()
+        .find_map(|(p, any)| body.strip_prefix(p).map(|rest| (rest, any)));
+    if let Some((rest, any)) = call {
         let rest = rest.trim_start();
         let end = rest
             .find(|c: char| c.is_whitespace() || c == '{')
@@ -232,9 +245,11 @@ pub fn directive_in(text: &str) -> Option<Directive> {
         if tool.is_empty() || !input.is_object() {
             return None;
         }
-        return Some(Directive::Call {
-            tool: tool.to_owned(),
-            input: crate::wire::json::to_string(&input),
+        let (tool, input) = (tool.to_owned(), crate::wire::json::to_string(&input));
+        return Some(if any {
+            Directive::CallAny { tool, input }
+        } else {
+            Directive::Call { tool, input }
         });
     }
     if let Some(rest) = body.strip_prefix("subagent:") {
@@ -298,6 +313,10 @@ mod tests {
             Directive::Call {
                 tool: "bash".into(),
                 input: "{}".into(),
+            },
+            Directive::CallAny {
+                tool: "subagent".into(),
+                input: r#"{"prompt":"p"}"#.into(),
             },
             Directive::Subagent {
                 prompt: "slow:0.1 reply: child".into(),

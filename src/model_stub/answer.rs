@@ -142,6 +142,10 @@ pub fn decide(facts: &RequestFacts) -> Decision {
             spaced_object(&[("description", SUBAGENT_DESCRIPTION), ("prompt", &prompt)]),
         ),
         Directive::Call { tool, input } => tool_call(facts, &tool, input),
+        Directive::CallAny { tool, input } => Answer::ToolCall {
+            tool,
+            arguments: input,
+        },
         Directive::Error500 => Answer::Error {
             status: 500,
             kind: "api_error",

@@ -50,6 +50,7 @@
 //! | `tool[: CMD]` | message_start, B_start tool_use `{id:"toolu_stub_N", name:"bash", input:{}}`, one input_json_delta `{"description": "probe command", "command": "CMD"}`, B_stop, message_delta **tool_use**, message_stop | next request carries the tool_result → `tool result: <text>`; `completed` |
 //! | `subagent: P` | as tool with name `subagent`, args `{"description": "probe child", "prompt": "P"}` | `completed`; the child's prompt P drives the child; the parent's wake-up notice → `ok` |
 //! | `call: NAME {JSON}` | as tool with name NAME, args the JSON object as given (compact) — any tool the request offers; one it does not offer: HTTP 400 naming it | as its tool: the reference offers `bash` and `subagent` (as `tool`/`subagent`), refuses others with the same 400 |
+//! | `call!: NAME {JSON}` | as `call:`, sent even when the request does not offer NAME | an unoffered tool: the error result `Error: unknown tool "NAME"` (`ToolNotFoundError`/`UNKNOWN_TOOL`), and the turn goes on |
 //! | `slow[:N] D` | D's answer after N s (default 2; a D without directive is a reply with that text) | D's |
 //! | `error500` | HTTP 500 `{"type":"error","error":{"type":"api_error","message":"fake internal error"}}` | error `SERVER` status 500 after 5 retries |
 //! | `error400` | HTTP 400, `invalid_request_error`, `fake bad request` | error `INVALID_REQUEST` status 400, no retry |

@@ -104,6 +104,8 @@ pub struct Config {
     /// Where the `sdk` profile's bash runs ([`super::sandbox`]): none by default (every call
     /// refused, as on a host without a backend); the stdio runtime uses the host's.
     pub sandbox: super::sandbox::Sandbox,
+    /// What runs `sdk-minimal`'s bash (`--shell`): a real bash by default.
+    pub shell: super::shell::ShellMode,
 }
 
 /// The release's timings that `--realistic-timing` reproduces (measured with 0.2.1rc2 and the
@@ -135,6 +137,7 @@ impl Config {
             realistic_timing: false,
             cwd_must_exist: true,
             sandbox: super::sandbox::Sandbox::none(),
+            shell: super::shell::ShellMode::default(),
         }
     }
 

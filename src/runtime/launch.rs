@@ -68,6 +68,8 @@ pub struct Args {
     pub patches: Vec<String>,
     /// `--realistic-timing`.
     pub realistic_timing: bool,
+    /// `--shell real|emulated`: what runs `sdk-minimal`'s bash (default real).
+    pub shell: super::shell::ShellMode,
     /// `--version` / `-V`: print [`RELEASE_VERSION`] and exit 0, as the release does.
     pub version: bool,
 }
@@ -102,6 +104,7 @@ pub fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                     .map_err(|e: crate::edition::UnknownEdition| e.to_string())?
             }
             "--patch" => a.patches.push(value(name)?),
+            "--shell" => a.shell = value(name)?.parse()?,
             "--realistic-timing" if inline.is_none() => a.realistic_timing = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -239,6 +242,7 @@ pub fn launch(
         realistic_timing: args.realistic_timing,
         cwd_must_exist: true,
         sandbox: super::sandbox::Sandbox::none(),
+        shell: args.shell,
     };
     Ok(Launch {
         cfg,
@@ -296,7 +300,11 @@ mod tests {
         .unwrap();
         assert_eq!(l.cfg.profile, Profile::SdkMinimal);
         assert!(l.cfg.realistic_timing);
+        assert_eq!(l.cfg.shell, crate::runtime::shell::ShellMode::default());
         assert_eq!(l.cfg.env.system_prompt.as_deref(), Some("x"));
         assert_eq!((l.stderr.as_str(), l.boot), ("", Boot::Serve));
+        let l = run(&["--shell", "emulated"], &[]).unwrap();
+        assert_eq!(l.cfg.shell, crate::runtime::shell::ShellMode::Emulated);
+        assert!(parse_args(&["--shell=bogus".to_string()]).is_err());
     }
 }

@@ -4,9 +4,10 @@
 //!
 //! Time is virtual: every call takes `now_ms` (epoch milliseconds in the stdio loop), so tests and
 //! fuzzers are deterministic. Model work is scheduled and runs from [`Runtime::poll`]. The only
-//! I/O is the session store under `DSH_HOME` ([`persist`]) and the `sdk` profile's bash, which
-//! goes through [`Config::sandbox`] ([`sandbox`]: none in memory, the host's bubblewrap in a
-//! process). [`serve_stdio`] wraps it in a process.
+//! I/O is the session store under `DSH_HOME` ([`persist`]), `sdk-minimal`'s real bash (behind
+//! [`shell::PersistentShell`]) and the `sdk` profile's bash, which goes through
+//! [`Config::sandbox`] ([`sandbox`]: none in memory, the host's bubblewrap in a process).
+//! [`serve_stdio`] wraps it in a process.
 //!
 //! Decisions where the recordings and the contract leave room (each is in the fidelity allowlist
 //! when it shows on the wire):
@@ -15,8 +16,10 @@
 //!   process answers at once, unless launched with `--realistic-timing` ([`Timing`]);
 //! - `sdk` bash runs under the host's bubblewrap as the release's does, or is refused without a
 //!   backend ([`sandbox`]); a running command holds the runtime until it ends;
-//! - `sdk-minimal`'s bash is an emulated shell ([`shell`]): builtins behave as bash's, no program
-//!   is run; its launch (profiles, patch layers, stderr) is [`launch`]'s (docs/CONTRACT.md#s13.6);
+//! - `sdk-minimal`'s bash is a real persistent bash ([`shell`]), or with `--shell emulated` an
+//!   emulation that runs no program; a command holds the runtime until it ends (the release serves
+//!   other requests meanwhile); its launch (profiles, patch layers, stderr) is [`launch`]'s
+//!   (docs/CONTRACT.md#s13.6);
 //! - session id `""`: the turn fails as in the real runtime (`cannot encode an empty path
 //!   segment`), the id is never stored, and — unlike the real runtime — `shutdown` still works;
 //! - a session id the release cannot send in its model request's header (a control character or
@@ -30,6 +33,8 @@
 
 pub mod activation;
 mod assistant;
+mod bash;
+pub mod bash_text;
 mod cd;
 mod config;
 pub mod editor;
@@ -139,7 +144,7 @@ struct Session {
     /// Token of the scheduled phase (0 = none).
     sched: u64,
     /// The `sdk-minimal` persistent shell, once a bash call started it.
-    shell: Option<shell::Shell>,
+    shell: Option<Box<dyn shell::PersistentShell>>,
     /// The `sdk` profile's file-tool state (observations, todo list).
     files: files::State,
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
@@ -207,6 +212,8 @@ pub struct Runtime {
     anonymous: u32,
     /// Reused by [`Runtime::handle_line`] to read each line's envelope (`fast`).
     tape: wire::json::Tape,
+    /// Cancels a running `sdk-minimal` command when the process is going away.
+    cancel: shell::Cancel,
 }
 
 impl Runtime {
@@ -235,7 +242,15 @@ impl Runtime {
             opened: 0,
             anonymous: 0,
             tape: Default::default(),
+            cancel: shell::Cancel::default(),
         }
+    }
+
+    /// The handle that cancels a running (and any later) `sdk-minimal` command: the stdio loop
+    /// fires it when stdin ends or a signal arrives, so a command never outlives the process's
+    /// reason to run.
+    pub fn shell_cancel(&self) -> shell::Cancel {
+        self.cancel.clone()
     }
 
     /// The configuration it runs with.

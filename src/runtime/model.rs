@@ -99,7 +99,16 @@ impl Runtime {
             return Next::Nothing;
         };
         let (script, written) = match script {
-            Script::Call { tool, input } if !minimal && tool_args::schema(&tool).is_some() => {
+            // `call!:` of a tool the request does not offer: the release answers it as unknown.
+            Script::Call {
+                tool,
+                input,
+                any: true,
+            } if !minimal && !profile::roster(&self.cfg).contains(&tool.as_str()) => {
+                let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
+                return self.minimal_call(a, ev, tool, input, v);
+            }
+            Script::Call { tool, input, .. } if !minimal && tool_args::schema(&tool).is_some() => {
                 match a.checked_call(s, ev, tool, input) {
                     Ok((script, written)) => (script, Some(written)),
                     Err(next) => return next,
@@ -155,11 +164,11 @@ impl Runtime {
                 let input = json!({"command": cmd});
                 self.minimal_call(a, ev, "bash".into(), bash_args(&cmd), input)
             }
-            Script::Call { tool, input } if minimal => {
+            Script::Call { tool, input, .. } if minimal => {
                 let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                 self.minimal_call(a, ev, tool, input, v)
             }
-            Script::Call { tool, input } if tool == "working_directory" => {
+            Script::Call { tool, input, .. } if tool == "working_directory" => {
                 let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
                 if super::files::schema::check(&tool, &v).is_ok() {
                     // As under `sdk-minimal` (its arguments checked first).
@@ -169,7 +178,7 @@ impl Runtime {
                     self.file_call(a, ev, tool, input)
                 }
             }
-            Script::Call { tool, input } if super::files::answers(&tool, &input) => {
+            Script::Call { tool, input, .. } if super::files::answers(&tool, &input) => {
                 self.file_call(a, ev, tool, input)
             }
             Script::Call { tool, .. } => {
@@ -185,7 +194,8 @@ impl Runtime {
         }
     }
 
-    /// A tool call under `sdk-minimal`: the tool runs as [`super::tools`] says.
+    /// A tool call under `sdk-minimal`, or of a tool the request does not offer (either
+    /// profile): the tool runs as [`super::tools`] says.
     fn minimal_call(
         &mut self,
         a: &mut Answer<'_>,

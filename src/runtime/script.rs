@@ -31,6 +31,8 @@ pub enum Script {
         tool: String,
         /// Its input (a JSON object's text).
         input: String,
+        /// `call!:`: the model calls it even when the request does not offer it.
+        any: bool,
     },
     /// `error500`: HTTP 500 (retried, then `SERVER`/500).
     Error500,
@@ -192,7 +194,16 @@ fn from_directive(d: Directive) -> Step {
         Directive::Error400 => Script::Error400("fake bad request".into()),
         // A call keeps the model's input as written: the runtime checks it against the tool's
         // schema (`tool_args`), and a tool the request does not offer is refused ([`offered`]).
-        Directive::Call { tool, input } => Script::Call { tool, input },
+        Directive::Call { tool, input } => Script::Call {
+            tool,
+            input,
+            any: false,
+        },
+        Directive::CallAny { tool, input } => Script::Call {
+            tool,
+            input,
+            any: true,
+        },
         Directive::SseError => Script::SseError,
         Directive::Truncate => Script::Truncate,
         Directive::Hang => Script::Hang,
@@ -205,7 +216,7 @@ impl Script {
     pub fn tool_command(&self) -> Option<String> {
         match self {
             Script::Tool(c) => Some(c.clone()),
-            Script::Call { tool, input } if tool == "bash" => Some(
+            Script::Call { tool, input, .. } if tool == "bash" => Some(
                 crate::wire::json::parse(input)
                     .ok()
                     .and_then(|p| {
@@ -227,6 +238,7 @@ pub fn offered(script: Script, roster: &[&str]) -> Script {
     let tool = match &script {
         Script::Tool(_) => "bash",
         Script::Subagent(_) => "subagent",
+        Script::Call { any: true, .. } => return script,
         Script::Call { tool, .. } => tool.as_str(),
         _ => return script,
     };

@@ -1,21 +1,101 @@
 //! The `sdk-minimal` bash tool (docs/CONTRACT.md#s13.6): one persistent, unconfined shell per
-//! session, emulated deterministically. No program is ever run: the shell builtins that carry
-//! state or output (`echo`, `printf` of plain text, `cd`, `pwd`, `export`, `unset`, `true`,
-//! `false`, `:`, `exit`, assignments) behave as bash's; any other command name answers bash's
-//! "command not found" (127); pipes, substitutions, globs and file redirections answer a
-//! reference-runtime refusal (status 2).
+//! session behind a small seam ([`PersistentShell`]). [`ShellMode::Real`] (the default) is a real
+//! bash as the release runs it ([`super::bash`]); [`ShellMode::Emulated`] (`--shell emulated`,
+//! for hermetic tests) is [`Shell`], emulated deterministically: no program is ever run; the
+//! shell builtins that carry state or output (`echo`, `printf` of plain text, `cd`, `pwd`,
+//! `export`, `unset`, `true`, `false`, `:`, `exit`, assignments) behave as bash's; any other
+//! command name answers bash's "command not found" (127); pipes, substitutions, globs and file
+//! redirections answer a reference-runtime refusal (status 2).
 //!
-//! The result text is the release's: the output (stdout and stderr merged, a newline added when
-//! missing), then `[Command finished with exit code N]`; after `exit` bash prints `exit`, the
-//! shell is gone, and the result says `[shell exited: code N]` and that the next call starts a
-//! fresh shell in the session's working directory.
+//! The result text is the release's: the output (stdout and stderr merged), then
+//! `[Command finished with exit code N]`; after `exit` bash prints `exit`, the shell is gone,
+//! and the result says `[shell exited: code N]` and that the next call starts a fresh shell in
+//! the session's working directory.
 
 use std::collections::BTreeMap;
 
 /// The note after a shell exited.
 pub const RESET_NOTE: &str = "The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment.";
 
-/// One session's shell state.
+/// A session's persistent shell, whatever runs it.
+pub trait PersistentShell {
+    /// Runs one tool call's command; returns the tool result text and whether the shell is
+    /// gone (the caller then drops it; the next call starts a fresh one).
+    fn run(&mut self, command: &str) -> (String, bool);
+}
+
+/// Which shell runs `sdk-minimal`'s bash (`--shell real|emulated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellMode {
+    /// A real bash, as the release runs it; each command bounded by `timeout_ms`.
+    Real {
+        /// The bound on one command (the release's: [`super::bash_text::TIMEOUT_MS`]).
+        timeout_ms: u64,
+    },
+    /// The deterministic emulation ([`Shell`]): no program is run.
+    Emulated,
+}
+
+impl Default for ShellMode {
+    fn default() -> Self {
+        ShellMode::Real {
+            timeout_ms: super::bash_text::TIMEOUT_MS,
+        }
+    }
+}
+
+impl std::str::FromStr for ShellMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "real" => Ok(ShellMode::default()),
+            "emulated" => Ok(ShellMode::Emulated),
+            _ => Err(format!("unknown shell {s:?} (expected real or emulated)")),
+        }
+    }
+}
+
+/// Set when the process is going away (stdin ended, a signal): a running command is killed and
+/// answers `""`, as the release's aborted commands do, so nothing waits out the bound.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Cancels running and later commands.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Starts session `session`'s shell in `cwd`; `Err` is the tool's error text.
+pub fn start(
+    mode: ShellMode,
+    cwd: &str,
+    session: &str,
+    cancel: &Cancel,
+) -> Result<Box<dyn PersistentShell>, String> {
+    match mode {
+        ShellMode::Emulated => Ok(Box::new(Shell::new(cwd))),
+        ShellMode::Real { timeout_ms } => {
+            super::bash::Bash::spawn(cwd, session, timeout_ms, cancel.clone())
+                .map(|b| Box::new(b) as Box<dyn PersistentShell>)
+                .map_err(|e| format!("Error: persistent bash shell did not start: {e}"))
+        }
+    }
+}
+
+impl PersistentShell for Shell {
+    fn run(&mut self, command: &str) -> (String, bool) {
+        Shell::run(self, command)
+    }
+}
+
+/// One session's emulated shell state.
 #[derive(Debug, Clone, Default)]
 pub struct Shell {
     cwd: String,

@@ -15,14 +15,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The usage text of `--help`.
 pub const USAGE: &str = "\
 usage: dsh-reference-runtime [--profile sdk|sdk-minimal|NAME] [--edition current|2026-08|legacy]
-                             [--patch FILE]... [--realistic-timing] [--version]
+                             [--patch FILE]... [--shell real|emulated] [--realistic-timing]
+                             [--version]
 
 The dsh-conformance reference runtime: the DeepSeek Harness SDK runtime protocol (newline-delimited
 JSON-RPC 2.0 on stdin/stdout) with a scripted model (docs/CONTRACT.md#s13.5). Sessions persist
 under $DSH_HOME when it is set. NAME is a user profile under $DSH_HOME/profiles/; patch layers
 ($DSH_HOME/profiles/<profile>/cordis.patch.yml, $DSH_HOME/cordis.patch.yml, each --patch FILE) disable
 or insert plugin rows as the release's do (docs/CONTRACT.md#s13.6). DSH_SYSTEM_PROMPT replaces the
-sdk-minimal system prompt. --realistic-timing waits the release's boot latency and model retry
+sdk-minimal system prompt. --shell emulated runs sdk-minimal's bash calls in a deterministic
+emulation that runs no program (default: a real persistent bash per session, as the release).
+--realistic-timing waits the release's boot latency and model retry
 back-off instead of settling at once. --version (-V) prints the release version it stands in for,
 as the release prints its own. Exit: 0 after shutdown, EOF or SIGTERM; 130 on SIGINT; 1 when
 a patch layer or the profile cannot be read (before serving); 2 on a usage error.
@@ -57,7 +60,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-fn install_signals(tx: mpsc::SyncSender<Input>) {
+fn install_signals(tx: mpsc::SyncSender<Input>, cancel: Option<super::shell::Cancel>) {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe(2) fills two descriptors we own from here on.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -73,6 +76,9 @@ fn install_signals(tx: mpsc::SyncSender<Input>) {
         // SAFETY: reads one byte into a local from the pipe we created.
         let n = unsafe { libc::read(rfd, &mut b as *mut u8 as *mut libc::c_void, 1) };
         if n == 1 {
+            if let Some(c) = &cancel {
+                c.cancel();
+            }
             if tx.send(Input::Signal(b as i32)).is_err() {
                 return;
             }
@@ -129,7 +135,7 @@ pub fn serve_stdio(args: &[String]) -> i32 {
         super::launch::Boot::Exit(code) => return code,
         super::launch::Boot::Hold => {
             // Nothing reads stdin; only a signal ends the process.
-            install_signals(tx);
+            install_signals(tx, None);
             while let Ok(m) = rx.recv() {
                 if let Input::Signal(s) = m {
                     return if s == libc::SIGINT { 130 } else { 0 };
@@ -141,14 +147,16 @@ pub fn serve_stdio(args: &[String]) -> i32 {
     let mut cfg = launch.cfg;
     // A process runs `sdk` bash under the host's sandbox backend, when it has one.
     cfg.sandbox = super::sandbox::Sandbox::host();
-    install_signals(tx.clone());
-    let recycle = spawn_reader(std::io::stdin(), tx);
-    if cfg.realistic_timing {
+    let rt = Runtime::new(cfg);
+    let cancel = rt.shell_cancel();
+    install_signals(tx.clone(), Some(cancel.clone()));
+    let recycle = spawn_reader(std::io::stdin(), tx, cancel);
+    if rt.config().realistic_timing {
         // The release answers nothing before its plugin tree has booted.
-        let boot = Duration::from_millis(super::Timing::boot_ms(cfg.profile));
+        let boot = Duration::from_millis(super::Timing::boot_ms(rt.config().profile));
         std::thread::sleep(boot.saturating_sub(started.elapsed()));
     }
-    run_loop(Runtime::new(cfg), rx, recycle, std::io::stdout().lock())
+    run_loop(rt, rx, recycle, std::io::stdout().lock())
 }
 
 /// Serves the runtime over any byte streams, until EOF on `input`, `shutdown`, or a failed write:
@@ -161,8 +169,9 @@ where
     W: Write,
 {
     let (tx, rx) = channel();
-    let recycle = spawn_reader(input, tx);
-    run_loop(Runtime::new(cfg), rx, recycle, output)
+    let rt = Runtime::new(cfg);
+    let recycle = spawn_reader(input, tx, rt.shell_cancel());
+    run_loop(rt, rx, recycle, output)
 }
 
 /// Bounded: a client that writes faster than we answer is held back by the pipe, not by our
@@ -171,7 +180,13 @@ fn channel() -> (mpsc::SyncSender<Input>, mpsc::Receiver<Input>) {
     mpsc::sync_channel::<Input>(16)
 }
 
-fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Input>) -> Recycle {
+/// Reads `input` into the channel; at its end, cancels a running `sdk-minimal` command first
+/// (the runtime exits at EOF, so the command's result would never be read).
+fn spawn_reader<R: Read + Send + 'static>(
+    mut input: R,
+    tx: mpsc::SyncSender<Input>,
+    cancel: super::shell::Cancel,
+) -> Recycle {
     let (recycle, returned) = mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         loop {
@@ -187,6 +202,7 @@ fn spawn_reader<R: Read + Send + 'static>(mut input: R, tx: mpsc::SyncSender<Inp
                 Err(_) => break,
             }
         }
+        cancel.cancel();
         let _ = tx.send(Input::Eof);
     });
     recycle

@@ -1,12 +1,11 @@
 //! The `sdk-minimal` tools as the reference runs them (docs/CONTRACT.md#s13.6): `bash` in the
-//! session's persistent emulated shell ([`super::shell`]: no `job/*` events, never an error
-//! result), `working_directory` (read, or `cd` with the same events as
+//! session's persistent shell ([`super::shell`]: real, or emulated with `--shell emulated`; no
+//! `job/*` events; an error result only for a blank command or a shell that cannot start), `working_directory` (read, or `cd` with the same events as
 //! `session/working-directory/set`), and `read_image` (refused: the scripted model declares no
 //! image input, as the release's model does not).
 
 use super::editor::{self, Outcome};
 use super::events::Events;
-use super::shell::Shell;
 use super::Runtime;
 use serde_json::Value;
 
@@ -23,15 +22,27 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> Outcome {
         let model = self.route.model.clone();
+        if !super::profile::roster(&self.cfg).contains(&tool) {
+            return unknown_tool(tool);
+        }
         let Some(s) = self.sessions.get_mut(sid) else {
             return plain(String::new(), true);
         };
         let arg = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         match tool {
             "bash" => {
-                let cwd = s.cwd.clone();
-                let shell = s.shell.get_or_insert_with(|| Shell::new(&cwd));
-                let (text, exited) = shell.run(&arg("command").unwrap_or_default());
+                let command = arg("command").unwrap_or_default();
+                if command.trim().is_empty() {
+                    return plain(BLANK_COMMAND.into(), true);
+                }
+                if s.shell.is_none() {
+                    match super::shell::start(self.cfg.shell, &s.cwd, sid, &self.cancel) {
+                        Ok(sh) => s.shell = Some(sh),
+                        Err(e) => return plain(e, true),
+                    }
+                }
+                let shell = s.shell.as_mut().expect("started above");
+                let (text, exited) = shell.run(&command);
                 if exited {
                     s.shell = None;
                 }
@@ -44,6 +55,7 @@ impl Runtime {
             "present" => editor::present(input, &s.cwd, turn, call_id),
             "str_replace_editor" => editor::str_replace_editor(input),
             _ => {
+                // `working_directory`: the roster holds no other tool.
                 let Some(path) = arg("cd") else {
                     return plain(s.cwd.to_string(), false);
                 };
@@ -65,6 +77,20 @@ impl Runtime {
         }
     }
 }
+
+/// The release's answer to a call of a tool the request did not offer (recorded under both
+/// profiles: an error result, and the turn goes on).
+pub(super) fn unknown_tool(tool: &str) -> Outcome {
+    Outcome {
+        text: format!("Error: unknown tool \"{tool}\""),
+        is_error: true,
+        error: Some(serde_json::json!({"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"})),
+        ..Outcome::default()
+    }
+}
+
+/// The release's answer to a bash call whose command is blank.
+const BLANK_COMMAND: &str = "Error: command must be a non-empty string";
 
 fn plain(text: String, is_error: bool) -> Outcome {
     Outcome {

@@ -129,13 +129,19 @@ fn reference(text: &str) -> Option<(u64, String)> {
         Script::Reply(t) => format!("reply {t}"),
         Script::Tool(c) => format!("tool {c}"),
         // `call:` inputs reach the tool verbatim; flattened as the stub side reads them.
-        Script::Call { tool, input } if tool == "bash" || tool == "subagent" => {
+        Script::Call { tool, input, .. } if tool == "bash" || tool == "subagent" => {
             let v: Value = serde_json::from_str(&input).unwrap();
             match tool.as_str() {
                 "bash" => format!("tool {}", v["command"].as_str().unwrap_or("")),
                 _ => format!("subagent {}", v["prompt"].as_str().unwrap_or("")),
             }
         }
+        // `call!:` of a tool not offered: called all the same.
+        Script::Call {
+            tool,
+            input,
+            any: true,
+        } => format!("call {tool} {input}"),
         Script::Subagent(p) => format!("subagent {p}"),
         Script::Error400(m) if m != "fake bad request" => format!("refused {m}"),
         other => format!("{other:?}").to_lowercase(),
@@ -169,6 +175,14 @@ fn stub(text: &str) -> Option<(u64, String)> {
                 ),
             }
         }
+        Directive::CallAny { tool, input } => {
+            let v: Value = serde_json::from_str(&input).unwrap();
+            match tool.as_str() {
+                "bash" => format!("tool {}", v["command"].as_str().unwrap_or("")),
+                "subagent" => format!("subagent {}", v["prompt"].as_str().unwrap_or("")),
+                _ => format!("call {tool} {input}"),
+            }
+        }
         Directive::Error400 => "error400(\"fake bad request\")".into(),
         other => other.label(),
     };
@@ -198,6 +212,8 @@ fn the_stub_and_the_reference_runtime_read_directives_alike() {
         "hangover",
         "tool",
         "tool: ls -l",
+        "call!: nosuch_tool {\"a\": 1}",
+        "call!: bash {\"command\":\"x\"}",
         "tool:",
         "tool ls",
         "tools",

@@ -8,6 +8,7 @@
 
 use super::harness::{events, turn_end, types, H};
 use dsh_conformance::runtime::launch::{self, Boot, Failure};
+use dsh_conformance::runtime::shell::{ShellMode, RESET_NOTE};
 use dsh_conformance::runtime::{Config, Edition, Profile};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -215,28 +216,120 @@ fn sdk_minimal_offers_its_roster_and_announces_no_policies() {
         .contains("(offered: bash, read_image, working_directory)"));
 }
 
-#[test]
-fn sdk_minimal_bash_is_a_persistent_unconfined_shell() {
-    let mut h = minimal(None);
-    h.init();
+/// An `sdk-minimal` runtime initialized in `dir` (a real directory), with `shell`.
+fn minimal_in(dir: &Path, shell: ShellMode) -> H {
+    let mut c = super::harness::cfg(Edition::Current);
+    c.profile = Profile::SdkMinimal;
+    c.process_cwd = dir.to_path_buf();
+    c.shell = shell;
+    let mut h = H::with(c);
+    h.send(json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd": dir,"provider":"deepseek-official","model":"deepseek-v4-flash"}}));
+    h
+}
+
+/// The tool results of `prompts`, one turn each.
+fn run_prompts(h: &mut H, prompts: &[&str]) -> (Vec<(String, bool)>, Vec<Value>) {
     let mut all = Vec::new();
-    for (i, cmd) in [
-        "tool: cd /tmp && export FOO=bar",
-        "tool: pwd; echo \"foo=$FOO\"",
-        "tool: echo out; exit 3",
-        "tool: pwd",
-    ]
-    .iter()
-    .enumerate()
-    {
-        all.extend(prompt_and_settle(&mut h, i as u64 + 1, cmd));
+    for (i, p) in prompts.iter().enumerate() {
+        all.extend(prompt_and_settle(h, i as u64 + 1, p));
     }
-    assert!(!types(&all, "s").iter().any(|t| t.starts_with("job/")));
-    let results = tool_results(&all);
-    assert_eq!(
-        results[0],
-        ("[Command finished with exit code 0]".into(), false)
+    (tool_results(&all), all)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dsh-minshell-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn sdk_minimal_bash_is_a_real_persistent_unconfined_shell() {
+    let dir = scratch("real");
+    let mut h = minimal_in(&dir, ShellMode::default());
+    let (results, all) = run_prompts(
+        &mut h,
+        &[
+            "tool: mkdir -p sub && echo made > sub/f.txt && ls sub | tr a-z A-Z",
+            "tool: cd sub && export FOO=$(cat f.txt)",
+            "tool: pwd; echo \"foo=$FOO\" >&2",
+            "call: working_directory {\"cd\":\"sub\"}",
+            "tool: cd /; pwd; echo out; exit 3",
+            "tool: pwd; echo \"foo=$FOO\"",
+            "call: bash {\"description\":\"d\",\"command\":\" \"}",
+        ],
     );
+    assert!(!types(&all, "s").iter().any(|t| t.starts_with("job/")));
+    let d = dir.to_string_lossy();
+    let ok = |t: &str| (t.to_string(), false);
+    assert_eq!(results[0], ok("F.TXT\n[Command finished with exit code 0]"));
+    assert_eq!(results[1], ok("[Command finished with exit code 0]"));
+    assert_eq!(
+        results[2],
+        ok(&format!(
+            "{d}/sub\nfoo=made\n[Command finished with exit code 0]"
+        ))
+    );
+    assert_eq!(results[3], ok(&format!("{d}/sub")));
+    assert_eq!(
+        results[4],
+        ok(&format!(
+            "/\nout\nexit\n[shell exited: code 3]\n{RESET_NOTE}"
+        ))
+    );
+    // A fresh shell starts in the session's (changed) working directory, with a fresh environment.
+    assert_eq!(
+        results[5],
+        ok(&format!(
+            "{d}/sub\nfoo=\n[Command finished with exit code 0]"
+        ))
+    );
+    assert_eq!(
+        results[6],
+        ("Error: command must be a non-empty string".into(), true)
+    );
+    drop(h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_command_past_its_bound_is_killed_and_the_shell_reset() {
+    let dir = scratch("bound");
+    let mut h = minimal_in(&dir, ShellMode::Real { timeout_ms: 1_000 });
+    let (results, _) = run_prompts(
+        &mut h,
+        &[
+            "tool: export X=1; echo before; sleep 600",
+            "tool: echo \"x=$X\"",
+        ],
+    );
+    assert_eq!(
+        results[0].0,
+        format!("Your command timed out after 1 seconds or experienced an OOM error. Below is partial output:\nbefore\n[Command timed out or OOM]\n{RESET_NOTE}")
+    );
+    assert_eq!(results[1].0, "x=\n[Command finished with exit code 0]");
+    drop(h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_emulated_shell_stays_an_opt_in() {
+    let mut c = super::harness::cfg(Edition::Current);
+    c.profile = Profile::SdkMinimal;
+    c.shell = ShellMode::Emulated;
+    let mut h = H::with(c);
+    h.init();
+    let (results, _) = run_prompts(
+        &mut h,
+        &[
+            "tool: cd /tmp && export FOO=bar",
+            "tool: pwd; echo \"foo=$FOO\"",
+            "tool: echo out; exit 3",
+            "tool: pwd",
+            "tool: ls | wc",
+        ],
+    );
+    assert_eq!(results[0].0, "[Command finished with exit code 0]");
     assert_eq!(
         results[1].0,
         "/tmp\nfoo=bar\n[Command finished with exit code 0]"
@@ -244,11 +337,11 @@ fn sdk_minimal_bash_is_a_persistent_unconfined_shell() {
     assert!(results[2]
         .0
         .starts_with("out\nexit\n[shell exited: code 3]\nThe persistent bash shell was reset"));
-    // A fresh shell starts in the session's working directory again.
     assert_eq!(
         results[3].0,
         "/work-dir\n[Command finished with exit code 0]"
     );
+    assert!(results[4].0.contains("`|` is not emulated"), "{results:?}");
 }
 
 #[test]
@@ -405,4 +498,81 @@ fn a_disabled_json_rpc_server_exits_at_boot_under_minimal_and_holds_under_sdk() 
     let out = child.wait_with_output().unwrap();
     assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
     let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn a_call_of_a_tool_the_profile_does_not_offer_is_an_error_result_and_the_turn_goes_on() {
+    for profile in [Profile::SdkMinimal, Profile::Sdk] {
+        let mut c = super::harness::cfg(Edition::Current);
+        c.profile = profile;
+        c.shell = ShellMode::Emulated;
+        let mut h = H::with(c);
+        h.init();
+        let f = prompt_and_settle(
+            &mut h,
+            1,
+            "call!: nosuch_tool {\"description\":\"d\",\"prompt\":\"reply: hi\"}",
+        );
+        assert_eq!(
+            tool_results(&f),
+            [("Error: unknown tool \"nosuch_tool\"".to_string(), true)]
+        );
+        let result = events(&f, "s")
+            .into_iter()
+            .find(|e| e["type"] == "tool/result")
+            .unwrap();
+        assert_eq!(
+            result["data"]["error"],
+            json!({"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"})
+        );
+        assert_eq!(turn_end(&f, "s")[0]["reason"]["kind"], "completed");
+    }
+}
+
+#[test]
+fn the_end_of_stdin_cancels_a_running_command_instead_of_waiting_for_its_bound() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = scratch("eof");
+    let mut child = Command::new(BIN)
+        .args(["--profile", "sdk-minimal"])
+        .env("DSH_HOME", dir.join("home"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd": dir,"provider":"deepseek-official","model":"deepseek-v4-flash"}});
+    let ask = super::harness::prompt(2, "s", "tool: touch started; sleep 600");
+    writeln!(stdin, "{init}\n{ask}").unwrap();
+    // The reference writes the turn's events once the command ends: wait for the file it makes.
+    while !dir.join("started").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "exited before the command ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let seen: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let results: Vec<Value> = seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["params"]["event"]["type"] == "tool/result")
+        .collect();
+    // Cancelled as the release's aborted commands answer (no text), not timed out.
+    assert!(!results.is_empty(), "{seen:?}");
+    for r in &results {
+        assert_eq!(
+            r["params"]["event"]["data"]["message"]["content"][0]["text"],
+            ""
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

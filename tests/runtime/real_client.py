@@ -111,6 +111,8 @@ out = {
     "maxtokens": answer(*chat("maxtokens", None)),
     "error400": answer(*chat("error400", None)),
     "tool": answer(*chat("tool: echo bridged", None)),
+    # A real command on a file the model writes: sdk-minimal's bash is a real shell on both.
+    "files": answer(*chat("tool: mkdir -p m && printf 'from the model\\n' > m/note.txt && ls m && tr a-z A-Z < m/note.txt", None)),
 }
 server.should_exit = True
 manager_close = getattr(manager, "close", None)

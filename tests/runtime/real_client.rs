@@ -62,6 +62,12 @@ fn dsh_openai_sees_the_same_answers_from_our_runtime_and_the_real_one() {
             "content": "tool result: bridged\n[Command finished with exit code 0]",
             "finish": "stop"
         },
+        // A file the model wrote, listed and read by real programs (ls, tr).
+        "files": {
+            "status": 200,
+            "content": "tool result: note.txt\nFROM THE MODEL\n[Command finished with exit code 0]",
+            "finish": "stop"
+        },
     });
     assert_eq!(ours, expected, "our runtime under dsh-openai");
 
@@ -73,7 +79,7 @@ fn dsh_openai_sees_the_same_answers_from_our_runtime_and_the_real_one() {
         Some((stub.base_url(), stub.api_key().to_owned())),
     );
     println!("client-visible results under dsh-openai (ours | real runtime + model stub):");
-    for case in ["reply", "stream", "maxtokens", "error400", "tool"] {
+    for case in ["reply", "stream", "maxtokens", "error400", "tool", "files"] {
         println!("  {case:<10} {} | {}", ours[case], theirs[case]);
     }
     assert_eq!(
