@@ -8,7 +8,7 @@
 //!   ([`link`]); the kit serves it with the reference runtime behind the scenario's [`layers`]
 //!   ([`peer`]), logging every byte ([`log`]).
 //! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
-//!   [`reference`] is the kit's own client, with deliberate bugs.
+//!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs.
 //! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
