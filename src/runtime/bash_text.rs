@@ -1,4 +1,4 @@
-//! The text side of the real `sdk-minimal` bash ([`super::bash`]), sans-IO: how the release
+//! The text side of the real `sdk-minimal` bash (`bash.rs`), sans-IO: how the release
 //! (0.2.1rc2, `@deepseek-ai/dsh-tool-bash-persistent`) wraps a command between two markers,
 //! cleans the terminal's output, cuts a command's output out of it, and words the tool result.
 

@@ -1,6 +1,6 @@
 //! The `sdk-minimal` bash tool (docs/CONTRACT.md#s13.6): one persistent, unconfined shell per
 //! session behind a small seam ([`PersistentShell`]). [`ShellMode::Real`] (the default) is a real
-//! bash as the release runs it ([`super::bash`]); [`ShellMode::Emulated`] (`--shell emulated`,
+//! bash as the release runs it (`bash.rs`); [`ShellMode::Emulated`] (`--shell emulated`,
 //! for hermetic tests) is [`Shell`], emulated deterministically: no program is ever run; the
 //! shell builtins that carry state or output (`echo`, `printf` of plain text, `cd`, `pwd`,
 //! `export`, `unset`, `true`, `false`, `:`, `exit`, assignments) behave as bash's; any other

@@ -2,7 +2,7 @@
 //! and `dsh-tool-fs-search`, read in its executable and recorded in
 //! `fixtures/real-0.2.1rc2/raw/sdk_tool_*`; docs/CONTRACT.md#s13.4): `read`, `write`, `edit`,
 //! `glob`, `grep` and `todo_write`, each in its own module, over the [`fs::Fs`] seam; and the
-//! profile's other tools as the release answers them in an SDK session ([`others`]).
+//! profile's other tools as the release answers them in an SDK session (`others.rs`).
 //!
 //! A session remembers what it observed of each file (read, written, or found absent): the
 //! release's `fs-observation-policy` lets `write` replace and `edit` change only a file the
@@ -29,7 +29,7 @@ use std::path::PathBuf;
 pub const TOOLS: &[&str] = &["read", "write", "edit", "glob", "grep", "todo_write"];
 
 /// Whether this module answers a call of `tool` with `input` (its text): a file tool, one of
-/// [`others::TOOLS`], or another tool with a schema whose arguments break it (`create_goal`,
+/// `others::TOOLS`, or another tool with a schema whose arguments break it (`create_goal`,
 /// `subagent_fork` and `workflow` calls that pass their check are not run).
 pub fn answers(tool: &str, input: &str) -> bool {
     if TOOLS.contains(&tool) || others::TOOLS.contains(&tool) {
