@@ -20,10 +20,10 @@
 
 use super::line_stream::Recorded;
 use super::oracle::{self, JKind, LineRef, MId, Model, J};
-use dsh_conformance::wire::json;
+use dsh_conformance::wire::json::{self, JsonView};
 use dsh_conformance::wire::{
-    classify, classify_parsed, codes::ErrorCode, lines::DEFAULT_MAX_LINE, write, Classified, Id,
-    Ignored, Kind, LineDecoder, Outcome,
+    classify, classify_parsed, codes::ErrorCode, envelope, lines::DEFAULT_MAX_LINE, write,
+    Classified, Envelope, Id, Ignored, Kind, LineDecoder, Outcome,
 };
 use serde_json::{Map, Value};
 
@@ -102,11 +102,43 @@ fn check_line_with(line: &str, writer_checks: bool) -> Result<(), String> {
         }
     };
     agree(&c, &m).map_err(|e| format!("{e}\n  line {line:?}\n  wire {c:?}\n  model {m:?}"))?;
+    same_envelope(line, &c).map_err(|e| format!("{e}\n  line {line:?}\n  classify {c:?}"))?;
     writer.map_err(|e| format!("{e}\n  line {line:?}"))?;
     if shallow {
         frame_echoes(&c, &m).map_err(|e| format!("{e}\n  line {line:?}"))?;
     }
     Ok(())
+}
+
+/// [`envelope`] (the tape classification of the runtime's fast path and the rule checker) says
+/// what `classify` says: the class, the id, the method, the params' session and the kinds.
+fn same_envelope(line: &str, c: &Classified) -> Result<(), String> {
+    let mut tape = json::Tape::default();
+    let e = envelope(&mut tape, line);
+    let same = match (&e, c) {
+        (Envelope::Request { id, method, params }, Classified::Request(r)) => {
+            let session = params
+                .and_then(|p| p.get("sessionId"))
+                .and_then(JsonView::as_str);
+            id.to_json() == r.id.to_json()
+                && *method == r.method
+                && session == r.params.get("sessionId").and_then(Value::as_str)
+        }
+        (Envelope::Response { method_kind }, Classified::Response(r)) => {
+            *method_kind == r.method_kind
+        }
+        (Envelope::Notification { id_kind }, Classified::Notification(n)) => *id_kind == n.id_kind,
+        (Envelope::Ignored(Ignored::Malformed(_)), Classified::Ignored(Ignored::Malformed(_))) => {
+            true
+        }
+        (Envelope::Ignored(a), Classified::Ignored(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(format!("the envelope differs from classify: {e:?}"))
+    }
 }
 
 /// `JSON.stringify` of a parsed value equals the model's, parses back to the same value, and is a

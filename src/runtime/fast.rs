@@ -9,15 +9,13 @@
 //! `Value` only when they are an object (the only shape a handler reads; any other shape is kept
 //! as its [`Kind`](crate::wire::Kind) with an empty object, as [`Params`] normalises it).
 //!
-//! Same meaning as [`wire::classify`], rule for rule: the tape has `JSON.parse`'s grammar and
-//! errors (so malformed lines are dropped alike) and keeps the last value of a duplicated key;
-//! an id is a string or a number literal, `1e400` included (the tape reads an overflowing
-//! literal as null, so the literal is read again), and `-0` stays `-0`. [`Runtime::handle_line_full`]
-//! is the classifying path, kept for the differential tests and the benchmarks.
+//! Same meaning as [`wire::classify`], rule for rule: the line is classified by
+//! [`wire::envelope`], which the rule checker uses too. [`Runtime::handle_line_full`] is the
+//! classifying path, kept for the differential tests and the benchmarks.
 
 use super::Runtime;
-use crate::wire::json::{JsonKind, JsonView, Tape, TapeRef};
-use crate::wire::{self, Classified, Id, Params, Request};
+use crate::wire::json::{JsonKind, JsonView, Tape};
+use crate::wire::{self, Classified, Envelope, Params, Request};
 use serde_json::Value;
 
 impl Runtime {
@@ -42,17 +40,10 @@ impl Runtime {
 /// The request on `line`, if it is one: what [`wire::classify`] gives as
 /// [`Classified::Request`], and `None` for everything it classifies otherwise.
 fn envelope(tape: &mut Tape, line: &str) -> Option<Request> {
-    if line.is_empty() || tape.parse(line).is_err() {
+    let Envelope::Request { id, method, params } = wire::envelope(tape, line) else {
         return None;
-    }
-    let root = tape.root(line);
-    if root.kind() != JsonKind::Object {
-        return None;
-    }
-    // A string method and a usable id make a request; without either, no output is due.
-    let method = root.get("method")?.as_str()?;
-    let id = id_of(root.get("id")?)?;
-    let params = match root.get("params") {
+    };
+    let params = match params {
         None => Params::empty(),
         Some(p) => Params::from_value(Some(match p.kind() {
             JsonKind::Object => p.to_value(),
@@ -65,32 +56,6 @@ fn envelope(tape: &mut Tape, line: &str) -> Option<Request> {
         method: method.to_owned(),
         params,
     })
-}
-
-/// An id as `classify` reads it: a string, or the double of a number literal.
-fn id_of(v: TapeRef<'_>) -> Option<Id> {
-    match v.kind() {
-        JsonKind::String => v.as_str().map(|s| Id::Str(s.to_owned())),
-        JsonKind::Number => {
-            let f = v.as_f64()?;
-            // The tape holds `-0` as 0 (as a `Value` does); the literal's double is `-0`.
-            Some(Id::Num(if f == 0.0 && v.text().starts_with('-') {
-                -0.0
-            } else {
-                f
-            }))
-        }
-        // A number literal that overflows a double reads as null; JavaScript holds ±Infinity.
-        JsonKind::Null => {
-            let t = v.text();
-            if t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-                t.parse().ok().map(Id::Num)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
 }
 
 /// A value of kind `k` with nothing in it: for [`Params`], which keeps only the kind of a

@@ -6,9 +6,9 @@
 
 use super::sink::Sink;
 use super::{CheckId, Judged, Profile, Sent, Violation};
+use dsh_protocol::wire::json::{JsonView, Tape};
 use dsh_protocol::wire::output::Output;
-use dsh_protocol::wire::{classify_inline, Classified};
-use serde_json::Value;
+use dsh_protocol::wire::{envelope, Envelope};
 use std::collections::{HashMap, HashSet};
 
 /// Requests of one id echo not yet answered. Error answers to known methods say nothing about
@@ -64,31 +64,34 @@ pub struct Checker {
     pub(super) responses_seen: HashSet<String>,
     /// The line [`Checker::received_text`] judged last, its buffers reused for the next.
     scratch: Option<Output>,
+    /// The tape of the line [`Checker::sent`] read last, its buffers reused for the next.
+    input: Tape,
 }
 
-/// The scratch line of [`Checker::received_text`] is dropped rather than kept past this weight.
+/// The scratch line of [`Checker::received_text`] (and the tape of [`Checker::sent`]) is dropped
+/// rather than kept past this weight.
 const SCRATCH_KEPT: usize = 1 << 20;
 
 /// The rule that says a line the runtime read gets no answer, for lines that are not requests.
-fn silence_rule(c: &Classified, line: &str) -> Option<CheckId> {
+fn silence_rule(e: &Envelope<'_>, line: &str) -> Option<CheckId> {
     use dsh_protocol::wire::{Ignored, Kind};
-    Some(match c {
-        Classified::Request(_) => return None,
-        Classified::Notification(n) if n.id_kind == Kind::Absent => {
-            CheckId::FrameNotificationsIgnored
-        }
-        Classified::Notification(_) => CheckId::FrameIdInvalidIsNotification,
-        Classified::Response(r) if r.method_kind != Kind::Absent => {
+    Some(match e {
+        Envelope::Request { .. } => return None,
+        Envelope::Notification {
+            id_kind: Kind::Absent,
+        } => CheckId::FrameNotificationsIgnored,
+        Envelope::Notification { .. } => CheckId::FrameIdInvalidIsNotification,
+        Envelope::Response { method_kind } if *method_kind != Kind::Absent => {
             CheckId::FrameNonStringMethodIgnored
         }
-        Classified::Response(_) => CheckId::FrameUnknownResponseIgnored,
-        Classified::Ignored(Ignored::Malformed(_)) => CheckId::FrameMalformedIgnored,
-        Classified::Ignored(Ignored::NotAnObject(_)) => CheckId::FrameNonObjectIgnored,
-        Classified::Ignored(Ignored::Batch { .. }) => CheckId::FrameBatchIgnored,
-        Classified::Ignored(Ignored::NoIdNoMethod { .. }) if line.contains("\"id\"") => {
+        Envelope::Response { .. } => CheckId::FrameUnknownResponseIgnored,
+        Envelope::Ignored(Ignored::Malformed(_)) => CheckId::FrameMalformedIgnored,
+        Envelope::Ignored(Ignored::NotAnObject(_)) => CheckId::FrameNonObjectIgnored,
+        Envelope::Ignored(Ignored::Batch { .. }) => CheckId::FrameBatchIgnored,
+        Envelope::Ignored(Ignored::NoIdNoMethod { .. }) if line.contains("\"id\"") => {
             CheckId::FrameIdInvalidIsNotification
         }
-        Classified::Ignored(_) => return None,
+        Envelope::Ignored(_) => return None,
     })
 }
 
@@ -109,6 +112,7 @@ impl Checker {
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
             scratch: None,
+            input: Tape::default(),
             lines: 0,
         }
     }
@@ -120,40 +124,47 @@ impl Checker {
 
     /// Records a (decoded, trimmed) line the runtime read.
     pub fn sent(&mut self, line: &str) -> Sent {
-        // `classify`, compiled here (see the wire layer's note on `#[inline]`).
-        let c = classify_inline(line);
+        // Classified on the checker's own tape, as `classify` classifies it (`wire::envelope`,
+        // compiled here: see the wire layer's note on `#[inline]`).
+        let mut tape = std::mem::take(&mut self.input);
+        let sent = self.record(&envelope(&mut tape, line), line);
+        if tape.weight() <= SCRATCH_KEPT {
+            self.input = tape;
+        }
+        sent
+    }
+
+    /// [`Checker::sent`] of a classified line.
+    fn record(&mut self, e: &Envelope<'_>, line: &str) -> Sent {
         self.sent_lines += 1;
-        if let Some(rule) = silence_rule(&c, line) {
+        if let Some(rule) = silence_rule(e, line) {
             self.ignored.push((self.sent_lines, rule));
         }
-        match c {
-            Classified::Request(r) => {
-                let key = r.id.to_json_inline();
-                self.requested.insert(key.clone());
-                self.sent_at
-                    .entry(key.clone())
-                    .or_default()
-                    .push_back(self.sent_lines);
-                self.pending
-                    .entry(key.clone())
-                    .or_default()
-                    .methods
-                    .push(r.method.clone());
-                let session = r
-                    .params
-                    .get("sessionId")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                if let (Some(sid), "session/resume") = (&session, r.method.as_str()) {
-                    self.resumed.insert(sid.clone());
-                }
-                Sent::Request {
-                    key,
-                    session,
-                    method: r.method,
-                }
-            }
-            _ => Sent::Nothing,
+        let Envelope::Request { id, method, params } = e else {
+            return Sent::Nothing;
+        };
+        let key = id.to_json_inline();
+        self.requested.insert(key.clone());
+        self.sent_at
+            .entry(key.clone())
+            .or_default()
+            .push_back(self.sent_lines);
+        self.pending
+            .entry(key.clone())
+            .or_default()
+            .methods
+            .push((*method).to_owned());
+        let session = params
+            .and_then(|p| p.get("sessionId"))
+            .and_then(JsonView::as_str)
+            .map(str::to_owned);
+        if let (Some(sid), "session/resume") = (&session, *method) {
+            self.resumed.insert(sid.clone());
+        }
+        Sent::Request {
+            key,
+            session,
+            method: (*method).to_owned(),
         }
     }
 

@@ -3,7 +3,8 @@
 //! - [`lines`]: splitting a byte stream into trimmed lines with the upstream decoder's rules;
 //! - [`json`]: a `JSON.parse`/`JSON.stringify`-compatible parser and writer;
 //! - [`frame`]: classifying a line the runtime reads into request / response / notification /
-//!   ignored;
+//!   ignored; [`envelope`](mod@envelope): the same classification read off a reused tape, for
+//!   callers that need only the class, the id and the method;
 //! - [`output`]: a line the runtime writes, parsed once into response / notification / not a
 //!   frame;
 //! - [`codes`]: JSON-RPC error codes;
@@ -26,6 +27,7 @@
 //! also keeps a fuzzing run's coverage the same with the checker and without it.
 
 pub mod codes;
+pub mod envelope;
 pub mod frame;
 pub mod json;
 pub mod lines;
@@ -33,6 +35,7 @@ pub mod output;
 pub mod write;
 
 pub use codes::ErrorCode;
+pub use envelope::{envelope, Envelope};
 pub use frame::{
     classify, classify_parsed, Classified, ErrorObject, Id, Ignored, Kind, Notification, Outcome,
     Params, Request, Response,
