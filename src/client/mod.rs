@@ -12,6 +12,8 @@
 //! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
+pub mod closing;
+pub mod collect;
 pub mod driver;
 pub mod layers;
 pub mod link;
@@ -20,4 +22,6 @@ pub mod peer;
 pub mod reference;
 pub mod relay;
 pub mod run;
+pub mod runs;
 pub mod scenario;
+pub mod turns;
