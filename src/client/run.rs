@@ -234,3 +234,24 @@ fn tail(child: &Child) -> String {
     let lines: Vec<&str> = t.lines().collect();
     lines[lines.len().saturating_sub(5)..].join(" | ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::verdict::{Failure, FailureKind};
+
+    #[test]
+    fn a_check_several_scenarios_decide_gets_the_worst_verdict() {
+        let id = CheckId::ClientGracefulShutdown;
+        let t = Duration::from_millis(1);
+        let no = || Verdict::NotTestable { reason: "r".into() };
+        let fail = || Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, "f")));
+        let one = |vs: Vec<Verdict>| worst(vs.into_iter().map(|v| (id, v, t)).collect());
+        assert_eq!(one(vec![Verdict::Pass, Verdict::Pass])[0].1, Verdict::Pass);
+        assert_eq!(one(vec![Verdict::Pass, no(), Verdict::Pass])[0].1, no());
+        let merged = one(vec![no(), Verdict::Pass, fail()]);
+        assert_eq!(merged.len(), 1);
+        assert!(matches!(merged[0].1, Verdict::Fail(_)));
+        assert_eq!(merged[0].2, 3 * t);
+    }
+}
