@@ -23,6 +23,9 @@ const KNOWN_EVENTS: &[&str] = &[
     "request/context",
     "session/title",
     "session-log-deepseek/delivery-accepted",
+    "tool/call",
+    "tool/result",
+    "subagent/catalog",
 ];
 
 /// What the run does after a notification.

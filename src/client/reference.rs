@@ -150,7 +150,11 @@ impl Client {
                 return Ok(v);
             }
             let text = v.to_string();
-            if !self.history.iter().any(|h| h.to_string() == text) {
+            if !self
+                .history
+                .iter()
+                .any(|h| serde_json::to_string(h).is_ok_and(|t| t == text))
+            {
                 self.history.push(v.clone());
                 return Ok(v);
             }

@@ -132,9 +132,9 @@ pub fn subagent_trees(o: &Observation) -> Verdict {
     }
 }
 
-/// The chatty scenario's other sessions: 32, each streaming 1,000 events during the run.
+/// The chatty scenario's other sessions: 16, each streaming 1,000 events during the run.
 pub const CHATTY: Chatty = Chatty {
-    sessions: 32,
+    sessions: 16,
     chunks: 1000,
 };
 /// The chatty scenario's prompt.
