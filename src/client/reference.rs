@@ -34,7 +34,7 @@ bugs! {
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
-    Rescan = "rescan" ClientChattySessions: "drops repeated events by comparing each one's JSON text with that of every event seen so far";
+    Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
     UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
 }
@@ -65,8 +65,10 @@ struct Client {
     stash: HashMap<String, Value>,
     next: u64,
     bug: Option<Bug>,
-    /// Every event read (the `rescan` mutant).
+    /// Every event of other sessions read (the `rescan` mutant).
     history: Vec<Value>,
+    /// The sessions the client prompted.
+    prompted: std::collections::HashSet<String>,
     _stderr: Option<ChildStderr>,
 }
 
@@ -114,6 +116,7 @@ impl Client {
             next: 0,
             bug,
             history: Vec::new(),
+            prompted: Default::default(),
             _stderr: stderr,
         };
         let cwd = std::env::current_dir()
@@ -132,6 +135,10 @@ impl Client {
     fn send(&mut self, method: &str, params: Value) -> Result<String, DriverError> {
         self.next += 1;
         let id = format!("ref-{}", self.next);
+        if method == "session/prompt" {
+            let s = params["sessionId"].as_str().unwrap_or("");
+            self.prompted.insert(s.to_owned());
+        }
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let w = self
             .stdin
@@ -146,7 +153,9 @@ impl Client {
     fn read(&mut self, wait: Duration) -> Result<Value, DriverError> {
         loop {
             let v = self.read_any(wait)?;
-            if self.bug != Some(Bug::Rescan) || v["method"] != "session.event" {
+            let session = v["params"]["sessionId"].as_str().unwrap_or("");
+            let others = v["method"] == "session.event" && !self.prompted.contains(session);
+            if self.bug != Some(Bug::Rescan) || !others {
                 return Ok(v);
             }
             let text = v.to_string();
