@@ -515,6 +515,12 @@ mod tests {
             ops: ops.clone(),
         };
         assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+        let hung = vec![(Op::Close, Outcome::TimedOut, Duration::ZERO)];
+        let o = Observation {
+            peers: vec![peer(vec![req("9", "shutdown")])],
+            ops: hung,
+        };
+        assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
         let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);
         let o = Observation {
             peers: vec![clean],
