@@ -79,7 +79,8 @@ impl Run {
         if self.bug == Some(Bug::LooseReceipt) {
             return inserted.is_some_and(|a| !a.is_empty());
         }
-        p["sessionId"] == self.root.as_str()
+        let any_session = self.bug == Some(Bug::ReceiptAnySession);
+        (any_session || p["sessionId"] == self.root.as_str())
             && inserted.is_some_and(|a| a.iter().any(|m| m["id"] == self.mid))
     }
 

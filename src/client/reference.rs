@@ -33,6 +33,7 @@ bugs! {
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
+    ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
     UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";

@@ -53,6 +53,18 @@ fn a_run_starts_at_its_own_receipt_and_a_loose_one_at_any() {
         text(Some(Bug::LooseReceipt), &notes).as_deref(),
         Some("other")
     );
+    // The fork's splice of the same message, then the other prompt's tail.
+    let fork_first = [
+        receipt("fork", "M"),
+        said("r", "other"),
+        status("r", "idle"),
+        receipt("r", "M"),
+        said("r", "mine"),
+        status("r", "idle"),
+    ];
+    assert_eq!(text(None, &fork_first).as_deref(), Some("mine"));
+    let any = text(Some(Bug::ReceiptAnySession), &fork_first);
+    assert_eq!(any.as_deref(), Some("other"));
 }
 
 #[test]
