@@ -48,6 +48,8 @@ pub struct Run {
     tree: HashSet<String>,
     /// Subagents of the tree started and not yet finished.
     pending: HashSet<String>,
+    /// The root went idle with a subagent pending (the `child-idle` mutant).
+    root_idled: bool,
     events: Vec<String>,
     text: String,
     finish: Value,
@@ -63,6 +65,7 @@ impl Run {
             seen: false,
             tree: HashSet::from([root.to_owned()]),
             pending: HashSet::new(),
+            root_idled: false,
             events: Vec::new(),
             text: String::new(),
             finish: Value::Null,
@@ -108,11 +111,15 @@ impl Run {
             "session.status" if p["status"] == "idle" => {
                 let mine = p["sessionId"] == self.root.as_str();
                 let settled = self.pending.is_empty() || self.bug == Some(Bug::FirstIdle);
-                if (mine || self.bug == Some(Bug::AnyIdle)) && settled {
+                let child = self.bug == Some(Bug::ChildIdle)
+                    && self.root_idled
+                    && self.tree.contains(&str_of("sessionId"));
+                if ((mine || self.bug == Some(Bug::AnyIdle)) && settled) || child {
                     return Step::Done(
                         json!({"text": self.text, "finish": self.finish, "events": self.events}),
                     );
                 }
+                self.root_idled |= mine;
             }
             _ => {}
         }

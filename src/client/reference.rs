@@ -35,6 +35,7 @@ bugs! {
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
     ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
+    ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
     UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";

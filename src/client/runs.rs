@@ -114,8 +114,8 @@ pub fn subagent_trees(o: &Observation) -> Verdict {
     let child_text = texts(&w, child).pop().map(|t| t.1);
     match outcome(o, 1) {
         Some(Outcome::Ok(v)) if v["text"] == early.as_str() => fail(format!(
-            "the run ended at the root's first idle, before the subagent's result: it returned \
-             the first turn's {early:?} instead of {right:?}"
+            "the run ended before the subagent's result (at the root's first idle, or at the \
+             child's): it returned the first turn's {early:?} instead of {right:?}"
         )),
         Some(Outcome::Ok(v)) if child_text.as_deref().is_some_and(|c| v["text"] == c) => {
             fail(format!(

@@ -87,6 +87,8 @@ fn a_run_waits_for_its_subagents_result_past_both_idles() {
         text(Some(Bug::FirstIdle), &notes).as_deref(),
         Some("started")
     );
+    let child = text(Some(Bug::ChildIdle), &notes);
+    assert_eq!(child.as_deref(), Some("started"));
 }
 
 #[test]
