@@ -20,7 +20,13 @@ harness = None
 out_lock = threading.Lock()
 
 
+class Unsupported(Exception):
+    """The SDK has no way to do what the operation asks."""
+
+
 def error(exc):
+    if isinstance(exc, Unsupported):
+        return {"class": "unsupported", "code": None, "message": str(exc)}
     if isinstance(exc, JsonRpcError):
         return {"class": "rpc", "code": exc.code, "message": exc.message}
     if isinstance(exc, TransportClosedError):
@@ -45,6 +51,10 @@ def perform(op):
         if harness is not None:
             harness.close()
         return {}
+    if kind == "run" and "timeout" in op:
+        # Session.run(input, *, on_notification) has no deadline, and HarnessConfig's
+        # request_timeout_seconds bounds requests only, not the wait for the run's idle.
+        raise Unsupported("Session.run has no timeout: nothing bounds the wait for the run's idle")
     if kind == "run":
         result = harness.start_session(op["session"]).run(op["text"])
         return {

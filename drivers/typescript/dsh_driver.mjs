@@ -15,7 +15,11 @@ const { DeepSeekHarness, JsonRpcResponseError, TransportClosedError, RequestTime
 
 let harness = null;
 
+/** The client has no way to do what the operation asks. */
+class Unsupported extends Error {}
+
 function error(e) {
+  if (e instanceof Unsupported) return { class: 'unsupported', code: null, message: e.message };
   if (e instanceof JsonRpcResponseError) return { class: 'rpc', code: e.code ?? null, message: e.message };
   if (e instanceof TransportClosedError) return { class: 'transport', code: null, message: String(e.message) };
   if (e instanceof RequestTimeoutError) return { class: 'timeout', code: null, message: String(e.message) };
@@ -36,6 +40,11 @@ async function perform(op) {
       if (harness) await harness.close();
       return {};
     case 'run': {
+      if (op.timeout !== undefined) {
+        // HarnessSession.run(input, { onNotification }) takes no timeout or AbortSignal, and
+        // requestTimeoutMs bounds requests only, not the wait for the run's idle.
+        throw new Unsupported("HarnessSession.run has no timeout: nothing bounds the wait for the run's idle");
+      }
       const r = await harness.session(op.session).run(op.text);
       const ends = r.events.filter((e) => e.type === 'turn/end');
       const last = ends[ends.length - 1];

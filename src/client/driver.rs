@@ -16,6 +16,16 @@ pub enum Op {
         /// The prompt's text.
         text: String,
     },
+    /// [`Op::Run`] with a bound: the client's own bound on the run, if it has one, is set to
+    /// `timeout_ms` (`"timeout"` on the wire); a client with none answers class `unsupported`.
+    RunBounded {
+        /// The session id.
+        session: String,
+        /// The prompt's text.
+        text: String,
+        /// The bound, in milliseconds.
+        timeout_ms: u64,
+    },
     /// Queue a prompt without waiting for its run: `messageId`.
     Prompt {
         /// The session id.
@@ -52,6 +62,11 @@ impl Op {
         match self {
             Op::Start => json!({"op": "start"}),
             Op::Run { session, text } => json!({"op": "run", "session": session, "text": text}),
+            Op::RunBounded {
+                session,
+                text,
+                timeout_ms,
+            } => json!({"op": "run", "session": session, "text": text, "timeout": timeout_ms}),
             Op::Prompt { session, text } => {
                 json!({"op": "prompt", "session": session, "text": text})
             }
@@ -76,9 +91,16 @@ impl Op {
         };
         Ok(match v["op"].as_str().unwrap_or("") {
             "start" => Op::Start,
-            "run" => Op::Run {
-                session: s("session")?,
-                text: s("text")?,
+            "run" => match v["timeout"].as_u64() {
+                Some(timeout_ms) => Op::RunBounded {
+                    session: s("session")?,
+                    text: s("text")?,
+                    timeout_ms,
+                },
+                None => Op::Run {
+                    session: s("session")?,
+                    text: s("text")?,
+                },
             },
             "prompt" => Op::Prompt {
                 session: s("session")?,
@@ -112,7 +134,8 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverError {
     /// `rpc` (an error response), `transport` (the runtime went away), `timeout`, `protocol`
-    /// (the runtime broke the protocol as the client sees it), `other`.
+    /// (the runtime broke the protocol as the client sees it), `unsupported` (the client has no
+    /// way to do what the operation asks), `other`.
     pub class: String,
     /// The JSON-RPC code, for `rpc`.
     pub code: Option<i64>,
@@ -176,6 +199,11 @@ mod tests {
             Op::Run {
                 session: "b".into(),
                 text: "t".into(),
+            },
+            Op::RunBounded {
+                session: "c".into(),
+                text: "t".into(),
+                timeout_ms: 5,
             },
         ]);
         assert_eq!(Op::from_json(&op.to_json()).unwrap(), op);

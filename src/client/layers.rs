@@ -23,6 +23,11 @@ pub trait Layer: Send {
     }
     /// A frame the client sent (already parsed), at `now`.
     fn input(&mut self, _frame: &Value, _now: u64) {}
+    /// Whether the layer keeps this frame the client sent from the runtime (it answers it
+    /// itself, or never does); called after [`Layer::input`].
+    fn intercept(&mut self, _frame: &Value, _now: u64) -> bool {
+        false
+    }
     /// A frame the runtime (or the layer below) wrote, at `now`: what to do instead.
     fn output(&mut self, line: String, now: u64) -> Vec<Action>;
     /// Time passed: frames held until now.
@@ -55,6 +60,11 @@ impl Stack {
         for l in &mut self.0 {
             l.input(frame, now);
         }
+    }
+
+    /// Whether some layer keeps this frame the client sent from the runtime.
+    pub fn intercept(&mut self, frame: &Value, now: u64) -> bool {
+        self.0.iter_mut().any(|l| l.intercept(frame, now))
     }
 
     /// A frame the runtime wrote.
@@ -94,12 +104,12 @@ impl Stack {
     }
 }
 
-fn parse(line: &str) -> Value {
+pub(super) fn parse(line: &str) -> Value {
     serde_json::from_str(line).unwrap_or(Value::Null)
 }
 
 /// The event type of a `session.event` frame, and its session.
-fn event_of(v: &Value) -> Option<(&str, &str)> {
+pub(super) fn event_of(v: &Value) -> Option<(&str, &str)> {
     (v["method"] == "session.event").then_some(())?;
     Some((
         v["params"]["event"]["type"].as_str()?,
@@ -223,14 +233,14 @@ impl Foreign {
     }
 }
 
-fn frame(mut v: Value) -> Action {
+pub(super) fn frame(mut v: Value) -> Action {
     if let Some(o) = v.as_object_mut() {
         o.insert("jsonrpc".into(), json!("2.0"));
     }
     Action::Frame(v.to_string())
 }
 
-fn status(session: &str, status: &str) -> Action {
+pub(super) fn status(session: &str, status: &str) -> Action {
     frame(json!({"method": "session.status", "params": {"sessionId": session, "status": status}}))
 }
 

@@ -6,12 +6,17 @@
 //!   `DSH_BIN` and on `PATH`) for the client to launch.
 //! - Each launch is a peer process ([`relay`]) connected back to the kit over 127.0.0.1
 //!   ([`link`]); the kit serves it with the reference runtime behind the scenario's [`layers`]
-//!   ([`peer`]), logging every byte ([`log`]).
+//!   (those on runs in [`turns`], on `shutdown` in [`closing`]) ([`peer`]), logging every byte
+//!   ([`log`]).
 //! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
-//!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs.
-//! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
+//!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs; [`collect`] is
+//!   how it collects a run.
+//! - Each scenario's judge (in [`scenario`], those of the run scenarios in [`runs`]) turns the
+//!   logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
+pub mod closing;
+pub mod collect;
 pub mod driver;
 pub mod layers;
 pub mod link;
@@ -20,4 +25,6 @@ pub mod peer;
 pub mod reference;
 pub mod relay;
 pub mod run;
+pub mod runs;
 pub mod scenario;
+pub mod turns;

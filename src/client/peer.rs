@@ -281,10 +281,13 @@ fn serve_runtime(rt: &mut Runtime, stack: &mut Stack, rx: mpsc::Receiver<In>, ou
         };
         match msg {
             Some(In::Line(l)) => {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l) {
+                let kept = serde_json::from_str::<serde_json::Value>(&l).is_ok_and(|v| {
                     stack.input(&v, out.now());
+                    stack.intercept(&v, out.now())
+                });
+                if !kept {
+                    rt.handle_line(&l, epoch_ms(), &mut bytes);
                 }
-                rt.handle_line(&l, epoch_ms(), &mut bytes);
             }
             Some(In::Eof) => {
                 let code = rt.on_eof(epoch_ms(), &mut bytes);

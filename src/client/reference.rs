@@ -2,13 +2,14 @@
 //! through the driver protocol (`dsh-conformance client-driver [--bug NAME]`). Each [`Bug`] is a
 //! mutant that breaks exactly one client rule, to prove its check catches it.
 
+use super::collect::{Run, Step};
 use super::driver::{DriverError, Op};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Read, Write};
 use std::process::{Child, ChildStderr, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 macro_rules! bugs {
     ($($v:ident = $name:literal $check:ident: $what:literal;)*) => {
@@ -31,6 +32,13 @@ bugs! {
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
+    LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
+    ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
+    FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
+    ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
+    Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
+    UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
+    NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
 }
 
 impl Bug {
@@ -39,24 +47,6 @@ impl Bug {
         BUGS.iter().find(|b| b.1 == name).map(|b| b.0)
     }
 }
-
-const KNOWN_EVENTS: &[&str] = &[
-    "permission/preset",
-    "sandbox/mode",
-    "approval/policy",
-    "agent/inbox/spliced",
-    "turn/start",
-    "step/start",
-    "step/end",
-    "user/message",
-    "assistant/message",
-    "turn/end",
-    "system/message",
-    "request/header",
-    "request/context",
-    "session/title",
-    "session-log-deepseek/delivery-accepted",
-];
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -77,6 +67,10 @@ struct Client {
     stash: HashMap<String, Value>,
     next: u64,
     bug: Option<Bug>,
+    /// Every event of other sessions read (the `rescan` mutant).
+    history: Vec<Value>,
+    /// The sessions the client prompted.
+    prompted: std::collections::HashSet<String>,
     _stderr: Option<ChildStderr>,
 }
 
@@ -123,6 +117,8 @@ impl Client {
             stash: HashMap::new(),
             next: 0,
             bug,
+            history: Vec::new(),
+            prompted: Default::default(),
             _stderr: stderr,
         };
         let cwd = std::env::current_dir()
@@ -141,6 +137,10 @@ impl Client {
     fn send(&mut self, method: &str, params: Value) -> Result<String, DriverError> {
         self.next += 1;
         let id = format!("ref-{}", self.next);
+        if method == "session/prompt" {
+            let s = params["sessionId"].as_str().unwrap_or("");
+            self.prompted.insert(s.to_owned());
+        }
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let w = self
             .stdin
@@ -153,6 +153,26 @@ impl Client {
     }
 
     fn read(&mut self, wait: Duration) -> Result<Value, DriverError> {
+        loop {
+            let v = self.read_any(wait)?;
+            let session = v["params"]["sessionId"].as_str().unwrap_or("");
+            let others = v["method"] == "session.event" && !self.prompted.contains(session);
+            if self.bug != Some(Bug::Rescan) || !others {
+                return Ok(v);
+            }
+            let text = v.to_string();
+            if !self
+                .history
+                .iter()
+                .any(|h| serde_json::to_string(h).is_ok_and(|t| t == text))
+            {
+                self.history.push(v.clone());
+                return Ok(v);
+            }
+        }
+    }
+
+    fn read_any(&mut self, wait: Duration) -> Result<Value, DriverError> {
         match self.rx.recv_timeout(wait) {
             Ok(Some(v)) => Ok(v),
             Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected)
@@ -199,58 +219,52 @@ impl Client {
         self.response(&id, WAIT)
     }
 
-    fn note(&mut self) -> Result<Value, DriverError> {
-        match self.notes.pop_front() {
-            Some(v) => Ok(v),
-            None => loop {
-                let v = self.read(WAIT)?;
-                if v.get("method").is_some() {
-                    return Ok(v);
-                }
-            },
+    fn note(&mut self, wait: Duration) -> Result<Value, DriverError> {
+        if let Some(v) = self.notes.pop_front() {
+            return Ok(v);
+        }
+        loop {
+            let v = self.read(wait)?;
+            if v.get("method").is_none() {
+                continue;
+            }
+            return Ok(v);
         }
     }
 
-    fn run(&mut self, session: &str, text: &str) -> Result<Value, DriverError> {
+    /// Runs one prompt to its end; with `bound`, fails (class `timeout`) when it takes longer.
+    fn run(
+        &mut self,
+        session: &str,
+        text: &str,
+        bound: Option<Duration>,
+    ) -> Result<Value, DriverError> {
+        let until = bound.map(|b| Instant::now() + b);
         let r = self.request(
             "session/prompt",
             json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]}),
         )?;
-        let mid = r["messageId"].clone();
-        let (mut seen, mut events, mut final_text, mut finish) =
-            (false, Vec::new(), String::new(), Value::Null);
+        let mut run = Run::new(session, r["messageId"].clone(), self.bug);
         loop {
-            let n = self.note()?;
-            let p = &n["params"];
-            let mine = p["sessionId"] == session;
-            if n["method"] == "session.event" && mine {
-                let ev = &p["event"];
-                let ty = ev["type"].as_str().unwrap_or("").to_owned();
-                if !seen {
-                    seen = ty == "agent/inbox/spliced"
-                        && ev["data"]["inserted"]
-                            .as_array()
-                            .is_some_and(|a| a.iter().any(|m| m["id"] == mid));
-                    if !seen {
-                        continue;
-                    }
+            let wait = match until {
+                _ if self.bug == Some(Bug::UnboundedRun) => Duration::MAX,
+                Some(u) => u.saturating_duration_since(Instant::now()),
+                None => WAIT,
+            };
+            let n = match self.note(wait) {
+                Err(e) if e.class == "timeout" && until.is_some() => {
+                    return Err(err(
+                        "timeout",
+                        None,
+                        "the run's idle did not come within its bound",
+                    ))
                 }
-                if self.bug == Some(Bug::StrictEvents) && !KNOWN_EVENTS.contains(&ty.as_str()) {
-                    return Err(err("protocol", None, format!("unknown event type {ty:?}")));
-                }
-                if ty == "assistant/message" {
-                    final_text = text_of(&ev["data"]["message"]["content"]);
-                }
-                if ty == "turn/end" {
-                    finish = ev["data"]["reason"]["kind"].clone();
-                }
-                events.push(ty);
-            } else if seen
-                && n["method"] == "session.status"
-                && p["status"] == "idle"
-                && (mine || self.bug == Some(Bug::AnyIdle))
-            {
-                return Ok(json!({"text": final_text, "finish": finish, "events": events}));
+                other => other?,
+            };
+            match run.on(&n) {
+                Step::More => {}
+                Step::Done(v) => return Ok(v),
+                Step::Fail(e) => return Err(e),
             }
         }
     }
@@ -262,7 +276,18 @@ impl Client {
             return;
         }
         if let Ok(id) = self.send("shutdown", json!({})) {
-            let _ = self.response(&id, Duration::from_secs(2));
+            let bound = if self.bug == Some(Bug::NoGrace) { 1 } else { 2 };
+            let answered = self.response(&id, Duration::from_secs(bound)).is_ok();
+            if !answered && self.bug == Some(Bug::NoGrace) {
+                // SAFETY: kill(2) on the child we spawned and have not reaped.
+                unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+                for _ in 0..200 {
+                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
         }
         self.stdin = None;
         let pid = self.child.id() as i32;
@@ -281,16 +306,6 @@ impl Client {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn text_of(content: &Value) -> String {
-    content
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b["type"] == "text")
-        .filter_map(|b| b["text"].as_str())
-        .collect()
 }
 
 fn answer(v: Value, bug: Option<Bug>) -> Result<Value, DriverError> {
@@ -375,7 +390,12 @@ fn perform(client: &mut Option<Client>, op: &Op, bug: Option<Bug>) -> Result<Val
             *client = None;
             Ok(json!({}))
         }
-        Op::Run { session, text } => c.run(session, text),
+        Op::Run { session, text } => c.run(session, text, None),
+        Op::RunBounded {
+            session,
+            text,
+            timeout_ms,
+        } => c.run(session, text, Some(Duration::from_millis(*timeout_ms))),
         Op::Concurrent(ops) => {
             let ids: Vec<_> = ops
                 .iter()

@@ -5,6 +5,7 @@
 use super::driver::Outcome;
 use super::log::Peers;
 use super::scenario::{Observation, Scenario, SCENARIOS};
+use crate::check::CheckId;
 use crate::edition::Edition;
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::suite::{Baseline, CheckResult, Report, Verdict};
@@ -52,6 +53,7 @@ pub fn select(names: &[String]) -> Result<Vec<&'static Scenario>, String> {
 pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let mut results = Vec::new();
+    let mut verdicts = Vec::new();
     for s in select(&opts.scenarios)? {
         let t = Instant::now();
         let obs = scenario(s, client, opts)?;
@@ -59,12 +61,15 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
             eprintln!("{obs:#?}");
         }
         for (id, verdict) in s.checks.iter().zip((s.judge)(&obs)) {
-            results.push(CheckResult {
-                info: *id.info(),
-                verdict: baseline(verdict, id.as_str(), &opts.baseline),
-                duration: t.elapsed(),
-            });
+            verdicts.push((*id, verdict, t.elapsed()));
         }
+    }
+    for (id, verdict, duration) in worst(verdicts) {
+        results.push(CheckResult {
+            info: *id.info(),
+            verdict: baseline(verdict, id.as_str(), &opts.baseline),
+            duration,
+        });
     }
     results.sort_by_key(|r| r.info.id);
     Ok(Report {
@@ -76,6 +81,29 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
         stopped: None,
         should_fail: opts.should_fail,
     })
+}
+
+/// One verdict per check: of those several scenarios decide, the first failure, else the first
+/// UNTESTABLE (part of its situation never arose), else a pass; their durations added.
+fn worst(all: Vec<(CheckId, Verdict, Duration)>) -> Vec<(CheckId, Verdict, Duration)> {
+    let rank = |v: &Verdict| match v {
+        Verdict::Fail(_) => 0,
+        Verdict::Pass => 2,
+        _ => 1,
+    };
+    let mut out: Vec<(CheckId, Verdict, Duration)> = Vec::new();
+    for (id, v, d) in all {
+        match out.iter_mut().find(|x| x.0 == id) {
+            Some(x) => {
+                x.2 += d;
+                if rank(&v) < rank(&x.1) {
+                    x.1 = v;
+                }
+            }
+            None => out.push((id, v, d)),
+        }
+    }
+    out
 }
 
 fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
@@ -205,4 +233,25 @@ fn tail(child: &Child) -> String {
     let (t, _) = child.stderr_tail();
     let lines: Vec<&str> = t.lines().collect();
     lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::verdict::{Failure, FailureKind};
+
+    #[test]
+    fn a_check_several_scenarios_decide_gets_the_worst_verdict() {
+        let id = CheckId::ClientGracefulShutdown;
+        let t = Duration::from_millis(1);
+        let no = || Verdict::NotTestable { reason: "r".into() };
+        let fail = || Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, "f")));
+        let one = |vs: Vec<Verdict>| worst(vs.into_iter().map(|v| (id, v, t)).collect());
+        assert_eq!(one(vec![Verdict::Pass, Verdict::Pass])[0].1, Verdict::Pass);
+        assert_eq!(one(vec![Verdict::Pass, no(), Verdict::Pass])[0].1, no());
+        let merged = one(vec![no(), Verdict::Pass, fail()]);
+        assert_eq!(merged.len(), 1);
+        assert!(matches!(merged[0].1, Verdict::Fail(_)));
+        assert_eq!(merged[0].2, 3 * t);
+    }
 }

@@ -4,6 +4,7 @@
 use super::driver::{Op, Outcome};
 use super::layers::{self, Stack};
 use super::log::{PeerEvent, PeerLog};
+use super::{closing, runs, turns};
 use crate::check::CheckId;
 use crate::suite::verdict::{Failure, FailureKind, Verdict};
 use std::time::Duration;
@@ -31,14 +32,15 @@ pub struct Scenario {
     pub judge: fn(&Observation) -> Vec<Verdict>,
 }
 
-fn run(session: &str, text: &str) -> Op {
+pub(super) fn run(session: &str, text: &str) -> Op {
     Op::Run {
         session: session.into(),
         text: text.into(),
     }
 }
 
-/// Every scenario, in report order of their checks.
+/// Every scenario, in report order of their checks (a check several scenarios decide gets the
+/// worst of their verdicts).
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "handshake",
@@ -137,19 +139,73 @@ pub const SCENARIOS: &[Scenario] = &[
         },
         judge: |o| vec![typed_errors(o)],
     },
+    Scenario {
+        name: "receipts",
+        checks: &[CheckId::ClientReceiptCorrelation],
+        layers: || Stack(vec![Box::new(turns::LateTail::default())]),
+        ops: runs::receipts_ops,
+        judge: |o| vec![runs::receipt_correlation(o)],
+    },
+    Scenario {
+        name: "subagent-trees",
+        checks: &[CheckId::ClientSubagentTrees],
+        layers: || Stack(vec![Box::new(turns::ChildSeq::default())]),
+        ops: || vec![Op::Start, run("s1", runs::SUBAGENT_PROMPT), Op::Close],
+        judge: |o| vec![runs::subagent_trees(o)],
+    },
+    Scenario {
+        name: "chatty-sessions",
+        checks: &[CheckId::ClientChattySessions],
+        layers: || Stack(vec![Box::new(runs::CHATTY)]),
+        ops: || vec![Op::Start, run("s1", runs::CHATTY_PROMPT), Op::Close],
+        judge: |o| vec![runs::chatty_sessions(o)],
+    },
+    Scenario {
+        name: "idle-never-comes",
+        checks: &[CheckId::ClientIdleNeverComes],
+        layers: || Stack(vec![Box::new(turns::NoIdle::default())]),
+        ops: runs::no_idle_ops,
+        judge: |o| vec![runs::idle_never_comes(o)],
+    },
+    Scenario {
+        name: "slow-shutdown",
+        checks: &[CheckId::ClientGracefulShutdown],
+        layers: || Stack(vec![Box::new(closing::SlowShutdown::new(2500))]),
+        ops: || {
+            vec![
+                Op::Start,
+                run("s1", "reply: before a slow shutdown"),
+                Op::Close,
+            ]
+        },
+        judge: |o| vec![graceful_shutdown(o)],
+    },
+    Scenario {
+        name: "refused-shutdown",
+        checks: &[CheckId::ClientGracefulShutdown],
+        layers: || Stack(vec![Box::new(closing::RefusedShutdown)]),
+        ops: || {
+            vec![
+                Op::Start,
+                run("s1", "reply: before a refused shutdown"),
+                Op::Close,
+            ]
+        },
+        judge: |o| vec![graceful_shutdown(o)],
+    },
 ];
 
-fn fail(reason: impl Into<String>) -> Verdict {
+pub(super) fn fail(reason: impl Into<String>) -> Verdict {
     Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, reason)))
 }
 
-fn untestable(reason: impl Into<String>) -> Verdict {
+pub(super) fn untestable(reason: impl Into<String>) -> Verdict {
     Verdict::NotTestable {
         reason: reason.into(),
     }
 }
 
-fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
+pub(super) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
     o.ops.get(i).map(|x| &x.1)
 }
 
@@ -188,14 +244,16 @@ fn waits_for_initialize(o: &Observation) -> Verdict {
     }
 }
 
-fn graceful_shutdown(o: &Observation) -> Verdict {
+pub(super) fn graceful_shutdown(o: &Observation) -> Verdict {
     let Some(close) = o.ops.iter().position(|(op, _, _)| *op == Op::Close) else {
         return untestable("the close operation was never reached");
     };
     let Some(p) = o.peers.last() else {
         return untestable("the client launched no runtime");
     };
-    let _ = close;
+    if matches!(o.ops[close].1, Outcome::TimedOut) {
+        return fail("the close operation never ended: the client hangs closing the runtime");
+    }
     let mut asked = false;
     for (_, e) in &p.events {
         match e {
@@ -270,7 +328,7 @@ fn ids_out_of_order(o: &Observation) -> Verdict {
 }
 
 /// The run of operation `i` completed with `text`.
-fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
+pub(super) fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
     match outcome(o, i) {
         None => untestable("the run was never reached (the client did not start)"),
         Some(Outcome::Ok(v)) if v["text"] == text => Verdict::Pass,
@@ -455,6 +513,12 @@ mod tests {
         let o = Observation {
             peers: vec![killed],
             ops: ops.clone(),
+        };
+        assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+        let hung = vec![(Op::Close, Outcome::TimedOut, Duration::ZERO)];
+        let o = Observation {
+            peers: vec![peer(vec![req("9", "shutdown")])],
+            ops: hung,
         };
         assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
         let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);

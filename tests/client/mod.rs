@@ -173,3 +173,26 @@ fn the_peer_answers_version_and_help_as_the_release_does() {
     assert_eq!(numbers.len(), 2);
     assert!(numbers.contains(&1) && numbers.contains(&2), "{numbers:?}");
 }
+
+#[test]
+fn a_driver_that_answers_without_a_runtime_leaves_the_new_checks_untestable() {
+    // Every operation "succeeds" with an empty text, and no runtime is ever launched.
+    let echo = r#"while read -r l; do id=$(printf '%s' "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); printf '{"id":%s,"ok":true,"text":"","messageId":"m"}\n' "$id"; done"#;
+    let scenarios = [
+        "receipts",
+        "subagent-trees",
+        "chatty-sessions",
+        "idle-never-comes",
+        "slow-shutdown",
+        "refused-shutdown",
+    ];
+    let mut args = vec!["--timeout", "10s"];
+    for s in scenarios {
+        args.extend(["--scenario", s]);
+    }
+    let (code, report) = client(&args, &["sh", "-c", echo]);
+    let all: BTreeSet<CheckId> = report.verdicts().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(all.len(), 5, "{}", report.0);
+    assert_eq!(report.with("UNTESTABLE"), all, "{}", report.0);
+    assert_ne!(code, 0, "nothing was tested: {}", report.0);
+}

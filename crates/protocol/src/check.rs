@@ -250,6 +250,10 @@ checks! {
     ClientDrainsStderr = "client.drains-stderr" "§15.4" Must CURRENT [] Client: "the runtime's stderr is read as it comes, much of it and bytes that are not UTF-8 included, so the runtime never blocks on it";
     ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
     ClientGracefulShutdown = "client.graceful-shutdown" "§15.6" Should CURRENT [] Client: "closing sends shutdown or ends stdin and gives the runtime time to exit before any signal";
+    ClientReceiptCorrelation = "client.receipt-correlation" "§15.7" Must CURRENT [] Client: "a run starts at its own prompt's receipt, matched by message id and root session: not at another prompt's receipt, nor at another session's splice of the same message";
+    ClientSubagentTrees = "client.subagent-trees" "§15.8" Must CURRENT [] Client: "a run whose model spawns a subagent waits for the subagent's result: not ended by the root's first idle nor by the child's idle, whatever the child's seq; its text is the root's";
+    ClientChattySessions = "client.chatty-sessions" "§15.9" Must CURRENT [] Client: "other sessions' notifications in volume, interleaved with the run, cost time and memory in proportion: the run completes with its text within the bound";
+    ClientIdleNeverComes = "client.idle-never-comes" "§15.10" Should CURRENT [] Client: "a run whose root idle never comes is bounded: the client reports an error within its own bound, or says it has none; it never hangs";
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ pub(crate) struct ClientArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
     /// Only this scenario (repeatable): handshake, out-of-order, foreign-sessions,
-    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors.
+    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors, receipts,
+    /// subagent-trees, chatty-sessions, idle-never-comes, slow-shutdown, refused-shutdown.
     #[arg(long, value_name = "NAME")]
     scenario: Vec<String>,
     /// The longest one driver operation may take (a hang ends its scenario).
