@@ -13,6 +13,8 @@ pub enum Action {
     Stderr(Vec<u8>),
     /// Exit with this code.
     Exit(i32),
+    /// Close stdout and live on (forbidden by §7; the robustness suite).
+    CloseStdout,
 }
 
 /// One transformation of the runtime's output.

@@ -9,6 +9,7 @@
 //!   ([`peer`]), logging every byte ([`log`]).
 //! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
 //!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs.
+//! - [`robust`] is the robustness suite: what the contract forbids a runtime but clients meet.
 //! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
@@ -19,5 +20,6 @@ pub mod log;
 pub mod peer;
 pub mod reference;
 pub mod relay;
+pub mod robust;
 pub mod run;
 pub mod scenario;

@@ -31,6 +31,8 @@ bugs! {
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
+    StrictLines = "strict-lines" ClientRobustNonFrameLines: "stops reading stdout at a line that is not JSON, as if the runtime had gone";
+    WaitForExit = "wait-for-exit" ClientRobustStdoutClosed: "at the end of stdout waits for the runtime's exit, however long, before failing what is pending";
 }
 
 impl Bug {
@@ -106,10 +108,14 @@ impl Client {
                 if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {
                     continue;
                 }
-                if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                    if tx.send(Some(v)).is_err() {
-                        return;
+                match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) => {
+                        if tx.send(Some(v)).is_err() {
+                            return;
+                        }
                     }
+                    Err(_) if bug == Some(Bug::StrictLines) => break,
+                    Err(_) => {}
                 }
             }
             let _ = tx.send(None);
@@ -162,18 +168,27 @@ impl Client {
                     std::thread::sleep(Duration::from_secs(3600));
                 }
             }
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let code = self.child.wait().ok().and_then(|s| s.code());
-                Err(err(
-                    "transport",
-                    None,
-                    format!("the runtime exited (code {code:?})"),
-                ))
-            }
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => Err(self.gone()),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 Err(err("timeout", None, "no answer from the runtime"))
             }
         }
+    }
+
+    /// Stdout ended: the runtime's exit (waited for a moment), or its stdout closed while it lives.
+    fn gone(&mut self) -> DriverError {
+        if self.bug == Some(Bug::WaitForExit) {
+            let code = self.child.wait().ok().and_then(|s| s.code());
+            return err("transport", None, format!("the runtime exited (code {code:?})"));
+        }
+        for _ in 0..100 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                let code = s.code();
+                return err("transport", None, format!("the runtime exited (code {code:?})"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        err("transport", None, "the runtime closed its stdout")
     }
 
     /// The response to `id` (notifications meanwhile are kept for runs).

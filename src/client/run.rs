@@ -22,29 +22,61 @@ pub struct Options {
     pub kit: PathBuf,
     /// How long one operation may take before the scenario stops (a hang).
     pub op_timeout: Duration,
-    /// Only these scenarios (all when empty).
+    /// Only these scenarios (the suite's when empty).
     pub scenarios: Vec<String>,
+    /// The suite run when no scenario is named.
+    pub suite: Suite,
     /// Known failures.
     pub baseline: Baseline,
     /// SHOULD failures fail the run too.
     pub should_fail: bool,
 }
 
-/// The scenarios `names` selects (all when empty); `Err` names an unknown one.
-pub fn select(names: &[String]) -> Result<Vec<&'static Scenario>, String> {
+/// Which scenarios a run takes when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Suite {
+    /// What the contract allows a runtime (the `client.*` checks of §15.1–§15.6).
+    #[default]
+    Contract,
+    /// What the contract forbids but clients meet ([`super::robust`], §15.7; never MUST).
+    Robustness,
+    /// Both.
+    All,
+}
+
+impl Suite {
+    /// The suite's scenarios, in report order.
+    pub fn scenarios(self) -> Vec<&'static Scenario> {
+        let contract = SCENARIOS.iter();
+        let robust = super::robust::SCENARIOS.iter();
+        match self {
+            Suite::Contract => contract.collect(),
+            Suite::Robustness => robust.collect(),
+            Suite::All => contract.chain(robust).collect(),
+        }
+    }
+}
+
+/// The scenarios `names` selects (of either suite), or `suite`'s when none is named; `Err`
+/// names an unknown one.
+pub fn select(names: &[String], suite: Suite) -> Result<Vec<&'static Scenario>, String> {
+    let all = Suite::All.scenarios();
     if let Some(bad) = names
         .iter()
-        .find(|n| !SCENARIOS.iter().any(|s| s.name == n.as_str()))
+        .find(|n| !all.iter().any(|s| s.name == n.as_str()))
     {
-        let all: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+        let all: Vec<_> = all.iter().map(|s| s.name).collect();
         return Err(format!(
             "no scenario {bad:?} (scenarios: {})",
             all.join(", ")
         ));
     }
-    Ok(SCENARIOS
-        .iter()
-        .filter(|s| names.is_empty() || names.iter().any(|n| n == s.name))
+    if names.is_empty() {
+        return Ok(suite.scenarios());
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| names.iter().any(|n| n == s.name))
         .collect())
 }
 
@@ -52,7 +84,7 @@ pub fn select(names: &[String]) -> Result<Vec<&'static Scenario>, String> {
 pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let mut results = Vec::new();
-    for s in select(&opts.scenarios)? {
+    for s in select(&opts.scenarios, opts.suite)? {
         let t = Instant::now();
         let obs = scenario(s, client, opts)?;
         if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {

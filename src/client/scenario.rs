@@ -139,17 +139,17 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-fn fail(reason: impl Into<String>) -> Verdict {
+pub(crate) fn fail(reason: impl Into<String>) -> Verdict {
     Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, reason)))
 }
 
-fn untestable(reason: impl Into<String>) -> Verdict {
+pub(crate) fn untestable(reason: impl Into<String>) -> Verdict {
     Verdict::NotTestable {
         reason: reason.into(),
     }
 }
 
-fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
+pub(crate) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
     o.ops.get(i).map(|x| &x.1)
 }
 
@@ -270,7 +270,7 @@ fn ids_out_of_order(o: &Observation) -> Verdict {
 }
 
 /// The run of operation `i` completed with `text`.
-fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
+pub(crate) fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
     match outcome(o, i) {
         None => untestable("the run was never reached (the client did not start)"),
         Some(Outcome::Ok(v)) if v["text"] == text => Verdict::Pass,

@@ -15,9 +15,14 @@ pub(crate) struct ClientArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
     /// Only this scenario (repeatable): handshake, out-of-order, foreign-sessions,
-    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors.
+    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors; of the
+    /// robustness suite non-frame-lines, stdout-closed.
     #[arg(long, value_name = "NAME")]
     scenario: Vec<String>,
+    /// The scenarios run when none is named: the contract's, the robustness suite's (what the
+    /// contract forbids but clients meet; never MUST), or all.
+    #[arg(long, value_enum, default_value_t = SuiteArg::Contract)]
+    suite: SuiteArg,
     /// The longest one driver operation may take (a hang ends its scenario).
     #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
     timeout: Duration,
@@ -33,6 +38,23 @@ pub(crate) struct ClientArgs {
     /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
     #[arg(last = true, required = true)]
     cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SuiteArg {
+    Contract,
+    Robustness,
+    All,
+}
+
+impl From<SuiteArg> for run::Suite {
+    fn from(s: SuiteArg) -> run::Suite {
+        match s {
+            SuiteArg::Contract => run::Suite::Contract,
+            SuiteArg::Robustness => run::Suite::Robustness,
+            SuiteArg::All => run::Suite::All,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -65,10 +87,11 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
             .map_err(|e| format!("cannot find the kit's executable: {e}"))?,
         op_timeout: a.timeout,
         scenarios: a.scenario.clone(),
+        suite: a.suite.into(),
         baseline,
         should_fail: a.should_fail,
     };
-    run::select(&opts.scenarios)?;
+    run::select(&opts.scenarios, opts.suite)?;
     let report = run::run(&a.cmd, &opts)?;
     let text = match a.format {
         Format::Human => report.human(a.verbose),
