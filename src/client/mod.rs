@@ -9,10 +9,12 @@
 //!   ([`peer`]), logging every byte ([`log`]).
 //! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
 //!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs.
+//! - [`app`] is app mode: no driver; an app runs one prompt, and its output and exit are judged.
 //! - [`robust`] is the robustness suite: what the contract forbids a runtime but clients meet.
 //! - Each scenario's judge turns the logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
+pub mod app;
 pub mod driver;
 pub mod layers;
 pub mod link;

@@ -91,15 +91,22 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-const NON_FRAME: &str = "the runtime wrote lines that are not frames on stdout (a banner before the initialize answer, a blank line, a log line in the turn)";
+/// What the non-frame lines scenario did.
+pub const NON_FRAME: &str = "the runtime wrote lines that are not frames on stdout (a banner before the initialize answer, a blank line, a log line in the turn)";
 
 fn non_frame_lines(o: &Observation) -> Verdict {
     match outcome(o, 0) {
         Some(Outcome::Ok(_)) => completes(o, 1, "after non-frame lines", NON_FRAME),
-        Some(other) => fail(format!("{NON_FRAME}; the start failed: {}", other.describe())),
+        Some(other) => fail(format!(
+            "{NON_FRAME}; the start failed: {}",
+            other.describe()
+        )),
         None => untestable("the start was never sent"),
     }
 }
+
+/// What the stdout-closed scenario did.
+pub const CLOSED: &str = "the runtime closed its stdout after the prompt's response and lived on";
 
 fn stdout_closed(o: &Observation) -> Verdict {
     let closed = o
@@ -109,16 +116,15 @@ fn stdout_closed(o: &Observation) -> Verdict {
     if !closed {
         return untestable("the client never prompted, so the runtime never closed its stdout");
     }
-    const WHAT: &str = "the runtime closed its stdout after the prompt's response and lived on";
     match outcome(o, 1) {
         Some(Outcome::Err(e)) if e.class == "timeout" => fail(format!(
-            "{WHAT}; the client noticed only by its own timeout: {}",
+            "{CLOSED}; the client noticed only by its own timeout: {}",
             e.message
         )),
         Some(Outcome::Err(_)) => Verdict::Pass,
-        Some(Outcome::Ok(v)) => fail(format!("{WHAT}; the run reported success: {v}")),
-        Some(Outcome::TimedOut) => fail(format!("{WHAT}; the run never ended: the client hangs")),
-        Some(other) => fail(format!("{WHAT}: {}", other.describe())),
+        Some(Outcome::Ok(v)) => fail(format!("{CLOSED}; the run reported success: {v}")),
+        Some(Outcome::TimedOut) => fail(format!("{CLOSED}; the run never ended: the client hangs")),
+        Some(other) => fail(format!("{CLOSED}: {}", other.describe())),
         None => untestable("the run was never reached"),
     }
 }

@@ -110,7 +110,7 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     })
 }
 
-fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
+pub(crate) fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
     match (v, b.reason(id)) {
         (Verdict::Fail(failure), Some(r)) => Verdict::KnownFailing {
             failure,
@@ -137,7 +137,24 @@ fn shim(dir: &Path, kit: &Path, port: u16) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+/// A scenario's world: its directories, the peers' log (served by the kit), and the client's
+/// argv and environment with the shim in them.
+pub(crate) struct Setup {
+    pub dirs: CaseDirs,
+    pub peers: Peers,
+    pub cmd: CommandSpec,
+    pub env: Vec<(String, String)>,
+}
+
+/// Makes a scenario's directories and shim and starts serving its peers behind `layers`;
+/// `{runtime}` in `client` becomes the shim, and each `(placeholder, value)` of `more` too.
+pub(crate) fn setup(
+    name: &str,
+    layers: super::peer::Layers,
+    client: &[String],
+    kit: &Path,
+    more: &[(&str, &str)],
+) -> Result<Setup, String> {
     let dirs = CaseDirs::new(false)
         .map_err(|e| format!("cannot create the scenario's directories: {e}"))?;
     for sub in ["a", "b"] {
@@ -147,13 +164,18 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let bin = dirs.root().join("bin");
-    let dsh = shim(&bin, &opts.kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
+    let dsh = shim(&bin, kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
     let peers: Peers = Default::default();
-    let start = Instant::now();
-    super::peer::serve(listener, peers.clone(), s.layers, start);
+    super::peer::serve(listener, peers.clone(), layers, Instant::now());
+    let shim_path = dsh.display().to_string();
     let argv: Vec<String> = client
         .iter()
-        .map(|a| a.replace(PLACEHOLDER, &dsh.display().to_string()))
+        .map(|a| {
+            more.iter()
+                .fold(a.replace(PLACEHOLDER, &shim_path), |a, (k, v)| {
+                    a.replace(k, v)
+                })
+        })
         .collect();
     let cmd = CommandSpec::from_argv(&argv).ok_or("no client command")?;
     let path = format!(
@@ -162,10 +184,26 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         std::env::var("PATH").unwrap_or_default()
     );
     let env = vec![
-        ("DSH_BIN".to_owned(), dsh.display().to_string()),
+        ("DSH_BIN".to_owned(), shim_path),
         ("PATH".to_owned(), path),
-        ("DSH_CONFORMANCE_SCENARIO".to_owned(), s.name.to_owned()),
+        ("DSH_CONFORMANCE_SCENARIO".to_owned(), name.to_owned()),
     ];
+    Ok(Setup {
+        dirs,
+        peers,
+        cmd,
+        env,
+    })
+}
+
+fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+    let Setup {
+        dirs,
+        peers,
+        cmd,
+        env,
+        ..
+    } = setup(s.name, s.layers, client, &opts.kit, &[])?;
     let mut child = Child::spawn(
         &cmd,
         &dirs,

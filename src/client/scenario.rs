@@ -154,7 +154,7 @@ pub(crate) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
 }
 
 /// The request's and the other frames' times on the first peer that got an `initialize`.
-fn waits_for_initialize(o: &Observation) -> Verdict {
+pub(crate) fn waits_for_initialize(o: &Observation) -> Verdict {
     let Some(p) = o.peers.iter().find(|p| !p.requests().is_empty()) else {
         return untestable("the client sent no request");
     };
@@ -189,13 +189,17 @@ fn waits_for_initialize(o: &Observation) -> Verdict {
 }
 
 fn graceful_shutdown(o: &Observation) -> Verdict {
-    let Some(close) = o.ops.iter().position(|(op, _, _)| *op == Op::Close) else {
+    if !o.ops.iter().any(|(op, _, _)| *op == Op::Close) {
         return untestable("the close operation was never reached");
-    };
-    let Some(p) = o.peers.last() else {
+    }
+    shutdown_of(&o.peers)
+}
+
+/// How the last peer ended: shutdown or stdin's end first, then its own exit.
+pub(crate) fn shutdown_of(peers: &[PeerLog]) -> Verdict {
+    let Some(p) = peers.last() else {
         return untestable("the client launched no runtime");
     };
-    let _ = close;
     let mut asked = false;
     for (_, e) in &p.events {
         match e {
@@ -322,14 +326,17 @@ fn runtime_exit(o: &Observation) -> Verdict {
     }
 }
 
+/// What the flood did to the run.
+pub(crate) const FLOOD: &str =
+    "the runtime wrote 256 KiB of stderr (not UTF-8) at launch and in the turn";
+
 fn drains_stderr(o: &Observation) -> Verdict {
-    let blocked = o.peers.iter().find(|p| p.unwritten() > 0);
-    let v = completes(
-        o,
-        1,
-        "after much stderr",
-        "the runtime wrote 256 KiB of stderr (not UTF-8) at launch and in the turn",
-    );
+    stderr_blocked(&o.peers, completes(o, 1, "after much stderr", FLOOD))
+}
+
+/// `v` (the run's verdict), or why the runtime blocked when the run did not pass.
+pub(crate) fn stderr_blocked(peers: &[PeerLog], v: Verdict) -> Verdict {
+    let blocked = peers.iter().find(|p| p.unwritten() > 0);
     match (v, blocked) {
         (Verdict::Pass, _) => Verdict::Pass,
         (_, Some(p)) => {

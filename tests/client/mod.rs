@@ -2,6 +2,7 @@
 //! fails exactly its own check, the shim is found every way a client looks for it, the peer
 //! launches like the release, and the official Python SDK runs with its baseline.
 
+mod app;
 mod conductor;
 mod python;
 mod typescript;

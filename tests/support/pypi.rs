@@ -194,7 +194,14 @@ pub fn need_venv(test: &str, name: &str, packages: &[&str]) -> PyEnv {
 
 /// A Python 3.13 interpreter (dsh-conductor requires it): `python3.13` on `PATH`, else pyenv's.
 pub fn python313() -> PathBuf {
-    if let Ok(p) = which("python3.13") {
+    // A pyenv shim on PATH may name a version that is not selected: run it to know.
+    let runs = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = which("python3.13").filter(|p| runs(p)) {
         return p;
     }
     let home = std::env::var("HOME").unwrap_or_default();
@@ -213,13 +220,12 @@ pub fn python313() -> PathBuf {
     })
 }
 
-fn which(name: &str) -> Result<PathBuf, ()> {
+fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-        .ok_or(())
 }
 
 /// Like [`need_venv`], made with the interpreter `python`.

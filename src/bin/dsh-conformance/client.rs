@@ -1,6 +1,6 @@
-//! `client`: the kit plays the runtime and judges a client (docs/CONTRACT.md#s15); and the two
-//! hidden modes it uses, `client-peer` (the shim's runtime) and `client-driver` (the reference
-//! client behind the driver protocol).
+//! `client`: the kit plays the runtime and judges a client (docs/CONTRACT.md#s15); and the
+//! hidden modes it uses, `client-peer` (the shim's runtime), `client-driver` (the reference
+//! client behind the driver protocol) and `client-app` (the reference app).
 
 use crate::args::duration;
 use dsh_conformance::client::{reference, relay, run};
@@ -23,7 +23,11 @@ pub(crate) struct ClientArgs {
     /// contract forbids but clients meet; never MUST), or all.
     #[arg(long, value_enum, default_value_t = SuiteArg::Contract)]
     suite: SuiteArg,
-    /// The longest one driver operation may take (a hang ends its scenario).
+    /// App mode: the command is an app (no driver), run once per scenario on one prompt
+    /// (`{prompt}`, DSH_CONFORMANCE_PROMPT, stdin); its output and exit code are judged.
+    #[arg(long)]
+    app: bool,
+    /// The longest one driver operation (in app mode: one run of the app) may take (a hang ends its scenario).
     #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
     timeout: Duration,
     /// A baseline of known client failures: `<check-id>  # <reason>` per line.
@@ -91,8 +95,12 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         baseline,
         should_fail: a.should_fail,
     };
-    run::select(&opts.scenarios, opts.suite)?;
-    let report = run::run(&a.cmd, &opts)?;
+    let report = if a.app {
+        dsh_conformance::client::app::run(&a.cmd, &opts)?
+    } else {
+        run::select(&opts.scenarios, opts.suite)?;
+        run::run(&a.cmd, &opts)?
+    };
     let text = match a.format {
         Format::Human => report.human(a.verbose),
         Format::Json => format!("{:#}\n", report.json()),
@@ -115,6 +123,15 @@ pub(crate) fn peer(port: u16, args: &[String]) -> i32 {
 
 /// `client-driver [--bug NAME]`: the reference client, driven on stdin.
 pub(crate) fn driver(bug: Option<&str>) -> i32 {
+    with_bug(bug, reference::drive)
+}
+
+/// `client-app [--bug NAME]`: the reference app, one prompt.
+pub(crate) fn app(bug: Option<&str>) -> i32 {
+    with_bug(bug, reference::app)
+}
+
+fn with_bug(bug: Option<&str>, f: fn(Option<reference::Bug>) -> i32) -> i32 {
     match bug.map(|b| reference::Bug::parse(b).ok_or(b)) {
         Some(Err(b)) => {
             let names: Vec<_> = reference::BUGS.iter().map(|b| b.1).collect();
@@ -124,7 +141,7 @@ pub(crate) fn driver(bug: Option<&str>) -> i32 {
             );
             2
         }
-        Some(Ok(b)) => reference::drive(Some(b)),
-        None => reference::drive(None),
+        Some(Ok(b)) => f(Some(b)),
+        None => f(None),
     }
 }

@@ -1,0 +1,69 @@
+//! App mode (`client --app`): the reference app passes every check app mode judges and leaves the
+//! two that need a driver UNTESTABLE; each mutant of it fails exactly its check.
+
+use super::{client, KIT};
+use dsh_conformance::check::CheckId;
+use dsh_conformance::client::app::{APP_SCENARIOS, NOT_JUDGED};
+use dsh_conformance::client::reference::BUGS;
+use std::collections::BTreeSet;
+
+fn judged() -> BTreeSet<CheckId> {
+    APP_SCENARIOS
+        .iter()
+        .flat_map(|s| s.checks.iter().copied())
+        .collect()
+}
+
+#[test]
+fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_untestable() {
+    let (code, report) = client(&["--app", "--suite", "all"], &[KIT, "client-app"]);
+    assert_eq!(report.with("PASS"), judged(), "{}", report.0);
+    let rest: BTreeSet<CheckId> = NOT_JUDGED.iter().map(|n| n.0).collect();
+    assert_eq!(report.with("UNTESTABLE"), rest, "{}", report.0);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn each_app_mutant_fails_exactly_its_check() {
+    let bugs: Vec<_> = BUGS.iter().filter(|b| judged().contains(&b.2)).collect();
+    assert_eq!(
+        bugs.len(),
+        judged().len(),
+        "every judged check has a mutant"
+    );
+    let results: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = bugs
+            .iter()
+            .map(|(_, name, check, _)| {
+                s.spawn(move || {
+                    let app = [KIT, "client-app", "--bug", name];
+                    (*name, *check, client(&["--app", "--suite", "all"], &app))
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, check, (_, report)) in results {
+        assert_eq!(
+            report.with("FAIL"),
+            BTreeSet::from([check]),
+            "{name}: {}",
+            report.0
+        );
+        let rest: BTreeSet<CheckId> = judged().into_iter().filter(|c| *c != check).collect();
+        assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+    }
+}
+
+#[test]
+fn an_app_that_reads_stdin_passes_and_one_that_never_prompts_is_untestable() {
+    // The reference app reads stdin when DSH_CONFORMANCE_PROMPT is unset.
+    let stdin = ["env", "-u", "DSH_CONFORMANCE_PROMPT", KIT, "client-app"];
+    let (_, report) = client(&["--app", "--scenario", "unknown-events"], &stdin);
+    let check = BTreeSet::from([CheckId::ClientForwardCompatible]);
+    assert_eq!(report.with("PASS"), check, "{}", report.0);
+    // Printing the expected reply from the `{prompt}` argument, without a runtime, is no pass.
+    let echo = ["sh", "-c", "echo \"$0\" | sed 's/^reply: //'", "{prompt}"];
+    let (_, report) = client(&["--app", "--scenario", "unknown-events"], &echo);
+    assert_eq!(report.with("UNTESTABLE"), check, "{}", report.0);
+}
