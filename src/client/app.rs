@@ -3,7 +3,7 @@
 //! `DSH_CONFORMANCE_PROMPT` and on stdin (then closed); the app is to print the reply on stdout
 //! and exit 0, or exit non-zero with an error on stderr when the run fails. The kit judges the
 //! wire (as in driver mode), the app's output and its exit code; checks that need a driver's
-//! result are `UNTESTABLE` here, never a pass.
+//! result are not judged (the report's hint names them), never a pass.
 
 use super::layers::{self, Stack};
 use super::log::{PeerEvent, PeerLog};
@@ -49,7 +49,19 @@ pub struct AppScenario {
     pub suite: Suite,
 }
 
-/// Checks app mode cannot judge, with why.
+/// The report's note on the checks app mode leaves out.
+fn not_judged() -> String {
+    let what: Vec<String> = NOT_JUDGED
+        .iter()
+        .map(|(id, needs)| format!("{id} ({needs})"))
+        .collect();
+    format!(
+        "app mode does not judge {}: they need a driver's result",
+        what.join(", ")
+    )
+}
+
+/// Checks app mode cannot judge (left out of its report, named in its hint), with why.
 pub const NOT_JUDGED: &[(CheckId, &str)] = &[
     (CheckId::ClientIdsOutOfOrder, "concurrent requests"),
     (
@@ -84,6 +96,25 @@ fn completes(o: &AppObservation, text: &str, what: &str) -> Verdict {
             o.stdout.join("\n"),
             o.stderr.trim_end()
         )),
+    }
+}
+
+/// The banner comes before the `initialize` answer: an app that launched the runtime met it,
+/// prompt or not.
+fn non_frame_lines(o: &AppObservation) -> Verdict {
+    let launched = o.peers.iter().any(|p| {
+        p.requests()
+            .iter()
+            .any(|(_, r)| r["method"] == "initialize")
+    });
+    match (launched, prompted(o)) {
+        (true, false) => fail(format!(
+            "{}; the app never prompted: it {} (stderr {:?})",
+            robust::NON_FRAME,
+            o.exit.map_or("hangs".into(), |c| format!("exited {c}")),
+            o.stderr.trim_end()
+        )),
+        _ => completes(o, "after non-frame lines", robust::NON_FRAME),
     }
 }
 
@@ -210,7 +241,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         checks: &[CheckId::ClientRobustNonFrameLines],
         layers: || Stack(vec![Box::new(robust::NonFrameLines)]),
         prompt: "reply: after non-frame lines",
-        judge: |o| vec![completes(o, "after non-frame lines", robust::NON_FRAME)],
+        judge: |o| vec![non_frame_lines(o)],
         suite: Suite::Robustness,
     },
     AppScenario {
@@ -266,24 +297,13 @@ pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
             push(&mut results, *id, v, t.elapsed());
         }
     }
-    if opts.scenarios.is_empty() && opts.suite != Suite::Robustness {
-        for (id, needs) in NOT_JUDGED {
-            let reason = format!("not judged in app mode: it needs a driver's result ({needs})");
-            push(
-                &mut results,
-                *id,
-                Verdict::NotTestable { reason },
-                Duration::ZERO,
-            );
-        }
-    }
     results.sort_by_key(|r| r.info.id);
     Ok(Report {
         runtime: app.join(" "),
         edition: Edition::Current,
         results,
         duration: started.elapsed(),
-        hint: None,
+        hint: (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged),
         stopped: None,
         should_fail: opts.should_fail,
     })
@@ -339,4 +359,52 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
         stdout,
         stderr,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exited(code: Option<i32>, stderr: &str) -> AppObservation {
+        let peer = PeerLog {
+            n: 1,
+            argv: Vec::new(),
+            events: vec![(Duration::ZERO, PeerEvent::Exit(1))],
+        };
+        AppObservation {
+            peers: vec![peer],
+            exit: code,
+            stdout: Vec::new(),
+            stderr: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_runtime_exit_must_end_the_app_non_zero_with_an_error() {
+        let judge = |o: &AppObservation| fails(o, PeerEvent::Exit(1), "exit");
+        assert_eq!(judge(&exited(Some(1), "app: gone")), Verdict::Pass);
+        assert!(matches!(judge(&exited(Some(0), "")), Verdict::Fail(_)));
+        assert!(matches!(judge(&exited(Some(1), "")), Verdict::Fail(_)));
+        assert!(matches!(judge(&exited(None, "")), Verdict::Fail(_)));
+        let mut quiet = exited(Some(1), "x");
+        quiet.peers[0].events.clear();
+        assert!(matches!(judge(&quiet), Verdict::NotTestable { .. }));
+    }
+
+    #[test]
+    fn a_printed_reply_without_a_prompt_to_the_runtime_is_untestable() {
+        let mut o = exited(Some(0), "");
+        o.stdout = vec!["hello".into()];
+        assert!(matches!(
+            completes(&o, "hello", "w"),
+            Verdict::NotTestable { .. }
+        ));
+        let prompt = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#;
+        o.peers[0]
+            .events
+            .push((Duration::ZERO, PeerEvent::Received(prompt.into())));
+        assert_eq!(completes(&o, "hello", "w"), Verdict::Pass);
+        o.exit = Some(3);
+        assert!(matches!(completes(&o, "hello", "w"), Verdict::Fail(_)));
+    }
 }

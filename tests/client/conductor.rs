@@ -47,5 +47,7 @@ fn dsh_conductor_fails_only_its_known_bugs() {
         "{}",
         report.0
     );
-    assert_eq!(code, 0, "{}", report.0);
+    // An UNTESTABLE MUST check is a finding, as in `check`: the run exits 1 for it alone.
+    assert_eq!(report.0["summary"]["fatal"], 1, "{}", report.0);
+    assert_eq!(code, 1, "{}", report.0);
 }
