@@ -15,6 +15,7 @@
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
 pub mod app;
+mod app_judge;
 pub mod driver;
 pub mod layers;
 pub mod link;
