@@ -1,4 +1,4 @@
-//! App mode (`dsh-conformance client --app -- <app command>`, docs/CONTRACT.md#s15.8): no
+//! App mode (`dsh-conformance client --app -- <app command>`, docs/CONTRACT.md#s15.12): no
 //! driver. Each scenario runs the app once on one prompt, given as the `{prompt}` argument, in
 //! `DSH_CONFORMANCE_PROMPT` and on stdin (then closed); the app is to print the reply on stdout
 //! and exit 0, or exit non-zero with an error on stderr when the run fails. The kit judges the

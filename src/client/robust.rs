@@ -1,4 +1,4 @@
-//! The robustness suite (`--suite robustness`, docs/CONTRACT.md#s15.7): what the contract forbids
+//! The robustness suite (`--suite robustness`, docs/CONTRACT.md#s15.11): what the contract forbids
 //! a runtime but clients meet anyway, judged SHOULD at most. Its layers break §2.1 and §7 on
 //! purpose; its judges are sans-IO like the contract suite's.
 

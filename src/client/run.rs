@@ -38,7 +38,7 @@ pub enum Suite {
     /// What the contract allows a runtime (the `client.*` checks of §15.1–§15.6).
     #[default]
     Contract,
-    /// What the contract forbids but clients meet ([`super::robust`], §15.7; never MUST).
+    /// What the contract forbids but clients meet ([`super::robust`], §15.11; never MUST).
     Robustness,
     /// Both.
     All,

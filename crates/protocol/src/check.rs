@@ -251,8 +251,8 @@ checks! {
     ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
     ClientGracefulShutdown = "client.graceful-shutdown" "§15.6" Should CURRENT [] Client: "closing sends shutdown or ends stdin and gives the runtime time to exit before any signal";
     // Client robustness (`client --suite robustness`): what the contract forbids but clients meet; never MUST.
-    ClientRobustNonFrameLines = "client.robust-non-frame-lines" "§15.7" Should CURRENT [] Client: "lines on stdout that are not frames (a banner, a blank line, a log line) are skipped: the run completes with its text";
-    ClientRobustStdoutClosed = "client.robust-stdout-closed" "§15.7" Should CURRENT [] Client: "a runtime that closes stdout while its process lives fails the pending run with an error, never a hang, nor only by the client's own timeout";
+    ClientRobustNonFrameLines = "client.robust-non-frame-lines" "§15.11" Should CURRENT [] Client: "lines on stdout that are not frames (a banner, a blank line, a log line) are skipped: the run completes with its text";
+    ClientRobustStdoutClosed = "client.robust-stdout-closed" "§15.11" Should CURRENT [] Client: "a runtime that closes stdout while its process lives fails the pending run with an error, never a hang, nor only by the client's own timeout";
 }
 
 #[cfg(test)]
