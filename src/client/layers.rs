@@ -13,6 +13,8 @@ pub enum Action {
     Stderr(Vec<u8>),
     /// Exit with this code.
     Exit(i32),
+    /// Close stdout and live on (forbidden by §7; the robustness suite).
+    CloseStdout,
 }
 
 /// One transformation of the runtime's output.
@@ -222,7 +224,14 @@ pub const FOREIGN_TEXT: &str = "kit: another session's reply";
 pub struct Foreign {
     seq: u64,
     turn: u64,
+    /// The root's frames after the other session's idle are held until then, so that a client
+    /// reads that idle alone (in its own read) before the root goes on.
+    hold_until: Option<u64>,
+    held: Vec<String>,
 }
+
+/// How long the root's frames wait after the other session's idle.
+const FOREIGN_PAUSE_MS: u64 = 1000;
 
 impl Foreign {
     fn event(&mut self, ty: &str, data: Value) -> Action {
@@ -245,7 +254,11 @@ pub(super) fn status(session: &str, status: &str) -> Action {
 }
 
 impl Layer for Foreign {
-    fn output(&mut self, line: String, _now: u64) -> Vec<Action> {
+    fn output(&mut self, line: String, now: u64) -> Vec<Action> {
+        if self.hold_until.is_some() {
+            self.held.push(line);
+            return Vec::new();
+        }
         let v = parse(&line);
         let mut out = vec![Action::Frame(line.clone())];
         if !matches!(event_of(&v), Some(("turn/start", s)) if s != FOREIGN) {
@@ -266,7 +279,15 @@ impl Layer for Foreign {
             json!({"turn": turn, "reason": {"kind": "completed"}}),
         ));
         out.push(status(FOREIGN, "idle"));
+        self.hold_until = Some(now + FOREIGN_PAUSE_MS);
         out
+    }
+    fn tick(&mut self, _now: u64) -> Vec<Action> {
+        self.hold_until = None;
+        self.held.drain(..).map(Action::Frame).collect()
+    }
+    fn deadline(&self) -> Option<u64> {
+        self.hold_until
     }
 }
 
@@ -477,5 +498,10 @@ mod tests {
             out[5]["params"],
             json!({"sessionId": FOREIGN, "status": "idle"})
         );
+        // The root goes on only after the pause: its next frame is held until the tick.
+        assert!(s.output(start.to_string(), 5).is_empty());
+        assert_eq!(s.deadline(), Some(FOREIGN_PAUSE_MS));
+        assert_eq!(frames(&s.tick(FOREIGN_PAUSE_MS)).len(), 1);
+        assert_eq!(s.deadline(), None);
     }
 }

@@ -22,6 +22,8 @@ pub enum Msg {
     Stderr(Vec<u8>),
     /// Kit → peer: exit with this code.
     Exit(i32),
+    /// Kit → peer: close stdout and live on (the robustness suite).
+    CloseStdout,
 }
 
 impl Msg {
@@ -35,6 +37,7 @@ impl Msg {
             Msg::Stdout(_) => b'o',
             Msg::Stderr(_) => b'e',
             Msg::Exit(_) => b'x',
+            Msg::CloseStdout => b'c',
         }
     }
 
@@ -43,7 +46,7 @@ impl Msg {
         let body: Vec<u8> = match self {
             Msg::Hello(b) | Msg::Stdin(b) | Msg::Stdout(b) | Msg::Stderr(b) => b.clone(),
             Msg::Signal(n) | Msg::Exit(n) => n.to_be_bytes().to_vec(),
-            Msg::StdinEof | Msg::Written => Vec::new(),
+            Msg::StdinEof | Msg::Written | Msg::CloseStdout => Vec::new(),
         };
         let mut out = Vec::with_capacity(body.len() + 5);
         out.push(self.tag());
@@ -90,6 +93,7 @@ impl Decoder {
             b'o' => Msg::Stdout(body),
             b'e' => Msg::Stderr(body),
             b'x' => Msg::Exit(int()?),
+            b'c' => Msg::CloseStdout,
             t => return Err(format!("unknown link message tag {t}")),
         }))
     }
@@ -109,6 +113,7 @@ mod tests {
             Msg::Stderr(vec![0xff, 0xfe]),
             Msg::Exit(-1),
             Msg::Written,
+            Msg::CloseStdout,
         ];
         let bytes: Vec<u8> = msgs.iter().flat_map(Msg::encode).collect();
         let mut d = Decoder::default();

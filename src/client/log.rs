@@ -23,6 +23,8 @@ pub enum PeerEvent {
     Signal(i32),
     /// The kit told the peer to exit with this code.
     Exit(i32),
+    /// The kit told the peer to close its stdout (and live on).
+    StdoutClosed,
     /// The link closed without an exit or a signal: the peer was killed (SIGKILL).
     Gone,
 }

@@ -11,10 +11,14 @@
 //! - The client is driven through the driver protocol ([`driver`], docs/CLIENT-DRIVERS.md);
 //!   [`reference`](mod@reference) is the kit's own client, with deliberate bugs; [`collect`] is
 //!   how it collects a run.
+//! - [`app`] is app mode: no driver; an app runs one prompt, and its output and exit are judged.
+//! - [`robust`] is the robustness suite: what the contract forbids a runtime but clients meet.
 //! - Each scenario's judge (in [`scenario`], those of the run scenarios in [`runs`]) turns the
 //!   logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
+pub mod app;
+mod app_judge;
 pub mod closing;
 pub mod collect;
 pub mod driver;
@@ -24,6 +28,7 @@ pub mod log;
 pub mod peer;
 pub mod reference;
 pub mod relay;
+pub mod robust;
 pub mod run;
 pub mod runs;
 pub mod scenario;

@@ -185,6 +185,20 @@ impl Out {
                         return Some(());
                     }
                 }
+                Action::CloseStdout => {
+                    if self.flush(&mut batch) {
+                        return Some(());
+                    }
+                    note(
+                        &self.peers,
+                        self.n,
+                        self.start.elapsed(),
+                        PeerEvent::StdoutClosed,
+                    );
+                    if !self.send(Msg::CloseStdout) {
+                        return Some(());
+                    }
+                }
                 Action::Exit(code) => {
                     if self.flush(&mut batch) {
                         return Some(());

@@ -28,7 +28,7 @@ bugs! {
     AnyIdle = "any-idle" ClientRootIdle: "ends a run at any session's idle";
     StrictEvents = "strict-events" ClientForwardCompatible: "fails a run on an event type it does not know";
     ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
-    IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit and waits on";
+    IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit while it waits for a response or a run, and waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
@@ -39,6 +39,8 @@ bugs! {
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
     UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
+    StrictLines = "strict-lines" ClientRobustNonFrameLines: "stops reading stdout at a line that is not JSON, as if the runtime had gone";
+    WaitForExit = "wait-for-exit" ClientRobustStdoutClosed: "at the end of stdout waits for the runtime's exit, however long, before failing what is pending";
 }
 
 impl Bug {
@@ -100,10 +102,14 @@ impl Client {
                 if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {
                     continue;
                 }
-                if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                    if tx.send(Some(v)).is_err() {
-                        return;
+                match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) => {
+                        if tx.send(Some(v)).is_err() {
+                            return;
+                        }
                     }
+                    Err(_) if bug == Some(Bug::StrictLines) => break,
+                    Err(_) => {}
                 }
             }
             let _ = tx.send(None);
@@ -175,25 +181,38 @@ impl Client {
     fn read_any(&mut self, wait: Duration) -> Result<Value, DriverError> {
         match self.rx.recv_timeout(wait) {
             Ok(Some(v)) => Ok(v),
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected)
-                if self.bug == Some(Bug::IgnoreExit) =>
-            {
-                loop {
-                    std::thread::sleep(Duration::from_secs(3600));
-                }
-            }
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let code = self.child.wait().ok().and_then(|s| s.code());
-                Err(err(
-                    "transport",
-                    None,
-                    format!("the runtime exited (code {code:?})"),
-                ))
-            }
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => Err(self.gone()),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 Err(err("timeout", None, "no answer from the runtime"))
             }
         }
+    }
+
+    /// Stdout ended: the runtime's exit (waited for a moment), or its stdout closed while it lives.
+    fn gone(&mut self) -> DriverError {
+        if self.bug == Some(Bug::WaitForExit) {
+            let code = self.child.wait().ok().and_then(|s| s.code());
+            return err(
+                "transport",
+                None,
+                format!("the runtime exited (code {code:?})"),
+            );
+        }
+        for _ in 0..100 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                while self.bug == Some(Bug::IgnoreExit) {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+                let code = s.code();
+                return err(
+                    "transport",
+                    None,
+                    format!("the runtime exited (code {code:?})"),
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        err("transport", None, "the runtime closed its stdout")
     }
 
     /// The response to `id` (notifications meanwhile are kept for runs).
@@ -270,6 +289,10 @@ impl Client {
     }
 
     fn close(&mut self) {
+        // The mutant misses an exit while it waits for a run, not while it closes.
+        if self.bug == Some(Bug::IgnoreExit) {
+            self.bug = None;
+        }
         if self.bug == Some(Bug::KillOnClose) {
             let _ = self.child.kill();
             let _ = self.child.wait();
@@ -343,6 +366,36 @@ fn simple(op: &Op) -> Option<(&'static str, Value)> {
         ),
         _ => return None,
     })
+}
+
+/// The reference app (app mode): runs the prompt in `DSH_CONFORMANCE_PROMPT` (else stdin's
+/// first line) on one session, prints the reply and exits 0; prints the error on stderr and
+/// exits 1 when the run fails. Returns the exit code.
+pub fn app(bug: Option<Bug>) -> i32 {
+    let prompt = std::env::var("DSH_CONFORMANCE_PROMPT").unwrap_or_else(|_| {
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        line.trim_end().to_owned()
+    });
+    let mut c = match Client::start(bug) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("app: cannot start the runtime: {}", e.message);
+            return 1;
+        }
+    };
+    let run = c.run("app", &prompt, None);
+    c.close();
+    match run {
+        Ok(r) => {
+            crate::outln!("{}", r["text"].as_str().unwrap_or(""));
+            0
+        }
+        Err(e) => {
+            eprintln!("app: the run failed ({}): {}", e.class, e.message);
+            1
+        }
+    }
 }
 
 /// The driver: one client, operations on stdin, results on stdout. Returns the exit code.

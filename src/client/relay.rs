@@ -1,7 +1,8 @@
 //! The peer process (`dsh-conformance client-peer --port N -- ARGS…`): what the client under test
 //! launches as its runtime. It connects back to the kit on 127.0.0.1, says how it was launched,
 //! relays its stdin to the kit, and writes on its stdout and stderr exactly what the kit sends,
-//! blocking as a real runtime would when the client does not read. It exits when the kit says,
+//! blocking as a real runtime would when the client does not read (or closing stdout and living
+//! on, when the kit says). It exits when the kit says,
 //! on SIGTERM (0) or SIGINT (130), and with 1 when the kit is gone.
 
 use super::link::{Decoder, Msg};
@@ -72,6 +73,12 @@ fn obey(link: &Link, m: Msg) -> Option<i32> {
             e.write_all(&b).and_then(|_| e.flush())
         }
         Msg::Exit(code) => return Some(code),
+        Msg::CloseStdout => {
+            let _ = std::io::stdout().lock().flush();
+            // SAFETY: closes our own fd 1; nothing writes stdout after this message.
+            unsafe { libc::close(1) };
+            return None;
+        }
         _ => return None,
     };
     match written {

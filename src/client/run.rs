@@ -23,29 +23,61 @@ pub struct Options {
     pub kit: PathBuf,
     /// How long one operation may take before the scenario stops (a hang).
     pub op_timeout: Duration,
-    /// Only these scenarios (all when empty).
+    /// Only these scenarios (the suite's when empty).
     pub scenarios: Vec<String>,
+    /// The suite run when no scenario is named.
+    pub suite: Suite,
     /// Known failures.
     pub baseline: Baseline,
     /// SHOULD failures fail the run too.
     pub should_fail: bool,
 }
 
-/// The scenarios `names` selects (all when empty); `Err` names an unknown one.
-pub fn select(names: &[String]) -> Result<Vec<&'static Scenario>, String> {
+/// Which scenarios a run takes when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Suite {
+    /// What the contract allows a runtime (the `client.*` checks of §15.1–§15.6).
+    #[default]
+    Contract,
+    /// What the contract forbids but clients meet ([`super::robust`], §15.11; never MUST).
+    Robustness,
+    /// Both.
+    All,
+}
+
+impl Suite {
+    /// The suite's scenarios, in report order.
+    pub fn scenarios(self) -> Vec<&'static Scenario> {
+        let contract = SCENARIOS.iter();
+        let robust = super::robust::SCENARIOS.iter();
+        match self {
+            Suite::Contract => contract.collect(),
+            Suite::Robustness => robust.collect(),
+            Suite::All => contract.chain(robust).collect(),
+        }
+    }
+}
+
+/// The scenarios `names` selects (of either suite), or `suite`'s when none is named; `Err`
+/// names an unknown one.
+pub fn select(names: &[String], suite: Suite) -> Result<Vec<&'static Scenario>, String> {
+    let all = Suite::All.scenarios();
     if let Some(bad) = names
         .iter()
-        .find(|n| !SCENARIOS.iter().any(|s| s.name == n.as_str()))
+        .find(|n| !all.iter().any(|s| s.name == n.as_str()))
     {
-        let all: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+        let all: Vec<_> = all.iter().map(|s| s.name).collect();
         return Err(format!(
             "no scenario {bad:?} (scenarios: {})",
             all.join(", ")
         ));
     }
-    Ok(SCENARIOS
-        .iter()
-        .filter(|s| names.is_empty() || names.iter().any(|n| n == s.name))
+    if names.is_empty() {
+        return Ok(suite.scenarios());
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| names.iter().any(|n| n == s.name))
         .collect())
 }
 
@@ -54,7 +86,7 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let mut results = Vec::new();
     let mut verdicts = Vec::new();
-    for s in select(&opts.scenarios)? {
+    for s in select(&opts.scenarios, opts.suite)? {
         let t = Instant::now();
         let obs = scenario(s, client, opts)?;
         if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
@@ -106,7 +138,7 @@ fn worst(all: Vec<(CheckId, Verdict, Duration)>) -> Vec<(CheckId, Verdict, Durat
     out
 }
 
-fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
+pub(crate) fn baseline(v: Verdict, id: &str, b: &Baseline) -> Verdict {
     match (v, b.reason(id)) {
         (Verdict::Fail(failure), Some(r)) => Verdict::KnownFailing {
             failure,
@@ -133,7 +165,24 @@ fn shim(dir: &Path, kit: &Path, port: u16) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+/// A scenario's world: its directories, the peers' log (served by the kit), and the client's
+/// argv and environment with the shim in them.
+pub(crate) struct Setup {
+    pub dirs: CaseDirs,
+    pub peers: Peers,
+    pub cmd: CommandSpec,
+    pub env: Vec<(String, String)>,
+}
+
+/// Makes a scenario's directories and shim and starts serving its peers behind `layers`;
+/// `{runtime}` in `client` becomes the shim, and each `(placeholder, value)` of `more` too.
+pub(crate) fn setup(
+    name: &str,
+    layers: super::peer::Layers,
+    client: &[String],
+    kit: &Path,
+    more: &[(&str, &str)],
+) -> Result<Setup, String> {
     let dirs = CaseDirs::new(false)
         .map_err(|e| format!("cannot create the scenario's directories: {e}"))?;
     for sub in ["a", "b"] {
@@ -143,13 +192,18 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let bin = dirs.root().join("bin");
-    let dsh = shim(&bin, &opts.kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
+    let dsh = shim(&bin, kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
     let peers: Peers = Default::default();
-    let start = Instant::now();
-    super::peer::serve(listener, peers.clone(), s.layers, start);
+    super::peer::serve(listener, peers.clone(), layers, Instant::now());
+    let shim_path = dsh.display().to_string();
     let argv: Vec<String> = client
         .iter()
-        .map(|a| a.replace(PLACEHOLDER, &dsh.display().to_string()))
+        .map(|a| {
+            more.iter()
+                .fold(a.replace(PLACEHOLDER, &shim_path), |a, (k, v)| {
+                    a.replace(k, v)
+                })
+        })
         .collect();
     let cmd = CommandSpec::from_argv(&argv).ok_or("no client command")?;
     let path = format!(
@@ -158,10 +212,26 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         std::env::var("PATH").unwrap_or_default()
     );
     let env = vec![
-        ("DSH_BIN".to_owned(), dsh.display().to_string()),
+        ("DSH_BIN".to_owned(), shim_path),
         ("PATH".to_owned(), path),
-        ("DSH_CONFORMANCE_SCENARIO".to_owned(), s.name.to_owned()),
+        ("DSH_CONFORMANCE_SCENARIO".to_owned(), name.to_owned()),
     ];
+    Ok(Setup {
+        dirs,
+        peers,
+        cmd,
+        env,
+    })
+}
+
+fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+    let Setup {
+        dirs,
+        peers,
+        cmd,
+        env,
+        ..
+    } = setup(s.name, s.layers, client, &opts.kit, &[])?;
     let mut child = Child::spawn(
         &cmd,
         &dirs,

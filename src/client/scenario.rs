@@ -195,22 +195,22 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-pub(super) fn fail(reason: impl Into<String>) -> Verdict {
+pub(crate) fn fail(reason: impl Into<String>) -> Verdict {
     Verdict::Fail(Box::new(Failure::new(FailureKind::Rule, reason)))
 }
 
-pub(super) fn untestable(reason: impl Into<String>) -> Verdict {
+pub(crate) fn untestable(reason: impl Into<String>) -> Verdict {
     Verdict::NotTestable {
         reason: reason.into(),
     }
 }
 
-pub(super) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
+pub(crate) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
     o.ops.get(i).map(|x| &x.1)
 }
 
 /// The request's and the other frames' times on the first peer that got an `initialize`.
-fn waits_for_initialize(o: &Observation) -> Verdict {
+pub(crate) fn waits_for_initialize(o: &Observation) -> Verdict {
     let Some(p) = o.peers.iter().find(|p| !p.requests().is_empty()) else {
         return untestable("the client sent no request");
     };
@@ -248,12 +248,17 @@ pub(super) fn graceful_shutdown(o: &Observation) -> Verdict {
     let Some(close) = o.ops.iter().position(|(op, _, _)| *op == Op::Close) else {
         return untestable("the close operation was never reached");
     };
-    let Some(p) = o.peers.last() else {
-        return untestable("the client launched no runtime");
-    };
     if matches!(o.ops[close].1, Outcome::TimedOut) {
         return fail("the close operation never ended: the client hangs closing the runtime");
     }
+    shutdown_of(&o.peers)
+}
+
+/// How the last peer ended: shutdown or stdin's end first, then its own exit.
+pub(crate) fn shutdown_of(peers: &[PeerLog]) -> Verdict {
+    let Some(p) = peers.last() else {
+        return untestable("the client launched no runtime");
+    };
     let mut asked = false;
     for (_, e) in &p.events {
         match e {
@@ -328,7 +333,7 @@ fn ids_out_of_order(o: &Observation) -> Verdict {
 }
 
 /// The run of operation `i` completed with `text`.
-pub(super) fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
+pub(crate) fn completes(o: &Observation, i: usize, text: &str, what: &str) -> Verdict {
     match outcome(o, i) {
         None => untestable("the run was never reached (the client did not start)"),
         Some(Outcome::Ok(v)) if v["text"] == text => Verdict::Pass,
@@ -380,14 +385,17 @@ fn runtime_exit(o: &Observation) -> Verdict {
     }
 }
 
+/// What the flood did to the run.
+pub(crate) const FLOOD: &str =
+    "the runtime wrote 256 KiB of stderr (not UTF-8) at launch and in the turn";
+
 fn drains_stderr(o: &Observation) -> Verdict {
-    let blocked = o.peers.iter().find(|p| p.unwritten() > 0);
-    let v = completes(
-        o,
-        1,
-        "after much stderr",
-        "the runtime wrote 256 KiB of stderr (not UTF-8) at launch and in the turn",
-    );
+    stderr_blocked(&o.peers, completes(o, 1, "after much stderr", FLOOD))
+}
+
+/// `v` (the run's verdict), or why the runtime blocked when the run did not pass.
+pub(crate) fn stderr_blocked(peers: &[PeerLog], v: Verdict) -> Verdict {
+    let blocked = peers.iter().find(|p| p.unwritten() > 0);
     match (v, blocked) {
         (Verdict::Pass, _) => Verdict::Pass,
         (_, Some(p)) => {

@@ -2,6 +2,8 @@
 //! fails exactly its own check, the shim is found every way a client looks for it, the peer
 //! launches like the release, and the official Python SDK runs with its baseline.
 
+mod app;
+mod conductor;
 mod python;
 mod typescript;
 
@@ -46,7 +48,7 @@ fn client_checks() -> BTreeSet<CheckId> {
 
 #[test]
 fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
-    let (code, report) = client(&[], &[KIT, "client-driver"]);
+    let (code, report) = client(&["--suite", "all"], &[KIT, "client-driver"]);
     let all: BTreeSet<CheckId> = report.verdicts().into_iter().map(|(id, _)| id).collect();
     assert_eq!(all, client_checks(), "{}", report.0);
     assert_eq!(report.with("PASS"), client_checks(), "{}", report.0);
@@ -63,7 +65,7 @@ fn each_client_mutant_fails_exactly_its_check() {
                     (
                         *name,
                         *check,
-                        client(&[], &[KIT, "client-driver", "--bug", name]),
+                        client(&["--suite", "all"], &[KIT, "client-driver", "--bug", name]),
                     )
                 })
             })

@@ -39,3 +39,23 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
     );
     assert_eq!(code, 0, "{}", report.0);
 }
+
+#[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI")]
+fn the_official_python_sdk_passes_the_robustness_suite() {
+    let env = need_venv(
+        "the_official_python_sdk_passes_the_robustness_suite",
+        "client-sdk",
+        &[SDK],
+    );
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/drivers/python/dsh_driver.py");
+    let python = env.python.display().to_string();
+    let (code, report) = client(&["--suite", "robustness"], &[&python, driver]);
+    let robust = BTreeSet::from([
+        CheckId::ClientRobustNonFrameLines,
+        CheckId::ClientRobustStdoutClosed,
+    ]);
+    assert_eq!(report.with("PASS"), robust, "{}", report.0);
+    assert_eq!(report.verdicts().len(), 2, "{}", report.0);
+    assert_eq!(code, 0, "{}", report.0);
+}

@@ -50,6 +50,46 @@ fn install() -> Result<PathBuf, String> {
     panic!("npm install {}: {err}", PACKAGES.join(" "));
 }
 
+/// `client --suite SUITE` on the client at `entry`, with its baseline.
+fn run(entry: &Path, suite: &str) -> (std::process::Output, JsonReport) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let baseline = format!("{root}/fixtures/clients/ts-client-0.0.1-rc.1.known-failing");
+    let driver = format!("{root}/drivers/typescript/dsh_driver.mjs");
+    let out = Command::new(KIT)
+        .env("DSH_SDK_CLIENT", entry)
+        .args(["client", "--format", "json", "--suite", suite])
+        .args(["--known-failing", &baseline, "--", "node", &driver])
+        .output()
+        .unwrap();
+    let report = JsonReport::parse(&String::from_utf8_lossy(&out.stdout));
+    (out, report)
+}
+
+#[test]
+fn the_typescript_client_fails_only_its_known_robustness_bug() {
+    let entry = match install() {
+        Ok(e) => e,
+        Err(why) => {
+            eprintln!("skipped: npm could not reach the registry: {why}");
+            return;
+        }
+    };
+    let (out, report) = run(&entry, "robustness");
+    assert_eq!(
+        report.with("XFAIL"),
+        BTreeSet::from([CheckId::ClientRobustStdoutClosed]),
+        "{}",
+        report.0
+    );
+    assert_eq!(
+        report.with("PASS"),
+        BTreeSet::from([CheckId::ClientRobustNonFrameLines]),
+        "{}",
+        report.0
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", report.0);
+}
+
 #[test]
 fn the_typescript_client_fails_only_its_known_bugs() {
     let entry = match install() {
@@ -59,24 +99,7 @@ fn the_typescript_client_fails_only_its_known_bugs() {
             return;
         }
     };
-    let root = env!("CARGO_MANIFEST_DIR");
-    let baseline = format!("{root}/fixtures/clients/ts-client-0.0.1-rc.1.known-failing");
-    let driver = format!("{root}/drivers/typescript/dsh_driver.mjs");
-    let out = Command::new(KIT)
-        .env("DSH_SDK_CLIENT", &entry)
-        .args([
-            "client",
-            "--format",
-            "json",
-            "--known-failing",
-            &baseline,
-            "--",
-            "node",
-            &driver,
-        ])
-        .output()
-        .unwrap();
-    let report = JsonReport::parse(&String::from_utf8_lossy(&out.stdout));
+    let (out, report) = run(&entry, "contract");
     assert_eq!(
         report.with("XFAIL"),
         BTreeSet::from([

@@ -90,6 +90,12 @@ pub fn classify(stderr: &str) -> PipFailure {
 /// when the registry cannot be reached (the reason is remembered: later calls fail at once);
 /// any other failure panics.
 pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
+    venv_with(Path::new("python3"), name, packages)
+}
+
+/// Like [`venv`], made with the interpreter `python` (a package that needs a newer Python).
+pub fn venv_with(python: &Path, name: &str, packages: &[&str]) -> Result<PyEnv, String> {
+    let interpreter = python;
     static LOCK: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
     let mut unreachable = LOCK
         .get_or_init(|| Mutex::new(HashMap::new()))
@@ -107,17 +113,21 @@ pub fn venv(name: &str, packages: &[&str]) -> Result<PyEnv, String> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.parent().unwrap()).expect("create target/dsh-pyenv");
-    let made = Command::new("python3")
+    let made = Command::new(interpreter)
         .args(["-m", "venv"])
         .arg(&dir)
         .output();
     match made {
         Ok(o) if o.status.success() => {}
         Ok(o) => panic!(
-            "python3 -m venv failed: {}",
+            "{} -m venv failed: {}",
+            interpreter.display(),
             String::from_utf8_lossy(&o.stderr)
         ),
-        Err(e) => panic!("python3 is needed for the PyPI interop tests and could not be run: {e}"),
+        Err(e) => panic!(
+            "{} is needed for the PyPI interop tests and could not be run: {e}",
+            interpreter.display()
+        ),
     }
     let out = Command::new(&python)
         .args([
@@ -179,6 +189,49 @@ pub fn need_venv(test: &str, name: &str, packages: &[&str]) -> PyEnv {
              Offline, `DSH_ALLOW_OFFLINE=1 cargo test` reports the PyPI-backed tests as ignored \
              (never under CI)."
         )
+    })
+}
+
+/// A Python 3.13 interpreter (dsh-conductor requires it): `python3.13` on `PATH`, else pyenv's.
+pub fn python313() -> PathBuf {
+    // A pyenv shim on PATH may name a version that is not selected: run it to know.
+    let runs = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = which("python3.13").filter(|p| runs(p)) {
+        return p;
+    }
+    let home = std::env::var("HOME").unwrap_or_default();
+    let versions = Path::new(&home).join(".pyenv/versions");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&versions)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("3.13"))
+        .map(|e| e.path().join("bin/python3.13"))
+        .filter(|p| p.is_file())
+        .collect();
+    found.sort();
+    found.pop().unwrap_or_else(|| {
+        panic!("dsh-conductor needs Python 3.13: no python3.13 on PATH nor under ~/.pyenv/versions")
+    })
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Like [`need_venv`], made with the interpreter `python`.
+pub fn need_venv_with(python: &Path, test: &str, name: &str, packages: &[&str]) -> PyEnv {
+    venv_with(python, name, packages).unwrap_or_else(|reason| {
+        panic!("{test} needs PyPI: {reason} (DSH_ALLOW_OFFLINE=1 reports it as ignored)")
     })
 }
 

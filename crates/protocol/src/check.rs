@@ -254,6 +254,9 @@ checks! {
     ClientSubagentTrees = "client.subagent-trees" "§15.8" Must CURRENT [] Client: "a run whose model spawns a subagent waits for the subagent's result: not ended by the root's first idle nor by the child's idle, whatever the child's seq; its text is the root's";
     ClientChattySessions = "client.chatty-sessions" "§15.9" Must CURRENT [] Client: "other sessions' notifications in volume, interleaved with the run, cost time and memory in proportion: the run completes with its text within the bound";
     ClientIdleNeverComes = "client.idle-never-comes" "§15.10" Should CURRENT [] Client: "a run whose root idle never comes is bounded: the client reports an error within its own bound, or says it has none; it never hangs";
+    // Client robustness (`client --suite robustness`): what the contract forbids but clients meet; never MUST.
+    ClientRobustNonFrameLines = "client.robust-non-frame-lines" "§15.11" Should CURRENT [] Client: "lines on stdout that are not frames (a banner, a blank line, a log line) are skipped: the run completes with its text";
+    ClientRobustStdoutClosed = "client.robust-stdout-closed" "§15.11" Should CURRENT [] Client: "a runtime that closes stdout while its process lives fails the pending run with an error, never a hang, nor only by the client's own timeout";
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! `client`: the kit plays the runtime and judges a client (docs/CONTRACT.md#s15); and the two
-//! hidden modes it uses, `client-peer` (the shim's runtime) and `client-driver` (the reference
-//! client behind the driver protocol).
+//! `client`: the kit plays the runtime and judges a client (docs/CONTRACT.md#s15); and the
+//! hidden modes it uses, `client-peer` (the shim's runtime), `client-driver` (the reference
+//! client behind the driver protocol) and `client-app` (the reference app).
 
 use crate::args::duration;
 use dsh_conformance::client::{reference, relay, run};
@@ -16,10 +16,19 @@ pub(crate) struct ClientArgs {
     output: Option<std::path::PathBuf>,
     /// Only this scenario (repeatable): handshake, out-of-order, foreign-sessions,
     /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors, receipts,
-    /// subagent-trees, chatty-sessions, idle-never-comes, slow-shutdown, refused-shutdown.
+    /// subagent-trees, chatty-sessions, idle-never-comes, slow-shutdown, refused-shutdown; of
+    /// the robustness suite non-frame-lines, stdout-closed.
     #[arg(long, value_name = "NAME")]
     scenario: Vec<String>,
-    /// The longest one driver operation may take (a hang ends its scenario).
+    /// The scenarios run when none is named: the contract's, the robustness suite's (what the
+    /// contract forbids but clients meet; never MUST), or all.
+    #[arg(long, value_enum, default_value_t = SuiteArg::Contract)]
+    suite: SuiteArg,
+    /// App mode: the command is an app (no driver), run once per scenario on one prompt
+    /// (`{prompt}`, DSH_CONFORMANCE_PROMPT, stdin); its output and exit code are judged.
+    #[arg(long)]
+    app: bool,
+    /// The longest one driver operation (in app mode: one run of the app) may take (a hang ends its scenario).
     #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
     timeout: Duration,
     /// A baseline of known client failures: `<check-id>  # <reason>` per line.
@@ -34,6 +43,23 @@ pub(crate) struct ClientArgs {
     /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
     #[arg(last = true, required = true)]
     cmd: Vec<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SuiteArg {
+    Contract,
+    Robustness,
+    All,
+}
+
+impl From<SuiteArg> for run::Suite {
+    fn from(s: SuiteArg) -> run::Suite {
+        match s {
+            SuiteArg::Contract => run::Suite::Contract,
+            SuiteArg::Robustness => run::Suite::Robustness,
+            SuiteArg::All => run::Suite::All,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -66,11 +92,16 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
             .map_err(|e| format!("cannot find the kit's executable: {e}"))?,
         op_timeout: a.timeout,
         scenarios: a.scenario.clone(),
+        suite: a.suite.into(),
         baseline,
         should_fail: a.should_fail,
     };
-    run::select(&opts.scenarios)?;
-    let report = run::run(&a.cmd, &opts)?;
+    let report = if a.app {
+        dsh_conformance::client::app::run(&a.cmd, &opts)?
+    } else {
+        run::select(&opts.scenarios, opts.suite)?;
+        run::run(&a.cmd, &opts)?
+    };
     let text = match a.format {
         Format::Human => report.human(a.verbose),
         Format::Json => format!("{:#}\n", report.json()),
@@ -93,6 +124,15 @@ pub(crate) fn peer(port: u16, args: &[String]) -> i32 {
 
 /// `client-driver [--bug NAME]`: the reference client, driven on stdin.
 pub(crate) fn driver(bug: Option<&str>) -> i32 {
+    with_bug(bug, reference::drive)
+}
+
+/// `client-app [--bug NAME]`: the reference app, one prompt.
+pub(crate) fn app(bug: Option<&str>) -> i32 {
+    with_bug(bug, reference::app)
+}
+
+fn with_bug(bug: Option<&str>, f: fn(Option<reference::Bug>) -> i32) -> i32 {
     match bug.map(|b| reference::Bug::parse(b).ok_or(b)) {
         Some(Err(b)) => {
             let names: Vec<_> = reference::BUGS.iter().map(|b| b.1).collect();
@@ -102,7 +142,7 @@ pub(crate) fn driver(bug: Option<&str>) -> i32 {
             );
             2
         }
-        Some(Ok(b)) => reference::drive(Some(b)),
-        None => reference::drive(None),
+        Some(Ok(b)) => f(Some(b)),
+        None => f(None),
     }
 }

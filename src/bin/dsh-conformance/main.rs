@@ -58,6 +58,12 @@ enum Cmd {
         #[arg(long)]
         bug: Option<String>,
     },
+    /// The reference app: runs one prompt on the reference client (internal; `--bug` picks a mutant).
+    #[command(hide = true)]
+    ClientApp {
+        #[arg(long)]
+        bug: Option<String>,
+    },
     Replay(ReplayArgs),
     Record(RecordArgs),
     Import(ImportArgs),
@@ -155,6 +161,7 @@ fn main() {
         Cmd::Client(a) => client::client(a),
         Cmd::ClientPeer { port, args } => client::peer(port, &args),
         Cmd::ClientDriver { bug } => client::driver(bug.as_deref()),
+        Cmd::ClientApp { bug } => client::app(bug.as_deref()),
         Cmd::Replay(a) => a.run(),
         Cmd::Record(a) => a.run(),
         Cmd::Import(a) => a.run(),

@@ -1,0 +1,150 @@
+//! App mode (`dsh-conformance client --app -- <app command>`, docs/CONTRACT.md#s15.12): no
+//! driver. Each scenario runs the app once on one prompt, given as the `{prompt}` argument, in
+//! `DSH_CONFORMANCE_PROMPT` and on stdin (then closed); the app is to print the reply on stdout
+//! and exit 0, or exit non-zero with an error on stderr when the run fails. The kit judges the
+//! wire (as in driver mode), the app's output and its exit code; checks that need a driver's
+//! result are not judged (the report's hint names them), never a pass.
+//! The scenarios and their judges are in `app_judge.rs` (sans-IO).
+
+use super::log::PeerLog;
+use super::run::{baseline, setup, Options, Setup, Suite};
+use crate::check::CheckId;
+use crate::edition::Edition;
+use crate::runner::{Child, Event, StdoutLimit};
+use crate::suite::{CheckResult, Report, Verdict};
+use crate::trace::ExitInfo;
+use std::time::{Duration, Instant};
+
+pub use super::app_judge::{AppScenario, APP_SCENARIOS, NOT_JUDGED};
+
+/// The argv placeholder replaced by the scenario's prompt.
+pub const PROMPT: &str = "{prompt}";
+/// What an app did in one scenario.
+#[derive(Debug, Clone, Default)]
+pub struct AppObservation {
+    /// The peers, in launch order.
+    pub peers: Vec<PeerLog>,
+    /// Its exit code; `None` when it had not exited within the bound (then it was killed).
+    pub exit: Option<i32>,
+    /// Its stdout lines.
+    pub stdout: Vec<String>,
+    /// The end of its stderr.
+    pub stderr: String,
+}
+/// The report's note on the checks app mode leaves out.
+fn not_judged() -> String {
+    let what: Vec<String> = NOT_JUDGED
+        .iter()
+        .map(|(id, needs)| format!("{id} ({needs})"))
+        .collect();
+    format!(
+        "app mode does not judge {}: they need a driver's result",
+        what.join(", ")
+    )
+}
+fn selected(opts: &Options) -> Result<Vec<&'static AppScenario>, String> {
+    if let Some(bad) = opts
+        .scenarios
+        .iter()
+        .find(|n| !APP_SCENARIOS.iter().any(|s| s.name == n.as_str()))
+    {
+        let all: Vec<_> = APP_SCENARIOS.iter().map(|s| s.name).collect();
+        return Err(format!(
+            "no app scenario {bad:?} (app scenarios: {})",
+            all.join(", ")
+        ));
+    }
+    Ok(APP_SCENARIOS
+        .iter()
+        .filter(|s| match opts.scenarios.is_empty() {
+            true => opts.suite == Suite::All || opts.suite == s.suite,
+            false => opts.scenarios.iter().any(|n| n == s.name),
+        })
+        .collect())
+}
+
+/// Runs the selected app scenarios against `app` (argv; `{runtime}` and `{prompt}` replaced).
+pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
+    let started = Instant::now();
+    let mut results = Vec::new();
+    let push = |results: &mut Vec<CheckResult>, id: CheckId, v: Verdict, t: Duration| {
+        results.push(CheckResult {
+            info: *id.info(),
+            verdict: baseline(v, id.as_str(), &opts.baseline),
+            duration: t,
+        })
+    };
+    let scenarios = selected(opts)?;
+    for s in &scenarios {
+        let t = Instant::now();
+        let obs = scenario(s, app, opts)?;
+        if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
+            eprintln!("{obs:#?}");
+        }
+        for (id, v) in s.checks.iter().zip((s.judge)(&obs)) {
+            push(&mut results, *id, v, t.elapsed());
+        }
+    }
+    results.sort_by_key(|r| r.info.id);
+    Ok(Report {
+        runtime: app.join(" "),
+        edition: Edition::Current,
+        results,
+        duration: started.elapsed(),
+        hint: (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged),
+        stopped: None,
+        should_fail: opts.should_fail,
+    })
+}
+
+fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObservation, String> {
+    let Setup {
+        dirs,
+        peers,
+        cmd,
+        mut env,
+    } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
+    env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
+    let mut child = Child::spawn(
+        &cmd,
+        &dirs,
+        &env,
+        64 << 20,
+        &StdoutLimit::per_process(100_000, 256 << 20),
+    )
+    .map_err(|e| format!("cannot start the app {cmd}: {e}"))?;
+    child.write(format!("{}\n", s.prompt).into_bytes());
+    child.close_stdin();
+    let until = Instant::now() + opts.op_timeout;
+    let mut stdout = Vec::new();
+    while let Ok(ev) = child
+        .events
+        .recv_timeout(until.saturating_duration_since(Instant::now()))
+    {
+        child.consumed(&ev);
+        match ev {
+            Event::Line(o) => stdout.push(o.text().to_owned()),
+            Event::Closed(_) | Event::Flooded(_) => break,
+        }
+    }
+    let exit = loop {
+        match child.try_exit() {
+            Some(ExitInfo::Code(c)) => break Some(c),
+            Some(_) => break Some(-1),
+            None if Instant::now() >= until => break None,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    // Let the last peer's exit reach the log.
+    std::thread::sleep(Duration::from_millis(100));
+    child.kill();
+    let stderr = child.stderr_tail().0;
+    std::thread::sleep(Duration::from_millis(50));
+    let peers = peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(AppObservation {
+        peers,
+        exit,
+        stdout,
+        stderr,
+    })
+}

@@ -1,0 +1,267 @@
+//! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
+
+use super::app::AppObservation;
+use super::layers::{self, Stack};
+use super::log::PeerEvent;
+use super::robust;
+use super::run::Suite;
+use super::scenario::{self as sc, fail, untestable, Observation};
+use crate::check::CheckId;
+use crate::suite::Verdict;
+
+/// One app scenario: a driver-mode scenario's layers, a prompt, its checks' judges.
+pub struct AppScenario {
+    /// Its name (`--scenario`), as in driver mode.
+    pub name: &'static str,
+    /// The checks it decides.
+    pub checks: &'static [CheckId],
+    /// The peer's layers.
+    pub layers: fn() -> Stack,
+    /// The prompt the app is given.
+    pub prompt: &'static str,
+    /// Its verdicts, one per check.
+    pub judge: fn(&AppObservation) -> Vec<Verdict>,
+    /// Its suite.
+    pub suite: Suite,
+}
+/// Checks app mode cannot judge (left out of its report, named in its hint), with why.
+pub const NOT_JUDGED: &[(CheckId, &str)] = &[
+    (CheckId::ClientIdsOutOfOrder, "concurrent requests"),
+    (
+        CheckId::ClientTypedErrors,
+        "an error response's code as the client reports it",
+    ),
+];
+
+fn wire(o: &AppObservation) -> Observation {
+    Observation {
+        peers: o.peers.clone(),
+        ops: Vec::new(),
+    }
+}
+
+/// The app printed `text` and exited 0.
+fn completes(o: &AppObservation, text: &str, what: &str) -> Verdict {
+    if !prompted(o) {
+        let how = o.exit.map_or("was still running at the bound".into(), |c| {
+            format!("exited {c}")
+        });
+        return untestable(format!(
+            "the app never sent a prompt to the runtime (it {how})"
+        ));
+    }
+    let printed = o.stdout.iter().any(|l| l.contains(text));
+    match o.exit {
+        None => fail(format!("{what}; the app never exited: it hangs")),
+        Some(0) if printed => Verdict::Pass,
+        Some(c) => fail(format!(
+            "{what}; the app exited {c} without printing {text:?} (stdout {:?}, stderr {:?})",
+            o.stdout.join("\n"),
+            o.stderr.trim_end()
+        )),
+    }
+}
+
+/// The banner comes before the `initialize` answer: an app that launched the runtime met it,
+/// prompt or not.
+fn non_frame_lines(o: &AppObservation) -> Verdict {
+    let launched = o.peers.iter().any(|p| {
+        p.requests()
+            .iter()
+            .any(|(_, r)| r["method"] == "initialize")
+    });
+    match (launched, prompted(o)) {
+        (true, false) => fail(format!(
+            "{}; the app never prompted: it {} (stderr {:?})",
+            robust::NON_FRAME,
+            o.exit.map_or("hangs".into(), |c| format!("exited {c}")),
+            o.stderr.trim_end()
+        )),
+        _ => completes(o, "after non-frame lines", robust::NON_FRAME),
+    }
+}
+
+fn prompted(o: &AppObservation) -> bool {
+    o.peers.iter().any(|p| {
+        p.requests()
+            .iter()
+            .any(|(_, r)| r["method"] == "session/prompt")
+    })
+}
+
+/// The app failed: a non-zero exit and a word on stderr, within the bound.
+fn fails(o: &AppObservation, happened: PeerEvent, what: &str) -> Verdict {
+    if !o
+        .peers
+        .iter()
+        .any(|p| p.events.iter().any(|(_, e)| *e == happened))
+    {
+        return untestable(format!("the app never prompted, so {what} never happened"));
+    }
+    match o.exit {
+        None => fail(format!("{what}; the app never exited: it hangs")),
+        Some(0) => fail(format!(
+            "{what}; the app exited 0 as if the run had succeeded"
+        )),
+        Some(c) if o.stderr.trim().is_empty() => {
+            fail(format!("{what}; the app exited {c} with nothing on stderr"))
+        }
+        Some(_) => Verdict::Pass,
+    }
+}
+
+fn shutdown(o: &AppObservation) -> Verdict {
+    match o.exit {
+        None => untestable("the app did not exit by itself within the bound"),
+        Some(_) => sc::shutdown_of(&o.peers),
+    }
+}
+
+/// Every app scenario.
+pub const APP_SCENARIOS: &[AppScenario] = &[
+    AppScenario {
+        name: "handshake",
+        checks: &[
+            CheckId::ClientWaitsForInitialize,
+            CheckId::ClientGracefulShutdown,
+        ],
+        layers: || Stack(vec![Box::new(layers::SlowInit::new(1500))]),
+        prompt: "reply: hello",
+        judge: |o| vec![sc::waits_for_initialize(&wire(o)), shutdown(o)],
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "foreign-sessions",
+        checks: &[CheckId::ClientRootIdle],
+        layers: || Stack(vec![Box::new(layers::Foreign::default())]),
+        prompt: "reply: the root's reply",
+        judge: |o| {
+            vec![completes(
+                o,
+                "the root's reply",
+                "a turn of another session was interleaved",
+            )]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "unknown-events",
+        checks: &[CheckId::ClientForwardCompatible],
+        layers: || Stack(vec![Box::new(layers::UnknownEvents::default())]),
+        prompt: "reply: still here",
+        judge: |o| {
+            vec![completes(
+                o,
+                "still here",
+                "events of an unknown type were streamed",
+            )]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "long-lines",
+        checks: &[CheckId::ClientLongLines],
+        layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
+        prompt: "reply: after a long line",
+        judge: |o| {
+            vec![completes(
+                o,
+                "after a long line",
+                "the reply's frame was a 48 MiB line",
+            )]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "exit-mid-turn",
+        checks: &[CheckId::ClientRuntimeExit],
+        layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
+        prompt: "reply: never finished",
+        judge: |o| {
+            vec![fails(
+                o,
+                PeerEvent::Exit(1),
+                "the runtime exited mid-turn (code 1)",
+            )]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "stderr-flood",
+        checks: &[CheckId::ClientDrainsStderr],
+        layers: || Stack(vec![Box::new(layers::StderrFlood { bytes: 256 * 1024 })]),
+        prompt: "reply: after much stderr",
+        judge: |o| {
+            vec![sc::stderr_blocked(
+                &o.peers,
+                completes(o, "after much stderr", sc::FLOOD),
+            )]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "non-frame-lines",
+        checks: &[CheckId::ClientRobustNonFrameLines],
+        layers: || Stack(vec![Box::new(robust::NonFrameLines)]),
+        prompt: "reply: after non-frame lines",
+        judge: |o| vec![non_frame_lines(o)],
+        suite: Suite::Robustness,
+    },
+    AppScenario {
+        name: "stdout-closed",
+        checks: &[CheckId::ClientRobustStdoutClosed],
+        layers: || Stack(vec![Box::new(robust::StdoutClosed::default())]),
+        prompt: "reply: never read",
+        judge: |o| vec![fails(o, PeerEvent::StdoutClosed, robust::CLOSED)],
+        suite: Suite::Robustness,
+    },
+];
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::log::PeerLog;
+    use std::time::Duration;
+
+    fn exited(code: Option<i32>, stderr: &str) -> AppObservation {
+        let peer = PeerLog {
+            n: 1,
+            argv: Vec::new(),
+            events: vec![(Duration::ZERO, PeerEvent::Exit(1))],
+        };
+        AppObservation {
+            peers: vec![peer],
+            exit: code,
+            stdout: Vec::new(),
+            stderr: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn a_runtime_exit_must_end_the_app_non_zero_with_an_error() {
+        let judge = |o: &AppObservation| fails(o, PeerEvent::Exit(1), "exit");
+        assert_eq!(judge(&exited(Some(1), "app: gone")), Verdict::Pass);
+        assert!(matches!(judge(&exited(Some(0), "")), Verdict::Fail(_)));
+        assert!(matches!(judge(&exited(Some(1), "")), Verdict::Fail(_)));
+        assert!(matches!(judge(&exited(None, "")), Verdict::Fail(_)));
+        let mut quiet = exited(Some(1), "x");
+        quiet.peers[0].events.clear();
+        assert!(matches!(judge(&quiet), Verdict::NotTestable { .. }));
+    }
+
+    #[test]
+    fn a_printed_reply_without_a_prompt_to_the_runtime_is_untestable() {
+        let mut o = exited(Some(0), "");
+        o.stdout = vec!["hello".into()];
+        assert!(matches!(
+            completes(&o, "hello", "w"),
+            Verdict::NotTestable { .. }
+        ));
+        let prompt = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#;
+        o.peers[0]
+            .events
+            .push((Duration::ZERO, PeerEvent::Received(prompt.into())));
+        assert_eq!(completes(&o, "hello", "w"), Verdict::Pass);
+        o.exit = Some(3);
+        assert!(matches!(completes(&o, "hello", "w"), Verdict::Fail(_)));
+    }
+}

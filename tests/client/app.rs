@@ -1,0 +1,101 @@
+//! App mode (`client --app`): the reference app passes every check app mode judges, and the two
+//! that need a driver are left out (named in the report's hint); each mutant of it fails exactly
+//! its check.
+
+use super::{client, KIT};
+use dsh_conformance::check::CheckId;
+use dsh_conformance::client::app::{APP_SCENARIOS, NOT_JUDGED};
+use dsh_conformance::client::reference::BUGS;
+use std::collections::BTreeSet;
+
+fn judged() -> BTreeSet<CheckId> {
+    APP_SCENARIOS
+        .iter()
+        .flat_map(|s| s.checks.iter().copied())
+        .collect()
+}
+
+#[test]
+fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_left_out() {
+    let (code, report) = client(&["--app", "--suite", "all"], &[KIT, "client-app"]);
+    assert_eq!(report.with("PASS"), judged(), "{}", report.0);
+    assert_eq!(report.verdicts().len(), judged().len(), "{}", report.0);
+    let hint = report.0["hint"].as_str().unwrap_or("");
+    for (id, _) in NOT_JUDGED {
+        assert!(
+            !judged().contains(id) && hint.contains(id.as_str()),
+            "{hint}"
+        );
+    }
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn each_app_mutant_fails_exactly_its_check() {
+    let bugs: Vec<_> = BUGS.iter().filter(|b| judged().contains(&b.2)).collect();
+    assert_eq!(
+        bugs.len(),
+        judged().len(),
+        "every judged check has a mutant"
+    );
+    let results: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = bugs
+            .iter()
+            .map(|(_, name, check, _)| {
+                s.spawn(move || {
+                    let app = [KIT, "client-app", "--bug", name];
+                    (*name, *check, client(&["--app", "--suite", "all"], &app))
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, check, (_, report)) in results {
+        assert_eq!(
+            report.with("FAIL"),
+            BTreeSet::from([check]),
+            "{name}: {}",
+            report.0
+        );
+        let rest: BTreeSet<CheckId> = judged().into_iter().filter(|c| *c != check).collect();
+        assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+    }
+}
+
+#[test]
+fn an_app_that_reads_stdin_passes_and_one_that_never_prompts_is_untestable() {
+    // The reference app reads stdin when DSH_CONFORMANCE_PROMPT is unset.
+    let stdin = ["env", "-u", "DSH_CONFORMANCE_PROMPT", KIT, "client-app"];
+    let (_, report) = client(&["--app", "--scenario", "unknown-events"], &stdin);
+    let check = BTreeSet::from([CheckId::ClientForwardCompatible]);
+    assert_eq!(report.with("PASS"), check, "{}", report.0);
+    // Printing the expected reply from the `{prompt}` argument, without a runtime, is no pass.
+    let echo = ["sh", "-c", "echo \"$0\" | sed 's/^reply: //'", "{prompt}"];
+    let (_, report) = client(&["--app", "--scenario", "unknown-events"], &echo);
+    assert_eq!(report.with("UNTESTABLE"), check, "{}", report.0);
+}
+
+/// dsh-openai (PyPI), the bridge the runtime tests already drive, as a one-prompt app: the SDK's
+/// stderr bug is its one failure.
+#[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI")]
+fn dsh_openai_as_an_app_fails_only_the_sdks_stderr_bug() {
+    use crate::support::pypi::need_venv;
+    let test = "dsh_openai_as_an_app_fails_only_the_sdks_stderr_bug";
+    let env = need_venv(test, "dsh-openai", &["dsh-openai"]);
+    let root = env!("CARGO_MANIFEST_DIR");
+    let baseline = format!("{root}/fixtures/clients/dsh-openai-0.1.1.app.known-failing");
+    let app = format!("{root}/drivers/apps/dsh_openai_app.py");
+    let python = env.python.display().to_string();
+    let args = ["--app", "--suite", "all", "--known-failing", &baseline];
+    let (code, report) = client(&args, &[&python, &app]);
+    let known = BTreeSet::from([CheckId::ClientDrainsStderr]);
+    assert_eq!(report.with("XFAIL"), known, "{}", report.0);
+    assert_eq!(
+        report.with("PASS").len() + 1,
+        judged().len(),
+        "{}",
+        report.0
+    );
+    assert_eq!(code, 0, "{}", report.0);
+}

@@ -1,0 +1,53 @@
+//! dsh-conductor's JSON-RPC client (`conductor.dsh.DshClient`, PyPI) under `client --suite all`,
+//! through drivers/conductor/dsh_driver.py, with its baseline: every entry a confirmed bug of
+//! it, and nothing else fails. It needs Python 3.13; the venv is made with that interpreter.
+
+use super::client;
+use crate::support::pypi::{need_venv_with, python313};
+use dsh_conformance::check::CheckId;
+use std::collections::BTreeSet;
+
+const CONDUCTOR: &str = "dsh-conductor==0.7.2";
+
+#[test]
+#[cfg_attr(dsh_offline, ignore = "needs PyPI")]
+fn dsh_conductor_fails_only_its_known_bugs() {
+    let env = need_venv_with(
+        &python313(),
+        "dsh_conductor_fails_only_its_known_bugs",
+        "client-conductor",
+        &[CONDUCTOR],
+    );
+    let root = env!("CARGO_MANIFEST_DIR");
+    let baseline = format!("{root}/fixtures/clients/dsh-conductor-0.7.2.known-failing");
+    let driver = format!("{root}/drivers/conductor/dsh_driver.py");
+    let python = env.python.display().to_string();
+    let (code, report) = client(
+        &["--suite", "all", "--known-failing", &baseline],
+        &[&python, &driver],
+    );
+    let known = BTreeSet::from([
+        CheckId::ClientRootIdle,
+        CheckId::ClientLongLines,
+        CheckId::ClientTypedErrors,
+        CheckId::ClientRobustNonFrameLines,
+        CheckId::ClientRobustStdoutClosed,
+    ]);
+    assert_eq!(report.with("XFAIL"), known, "{}", report.0);
+    // It never has two requests in flight: that check cannot be judged, never a pass.
+    assert_eq!(
+        report.with("UNTESTABLE"),
+        BTreeSet::from([CheckId::ClientIdsOutOfOrder]),
+        "{}",
+        report.0
+    );
+    assert_eq!(
+        report.verdicts().len(),
+        report.with("PASS").len() + known.len() + 1,
+        "{}",
+        report.0
+    );
+    // An UNTESTABLE MUST check is a finding, as in `check`: the run exits 1 for it alone.
+    assert_eq!(report.0["summary"]["fatal"], 1, "{}", report.0);
+    assert_eq!(code, 1, "{}", report.0);
+}
