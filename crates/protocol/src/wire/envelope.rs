@@ -11,6 +11,18 @@
 
 use super::frame::{Id, Ignored, Kind};
 use super::json::{JsonKind, JsonView, Tape, TapeRef};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Lines parsed by [`envelope`] in this process (see [`envelopes_parsed`]).
+static PARSED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many lines (the runtime's input) this process has parsed into a tape through [`envelope`]:
+/// with [`json::tape_parses`](super::json::tape_parses) and
+/// [`output::lines_parsed`](super::output::lines_parsed), the proof that nothing parses a line
+/// twice.
+pub fn envelopes_parsed() -> usize {
+    PARSED.load(Ordering::Relaxed)
+}
 
 /// The class of one line, as [`classify`](super::classify) gives it.
 #[derive(Debug)]
@@ -45,6 +57,7 @@ pub fn envelope<'a>(tape: &'a mut Tape, line: &'a str) -> Envelope<'a> {
     if line.is_empty() {
         return Envelope::Ignored(Ignored::Blank);
     }
+    PARSED.fetch_add(1, Ordering::Relaxed);
     if let Err(e) = tape.parse(line) {
         return Envelope::Ignored(Ignored::Malformed(e));
     }
