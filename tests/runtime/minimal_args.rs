@@ -2,7 +2,8 @@
 //! otherwise than the 0.2.1rc2 release, probed on the release and fixed: `sdk-minimal` checks
 //! every tool's arguments against its schema; `read_image` refuses an empty path and a
 //! non-image extension first (both profiles); `workspace-write` lets a session write in the
-//! workspace it opened in after it moved into a subdirectory.
+//! workspace it opened in after it moved into a subdirectory; a directory change to whitespace
+//! only is refused as the release refuses it.
 
 use super::harness::{cfg, events, prompt, H};
 use dsh_conformance::runtime::{Edition, Profile};
@@ -63,6 +64,21 @@ fn sdk_minimal_checks_each_tools_arguments_as_the_release_does() {
         assert_eq!((text.trim_end().to_owned(), error), want, "{call}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_directory_change_to_whitespace_only_is_refused_in_the_releases_words() {
+    for profile in [Profile::Sdk, Profile::SdkMinimal] {
+        let dir = scratch("blank");
+        let mut h = session_in(profile, &dir);
+        for (i, path) in ["\t", " ", "\u{3000}"].into_iter().enumerate() {
+            let set = json!({"jsonrpc":"2.0","id": i,"method":"session/working-directory/set","params":{"sessionId":"s","path": path}});
+            let f = h.send(set);
+            let answer = f.iter().find(|v| v["id"] == i).expect("answered");
+            assert_eq!(answer["error"]["message"], "file_path must be a non-empty string", "{path:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 #[test]
