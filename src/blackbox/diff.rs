@@ -37,7 +37,11 @@ pub fn compare_explained(
     let both_ended = subject.ended && reference.ended;
     let (mut out, explained_sessions) = compare_answers(subject, reference, both_ended, explained);
     out.extend(compare_sessions(subject, reference, &explained_sessions));
-    out.extend(compare_tool_results(subject, reference, &explained_sessions));
+    out.extend(compare_tool_results(
+        subject,
+        reference,
+        &explained_sessions,
+    ));
     if both_ended && subject.exit != reference.exit && !subject.flagged.exit {
         let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
         out.push(Finding {
@@ -223,11 +227,18 @@ fn compare_tool_results(
         if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
             continue;
         }
-        let r = reference.tool_results.get(sid).map_or(&[][..], Vec::as_slice);
+        let r = reference
+            .tool_results
+            .get(sid)
+            .map_or(&[][..], Vec::as_slice);
         let Some((i, (a, b))) = s.iter().zip(r).enumerate().find(|(_, (a, b))| a != b) else {
             continue;
         };
-        let tool = if a.0 == b.0 { a.0.clone() } else { format!("{}|{}", b.0, a.0) };
+        let tool = if a.0 == b.0 {
+            a.0.clone()
+        } else {
+            format!("{}|{}", b.0, a.0)
+        };
         out.push(Finding {
             class: FindingClass::Diff(DiffKind::ToolResult, tool),
             detail: format!(

@@ -268,7 +268,7 @@ const NO_TOOLS_ONE_IN: u64 = 4;
 
 /// The sequence of case number `case` under `seed` ([`generate`]), with calls of the tools
 /// profile `tools` offers inserted (`fuzz --profile`; [`super::toolcall`]) in all but one
-/// sequence in [`NO_TOOLS_ONE_IN`]. Without a profile, exactly [`generate`]'s sequence.
+/// sequence in four. Without a profile, exactly [`generate`]'s sequence.
 pub fn generate_for(seed: u64, case: u64, tools: Option<crate::runtime::Profile>) -> Sequence {
     let mut seq = generate(seed, case);
     if let Some(profile) = tools {

@@ -140,7 +140,7 @@ fn tool_session() -> SessionGen {
 }
 
 /// Inserts tool calls into `ops` (after its first op, a leading `initialize`, when there is
-/// one): the workspace move, then 1..=[`MAX_CALLS`] calls at random places after it, in order.
+/// one): the workspace move, then one to six calls at random places after it, in order.
 pub fn insert(ops: &mut Vec<Op>, offered: &[String], case: u64, rng: &mut Rng) {
     let mut ws = Workspace {
         case,

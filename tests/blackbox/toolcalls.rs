@@ -47,7 +47,11 @@ fn a_sequence_of_valid_and_invalid_tool_calls_runs_each_call_under_both_profiles
         let results = events.iter().filter(|e| *e == "tool/result").count();
         let turns = events.iter().filter(|e| *e == "turn/end").count();
         // Every call is a turn whose tool result the model sees (an unoffered tool too).
-        assert_eq!((results, turns), (calls.len(), calls.len()), "{p}: {events:?}");
+        assert_eq!(
+            (results, turns),
+            (calls.len(), calls.len()),
+            "{p}: {events:?}"
+        );
     }
 }
 
@@ -59,6 +63,11 @@ fn the_fuzzer_calls_the_tools_of_either_profile_and_the_reference_breaks_no_rule
         o.jobs = 4;
         let s = blackbox::run(&o);
         assert_eq!(s.sequences, 24);
-        assert!(s.findings.is_empty(), "{p}: {:?}\n{}", classes(&s), s.human());
+        assert!(
+            s.findings.is_empty(),
+            "{p}: {:?}\n{}",
+            classes(&s),
+            s.human()
+        );
     }
 }

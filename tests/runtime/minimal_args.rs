@@ -75,7 +75,10 @@ fn a_directory_change_to_whitespace_only_is_refused_in_the_releases_words() {
             let set = json!({"jsonrpc":"2.0","id": i,"method":"session/working-directory/set","params":{"sessionId":"s","path": path}});
             let f = h.send(set);
             let answer = f.iter().find(|v| v["id"] == i).expect("answered");
-            assert_eq!(answer["error"]["message"], "file_path must be a non-empty string", "{path:?}");
+            assert_eq!(
+                answer["error"]["message"], "file_path must be a non-empty string",
+                "{path:?}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -85,7 +88,10 @@ fn a_directory_change_to_whitespace_only_is_refused_in_the_releases_words() {
 fn a_session_moved_into_a_subdirectory_still_writes_in_its_workspace_but_not_beyond() {
     let dir = scratch("root");
     let mut h = session_in(Profile::Sdk, &dir);
-    let cd = format!("call: working_directory {{\"cd\":\"{}/sub\"}}", dir.display());
+    let cd = format!(
+        "call: working_directory {{\"cd\":\"{}/sub\"}}",
+        dir.display()
+    );
     assert!(!result_of(&mut h, 1, &cd).1);
     let write = |h: &mut H, id: u64, path: &Path| {
         let call = json!({"file_path": path, "content": "x"});
@@ -94,7 +100,10 @@ fn a_session_moved_into_a_subdirectory_still_writes_in_its_workspace_but_not_bey
     let (text, error) = write(&mut h, 2, &dir.join("beside.txt"));
     assert!(!error && text.contains("Created file"), "{text}");
     assert!(dir.join("beside.txt").is_file());
-    let outside = dir.parent().unwrap().join(format!("dsh-fuzzcall-out-{}.txt", std::process::id()));
+    let outside = dir
+        .parent()
+        .unwrap()
+        .join(format!("dsh-fuzzcall-out-{}.txt", std::process::id()));
     let (text, error) = write(&mut h, 3, &outside);
     assert!(error && text.contains("file access denied"), "{text}");
     let _ = std::fs::remove_file(&outside);

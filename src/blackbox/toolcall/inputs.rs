@@ -101,7 +101,9 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
             0 => json!({"file_path": either(rng, ws), "offset": 1, "limit": 1}),
             _ => json!({"file_path": either(rng, ws)}),
         },
-        "write" => json!({"file_path": abs(&new_file(ws, "txt")), "content": pick(rng, &["hi\n", "", "a\nb"])}),
+        "write" => {
+            json!({"file_path": abs(&new_file(ws, "txt")), "content": pick(rng, &["hi\n", "", "a\nb"])})
+        }
         "edit" => json!({"file_path": either(rng, ws), "old_string": pick(rng, &["hi", "a", "zz"]),
             "new_string": "ho", "replace_all": rng.below(2) == 0}),
         "glob" => match rng.below(3) {
@@ -118,7 +120,9 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
             let status = pick(rng, &["pending", "in_progress", "completed"]);
             match rng.below(3) {
                 0 => json!({"todos": []}),
-                _ => json!({"todos": [{"content": "a", "status": status}, {"content": "b", "status": "pending"}]}),
+                _ => {
+                    json!({"todos": [{"content": "a", "status": status}, {"content": "b", "status": "pending"}]})
+                }
             }
         }
         "working_directory" => match (rng.below(3), ws.dirs.last()) {
@@ -135,7 +139,9 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
         "list_agents" => json!({"scope": pick(rng, &["children", "descendants"])}),
         "interrupt_agent" => json!({"agent_id": "a1"}),
         "skill" => json!({"name": "nope"}),
-        "web_fetch" => json!({"url": pick(rng, &["http://127.0.0.1:9/x", "http://localhost/", "not a url"])}),
+        "web_fetch" => {
+            json!({"url": pick(rng, &["http://127.0.0.1:9/x", "http://localhost/", "not a url"])})
+        }
         "subagent" => json!({"description": d, "prompt": "reply: child"}),
         "read_image" => {
             let png = ws.files.iter().find(|f| f.ends_with(".png")).cloned();
@@ -172,7 +178,12 @@ fn required(tool: &str) -> Vec<String> {
 fn base(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Map<String, Value> {
     let v = valid(tool, rng, ws).unwrap_or_else(|| match tool {
         "web_search" => json!({"queries": ["q"]}),
-        _ => Value::Object(required(tool).into_iter().map(|k| (k, "x".into())).collect()),
+        _ => Value::Object(
+            required(tool)
+                .into_iter()
+                .map(|k| (k, "x".into()))
+                .collect(),
+        ),
     });
     v.as_object().cloned().unwrap_or_default()
 }
@@ -233,7 +244,10 @@ pub fn input(tool: &str, kind: Kind, rng: &mut Rng, ws: &mut Workspace) -> (Kind
             match keys.len() as u64 {
                 // A declared property of the wrong type (a tool without any, `job_list` or
                 // `get_goal`, takes any object: an undeclared one is all there is to send).
-                0 => m.insert(first_property(tool).unwrap_or_else(|| "cd".into()), 5.into()),
+                0 => m.insert(
+                    first_property(tool).unwrap_or_else(|| "cd".into()),
+                    5.into(),
+                ),
                 n => {
                     let k = &keys[rng.below(n) as usize];
                     let w = wrong(&m[k]);

@@ -37,10 +37,15 @@ fn every_offered_tool_is_called_with_valid_and_invalid_inputs_in_both_profiles()
                 "{p:?} {t}: {kinds:?}"
             );
         }
-        assert!(seen.iter().any(|s| s.1 == Kind::Unoffered && !tools.contains(&s.0)));
+        assert!(seen
+            .iter()
+            .any(|s| s.1 == Kind::Unoffered && !tools.contains(&s.0)));
     }
     // The rosters are the reference's: sdk-minimal offers three tools, sdk its 25.
-    assert_eq!(offered(Profile::SdkMinimal), ["bash", "read_image", "working_directory"]);
+    assert_eq!(
+        offered(Profile::SdkMinimal),
+        ["bash", "read_image", "working_directory"]
+    );
     assert_eq!(offered(Profile::Sdk).len(), 25);
 }
 
@@ -61,17 +66,28 @@ fn invalid_inputs_break_the_schema_and_writes_stay_in_the_workspace() {
             .is_some_and(|s| s["properties"].as_object().is_some_and(|p| !p.is_empty()));
         match c.kind {
             Kind::Missing | Kind::WrongType if files => {
-                assert!(crate::runtime::files::schema::check(&c.tool, &v).is_err(), "{text}")
+                assert!(
+                    crate::runtime::files::schema::check(&c.tool, &v).is_err(),
+                    "{text}"
+                )
             }
             _ => {}
         }
         // Writers and walkers name the workspace absolutely.
         if c.kind != Kind::Outside && ["write", "glob", "grep", "bash"].contains(&c.tool.as_str()) {
-            if let Some(s) = ["file_path", "path", "command"].iter().find_map(|k| v[k].as_str()) {
+            if let Some(s) = ["file_path", "path", "command"]
+                .iter()
+                .find_map(|k| v[k].as_str())
+            {
                 assert!(s.contains(CWD_PLACEHOLDER), "{text}");
             }
         }
-        assert!(!text.contains("sleep 1") && !text.contains("http://") || text.contains("127.0.0.1") || text.contains("localhost"), "{text}");
+        assert!(
+            !text.contains("sleep 1") && !text.contains("http://")
+                || text.contains("127.0.0.1")
+                || text.contains("localhost"),
+            "{text}"
+        );
     }
 }
 
@@ -83,9 +99,15 @@ fn tool_calls_go_to_their_own_session_after_the_move_into_the_workspace() {
     let mut with = 0;
     for case in 0..200 {
         let plain = crate::blackbox::gen::generate(9, case);
-        assert_eq!(format!("{:?}", generate_for(9, case, None)), format!("{plain:?}"));
+        assert_eq!(
+            format!("{:?}", generate_for(9, case, None)),
+            format!("{plain:?}")
+        );
         let s = generate_for(9, case, Some(Profile::SdkMinimal));
-        assert_eq!(format!("{s:?}"), format!("{:?}", generate_for(9, case, Some(Profile::SdkMinimal))));
+        assert_eq!(
+            format!("{s:?}"),
+            format!("{:?}", generate_for(9, case, Some(Profile::SdkMinimal)))
+        );
         let n = calls(&s);
         if n == 0 {
             continue;
@@ -132,12 +154,18 @@ fn a_tool_result_whose_text_differs_is_a_difference_named_by_its_tool() {
     use crate::blackbox::observed::Observed;
     let with = |text: &str| {
         let mut o = Observed::default();
-        let r = vec![("bash".into(), "hi".into()), ("read_image".into(), text.into())];
+        let r = vec![
+            ("bash".into(), "hi".into()),
+            ("read_image".into(), text.into()),
+        ];
         o.tool_results.insert("tools".into(), r);
         o
     };
     let (a, b) = (with("Error: x"), with("Error: y"));
-    let found: Vec<String> = compare(&a, &b).iter().map(|f| f.class.to_string()).collect();
+    let found: Vec<String> = compare(&a, &b)
+        .iter()
+        .map(|f| f.class.to_string())
+        .collect();
     assert_eq!(found, ["diff:tool-result:read_image"]);
     assert!(compare(&with("Error: x"), &a).is_empty());
 }
