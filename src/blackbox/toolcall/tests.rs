@@ -134,21 +134,6 @@ fn the_placeholder_is_written_as_the_case_directory() {
 }
 
 #[test]
-#[ignore]
-fn print_case() {
-    let case: u64 = std::env::var("CASE").unwrap().parse().unwrap();
-    let seed: u64 = std::env::var("SEED").map_or(1, |s| s.parse().unwrap());
-    let p = std::env::var("PROFILE").map_or(Profile::SdkMinimal, |p| p.parse().unwrap());
-    let s = generate_for(seed, case, Some(p));
-    let mut r = crate::ops::Renderer::with_session_prefix("q-");
-    for op in &s.ops {
-        let mut b = Vec::new();
-        r.render(op, &mut b);
-        println!("=> {}", String::from_utf8_lossy(&b).trim_end());
-    }
-}
-
-#[test]
 fn a_tool_result_whose_text_differs_is_a_difference_named_by_its_tool() {
     use crate::blackbox::diff::compare;
     use crate::blackbox::observed::Observed;
