@@ -43,6 +43,8 @@ pub enum DiffKind {
     ErrorMessage,
     /// The per-session sequence of event types and status changes.
     Events,
+    /// The text of a tool result (by tool: `diff:tool-result:<tool>`).
+    ToolResult,
     /// Exit statuses.
     Exit,
 }
@@ -56,6 +58,7 @@ impl DiffKind {
             DiffKind::ErrorCode => "error-code",
             DiffKind::ErrorMessage => "error-message",
             DiffKind::Events => "events",
+            DiffKind::ToolResult => "tool-result",
             DiffKind::Exit => "exit",
         }
     }
@@ -130,7 +133,7 @@ impl FindingClass {
             },
             FindingClass::Hang(_) | FindingClass::ExitEarly => Pin::Responses,
             FindingClass::Output(_) => Pin::None("a trace does not pin how stdout lines are encoded"),
-            FindingClass::Diff(DiffKind::Events, _) => {
+            FindingClass::Diff(DiffKind::Events | DiffKind::ToolResult, _) => {
                 Pin::None("the difference lives in notifications, which the fuzzer's traces ignore")
             }
             FindingClass::Diff(DiffKind::Exit, _) => Pin::Ending,

@@ -37,6 +37,11 @@ pub fn compare_explained(
     let both_ended = subject.ended && reference.ended;
     let (mut out, explained_sessions) = compare_answers(subject, reference, both_ended, explained);
     out.extend(compare_sessions(subject, reference, &explained_sessions));
+    out.extend(compare_tool_results(
+        subject,
+        reference,
+        &explained_sessions,
+    ));
     if both_ended && subject.exit != reference.exit && !subject.flagged.exit {
         let exit = |e: Option<ExitInfo>| e.map_or("no exit".to_owned(), |e| e.to_string());
         out.push(Finding {
@@ -208,6 +213,50 @@ fn compare_sessions(
         });
     }
     out
+}
+
+/// The sessions whose tool results differ in text (but those flagged, or `explained`): the
+/// first differing result of each (results only one side has are the events' difference).
+fn compare_tool_results(
+    subject: &Observed,
+    reference: &Observed,
+    explained: &BTreeSet<&String>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (sid, s) in &subject.tool_results {
+        if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
+            continue;
+        }
+        let r = reference
+            .tool_results
+            .get(sid)
+            .map_or(&[][..], Vec::as_slice);
+        let Some((i, (a, b))) = s.iter().zip(r).enumerate().find(|(_, (a, b))| a != b) else {
+            continue;
+        };
+        let tool = if a.0 == b.0 {
+            a.0.clone()
+        } else {
+            format!("{}|{}", b.0, a.0)
+        };
+        out.push(Finding {
+            class: FindingClass::Diff(DiffKind::ToolResult, tool),
+            detail: format!(
+                "session {sid:?}, tool result {i} ({}): the runtime said {:?}, the reference {:?}",
+                a.0,
+                clip(&a.1),
+                clip(&b.1)
+            ),
+        });
+    }
+    out
+}
+
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_owned(),
+    }
 }
 
 /// A session's events with the orders that are races of arrival times made one: see

@@ -263,6 +263,25 @@ pub fn generate(seed: u64, case: u64) -> Sequence {
     Sequence { ops, end }
 }
 
+/// One sequence in this many makes no tool calls when a profile's tools are called.
+const NO_TOOLS_ONE_IN: u64 = 4;
+
+/// The sequence of case number `case` under `seed` ([`generate`]), with calls of the tools
+/// profile `tools` offers inserted (`fuzz --profile`; [`super::toolcall`]) in all but one
+/// sequence in four. Without a profile, exactly [`generate`]'s sequence.
+pub fn generate_for(seed: u64, case: u64, tools: Option<crate::runtime::Profile>) -> Sequence {
+    let mut seq = generate(seed, case);
+    if let Some(profile) = tools {
+        // A stream of its own: the other ops stay what `generate` makes of the seed.
+        let mut rng = Rng::new(seed ^ case.wrapping_mul(0x9e6c_63d0_676a_9a99) ^ 0x7001);
+        if rng.below(NO_TOOLS_ONE_IN) != 0 {
+            let offered = super::toolcall::offered(profile);
+            super::toolcall::insert(&mut seq.ops, &offered, case, &mut rng);
+        }
+    }
+    seq
+}
+
 /// The well-formed `initialize` most sequences start with.
 pub fn initialize() -> Op {
     Op::Initialize {

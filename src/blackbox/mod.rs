@@ -20,6 +20,7 @@ pub mod observed;
 pub mod pool;
 pub mod repro;
 pub mod shrink;
+pub mod toolcall;
 
 pub use allowlist::Allowlist;
 pub use class::{FindingClass, Pin};
@@ -85,6 +86,9 @@ pub struct Options {
     pub processes: ProcessMode,
     /// Which share of the seed's cases this run runs (`--shard K/N`).
     pub shard: Shard,
+    /// The profile whose tools the sequences call (`--profile`; [`toolcall`]); `None`: no
+    /// generated tool calls.
+    pub tools: Option<crate::runtime::Profile>,
 }
 
 /// Shard `K` of `N` (`--shard K/N`, 1-based on the command line): runs cases `K-1`, `K-1+N`,

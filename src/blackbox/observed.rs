@@ -34,6 +34,9 @@ pub struct Observed {
     /// Per session (uuids numbered by first appearance): event types and status changes, with
     /// consecutive repeats collapsed (streaming chunk counts are not behaviour).
     pub events: BTreeMap<String, Vec<String>>,
+    /// Per session (as [`Observed::events`] names them): each tool result, in order, as the
+    /// tool's name and the result's text (normalised; `[error] ` first when `isError`).
+    pub tool_results: BTreeMap<String, Vec<(String, String)>>,
     /// How the process ended.
     pub exit: Option<ExitInfo>,
     /// The run ended its process (`shutdown` or EOF, then the exit); a run on a shared process

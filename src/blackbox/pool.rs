@@ -149,7 +149,7 @@ fn run_lane(
     // The lane's cases are its share of the shard's (`Shard::case` of lane, lane + lanes, …).
     let mut i = lane;
     let mut case = opts.shard.case(i);
-    let mut seq = gen::generate(opts.seed, case);
+    let mut seq = gen::generate_for(opts.seed, case, opts.tools);
     loop {
         if control.stop.load(Ordering::Relaxed)
             || opts.cases.is_some_and(|n| case >= n)
@@ -158,7 +158,7 @@ fn run_lane(
             return;
         }
         let next_case = opts.shard.case(i + lanes);
-        let next = gen::generate(opts.seed, next_case);
+        let next = gen::generate_for(opts.seed, next_case, opts.tools);
         let on_shared = opts.processes == ProcessMode::Shared && seq.reusable();
         let plan = Plan {
             prefix: prefix(opts.processes, case),
@@ -231,7 +231,7 @@ fn next_shared(opts: &Options, i: u64, lanes: u64) -> Option<(u64, Sequence)> {
     (1..=LOOKAHEAD)
         .map(|k| opts.shard.case(i + k * lanes))
         .take_while(|c| opts.cases.is_none_or(|n| *c < n))
-        .map(|c| (c, gen::generate(opts.seed, c)))
+        .map(|c| (c, gen::generate_for(opts.seed, c, opts.tools)))
         .find(|(_, s)| s.reusable())
 }
 

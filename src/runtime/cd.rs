@@ -15,6 +15,11 @@ use crate::wire::json::held;
 /// The directory a change to `path` from `cwd` lands in, or the release's error message.
 /// `path` is not empty (callers answer that case their own way).
 pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
+    if path.chars().all(js_space) {
+        // A path of whitespace only is refused before any walk, in words the release shares
+        // with its file tools (probed under both profiles, found by the tool-call fuzzing).
+        return Err(BLANK.into());
+    }
     let joined = if path.starts_with('/') {
         path.to_owned()
     } else if cwd.ends_with('/') {
@@ -54,6 +59,14 @@ pub(super) fn cd(cwd: &str, path: &str) -> Result<String, String> {
         return Err(missing(path));
     }
     Ok(target)
+}
+
+/// The release's refusal of a directory change to a path of whitespace only.
+pub(super) const BLANK: &str = "file_path must be a non-empty string";
+
+/// Whether JavaScript's `trim` removes `c`: Unicode white space but U+0085, and U+FEFF.
+fn js_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
 }
 
 /// Node's refusal of a path holding a NUL character, naming the path it was given.

@@ -240,8 +240,10 @@ impl Runtime {
         };
         let call_seq = a.tool_call(s, ev, &name, &args);
         let cwd = s.cwd.clone();
+        let root = s.route.cwd.clone();
         let mut call = super::files::Call {
             cwd: &cwd,
+            root: &root,
             state: &mut s.files,
             call_id: TOOL_CALL_ID,
             fs: &super::files::fs::Disk,
@@ -473,7 +475,7 @@ impl Answer<'_> {
         if tool == "read_image" {
             // The sdk profile's model declares no image input.
             let call_seq = self.tool_call(s, ev, &tool, &args);
-            let text = profile::read_image_refusal(&field("file_path"), &self.model);
+            let text = profile::read_image_answer(&field("file_path"), &self.model);
             let tr = self.tool_result(&text, true);
             return Err(self.tool_answered(s, ev, &tr, call_seq, &text));
         }

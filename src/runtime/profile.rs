@@ -212,9 +212,55 @@ pub fn read_image_refusal(path: &str, model: &str) -> String {
     )
 }
 
+/// The image formats `read_image` reads, by extension (lower case, with the dot).
+const IMAGE_EXTENSIONS: [&str; 5] = [".png", ".jpg", ".jpeg", ".webp", ".gif"];
+
+/// The release's `read_image` answer (both profiles; its arguments already checked) when the
+/// model declares no image input (recorded: the fuzzer's tool calls, issue 21): an empty path
+/// and a path whose extension names no image format are refused first, whatever the file;
+/// anything else (an image, an extension-less path, a missing file) gets the model's refusal.
+pub fn read_image_answer(path: &str, model: &str) -> String {
+    if path.is_empty() {
+        return "Error: file_path must be a non-empty string".into();
+    }
+    let ext = extname(path);
+    if !ext.is_empty() && !IMAGE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) {
+        return format!(
+            "Error: cannot read {}: the {ext} extension does not declare a supported image format; read_image accepts PNG/JPEG/WebP/GIF files, including extension-less files in those formats",
+            super::events::js_quote(path)
+        );
+    }
+    read_image_refusal(path, model)
+}
+
+/// Node's `path.extname`: from the last `.` of the last component, unless that `.` starts it.
+fn extname(path: &str) -> &str {
+    let base = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    match base.rfind('.') {
+        Some(i) if i > 0 && base[..i].chars().any(|c| c != '.') => &base[i..],
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_image_refuses_an_empty_path_and_other_extensions_before_the_model() {
+        let m = "deepseek-v4-flash";
+        assert_eq!(
+            read_image_answer("", m),
+            "Error: file_path must be a non-empty string"
+        );
+        assert_eq!(
+            read_image_answer("d/b.txt", m),
+            "Error: cannot read \"d/b.txt\": the .txt extension does not declare a supported image format; read_image accepts PNG/JPEG/WebP/GIF files, including extension-less files in those formats"
+        );
+        for p in ["a.png", "/etc/hostname", "x.PNG", ".hidden", "a.jpeg"] {
+            assert_eq!(read_image_answer(p, m), read_image_refusal(p, m), "{p}");
+        }
+    }
 
     #[test]
     fn the_minimal_roster_follows_its_rows() {

@@ -2,7 +2,8 @@
 //! session's persistent shell ([`super::shell`]: real, or emulated with `--shell emulated`; no
 //! `job/*` events; an error result only for a blank command or a shell that cannot start), `working_directory` (read, or `cd` with the same events as
 //! `session/working-directory/set`), and `read_image` (refused: the scripted model declares no
-//! image input, as the release's model does not).
+//! image input, as the release's model does not). Every call's arguments are first checked
+//! against the tool's schema, as the `sdk` tools' are.
 
 use super::editor::{self, Outcome};
 use super::events::Events;
@@ -28,6 +29,9 @@ impl Runtime {
         let Some(s) = self.sessions.get_mut(sid) else {
             return plain(String::new(), true);
         };
+        if let Some(invalid) = invalid_arguments(tool, input) {
+            return invalid;
+        }
         let arg = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         match tool {
             "bash" => {
@@ -48,10 +52,10 @@ impl Runtime {
                 }
                 plain(text, false)
             }
-            "read_image" => plain(
-                super::profile::read_image_refusal(&arg("file_path").unwrap_or_default(), &model),
-                true,
-            ),
+            "read_image" => {
+                let path = arg("file_path").unwrap_or_default();
+                plain(super::profile::read_image_answer(&path, &model), true)
+            }
             "present" => editor::present(input, &s.cwd, turn, call_id),
             "str_replace_editor" => editor::str_replace_editor(input),
             _ => {
@@ -87,6 +91,26 @@ pub(super) fn unknown_tool(tool: &str) -> Outcome {
         error: Some(serde_json::json!({"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"})),
         ..Outcome::default()
     }
+}
+
+/// The release's answer to a call whose arguments break the tool's schema (the one
+/// `request/header` lists; found by the tool-call fuzzing: `bash`, `read_image` and
+/// `working_directory` are checked as the `sdk` tools are), `None` when they do not.
+fn invalid_arguments(tool: &str, input: &Value) -> Option<Outcome> {
+    // The tools patch layers add (`present`, `str_replace_editor`) check their own.
+    if !["bash", "read_image", "working_directory"].contains(&tool) {
+        return None;
+    }
+    let schemas = super::profile::minimal_tool_schemas(&[tool]);
+    let schema = schemas.get(0).map(|s| &s["parameters"])?;
+    let problems = super::files::schema::problems(schema, input, "");
+    (!problems.is_empty()).then(|| Outcome {
+        error: Some(serde_json::json!({"name":"ToolArgsError","code":"INVALID_ARGS"})),
+        ..plain(
+            format!("Error: invalid arguments: {}", problems.join("; ")),
+            true,
+        )
+    })
 }
 
 /// The release's answer to a bash call whose command is blank.

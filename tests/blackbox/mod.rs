@@ -54,6 +54,7 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         jobs: 1,
         processes: dsh_conformance::blackbox::ProcessMode::Fresh,
         shard: Default::default(),
+        tools: None,
     }
 }
 
@@ -608,3 +609,5 @@ fn an_unwritable_out_directory_is_an_error_not_a_lost_reproducer() {
         s.human()
     );
 }
+
+mod toolcalls;

@@ -6,6 +6,7 @@ mod hostile;
 mod interop;
 mod methods;
 mod minimal;
+mod minimal_args;
 mod persistence;
 mod process;
 mod real_client;

@@ -537,6 +537,7 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
         jobs: 1,
         processes: blackbox::ProcessMode::Fresh,
         shard: Default::default(),
+        tools: None,
     };
     let s = blackbox::run(&opts);
     assert!(s.broken.is_none(), "{}", s.human());

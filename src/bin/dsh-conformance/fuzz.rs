@@ -64,6 +64,11 @@ pub(crate) struct FuzzArgs {
     /// --out directories with `fuzz merge`.
     #[arg(long, value_name = "K/N")]
     shard: Option<dsh_conformance::blackbox::Shard>,
+    /// The profile the runtime was launched with (`sdk` or `sdk-minimal`): the reference runtime
+    /// runs under it too, and the sequences call every tool it offers, with valid and invalid
+    /// inputs. Without it: the reference's default profile (`sdk`) and no generated tool calls.
+    #[arg(long, value_name = "P", value_parser = ["sdk", "sdk-minimal"])]
+    profile: Option<String>,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<std::ffi::OsString>,
@@ -127,10 +132,18 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(format!("cannot find its own executable: {e}")),
     };
-    let reference = CommandSpec::new(&exe)
+    let mut reference = CommandSpec::new(&exe)
         .arg("runtime")
         .arg("--edition")
         .arg(a.edition.clone());
+    let tools = match a.profile.as_deref().map(str::parse) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return fail(e),
+    };
+    if let Some(p) = &a.profile {
+        reference = reference.arg("--profile").arg(p.clone());
+    }
     let subject = if a.cmd.is_empty() {
         reference.clone()
     } else {
@@ -206,6 +219,7 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
             Processes::Auto => blackbox::ProcessMode::Fresh,
         },
         shard: a.shard.unwrap_or_default(),
+        tools,
     };
     let summary = blackbox::run(&opts);
     dsh_conformance::out!("{}", summary.human());

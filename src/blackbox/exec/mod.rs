@@ -223,6 +223,7 @@ fn drive_ops(
         } else {
             bytes.clear();
             r.render(op, &mut bytes);
+            let bytes = super::toolcall::fill_cwd(&bytes, &st.dirs.cwd);
             send(child, st, &mut dec, &bytes);
             pump(child, st, Instant::now(), |_| false);
         }

@@ -49,6 +49,8 @@ pub(super) struct State<'a> {
     pub(super) latency: Option<std::sync::Arc<super::super::latency::Latency>>,
     /// Stop the run as soon as this class shows (shrinking asks only whether it does).
     pub(super) until: Option<FindingClass>,
+    /// The tool each `tool/call` id named.
+    pub(super) tool_names: HashMap<String, String>,
 }
 
 impl<'a> State<'a> {
@@ -78,6 +80,7 @@ impl<'a> State<'a> {
             turn_at: HashMap::new(),
             latency: None,
             until: None,
+            tool_names: HashMap::new(),
         }
     }
 
@@ -303,6 +306,7 @@ impl<'a> State<'a> {
             None => return None,
         };
         let sid = self.session_label(sid);
+        self.note_tool(&sid, &what, &params["event"]["data"]);
         let list = self.obs.events.entry(sid.clone()).or_default();
         // Repeats collapse (streaming counts are not behaviour), except the splice after a
         // working-directory note's own: the comparison moves the note and its splice
@@ -312,6 +316,33 @@ impl<'a> State<'a> {
             list.push(what);
         }
         Some(sid)
+    }
+
+    /// Notes a `tool/call`'s tool (by call id) and a `tool/result`'s text, for the comparison.
+    fn note_tool(&mut self, sid: &str, what: &str, data: &Value) {
+        let call = data["callId"].as_str().unwrap_or("").to_owned();
+        match what {
+            "tool/call" => {
+                let name = data["name"].as_str().unwrap_or("").to_owned();
+                self.tool_names.insert(call, name);
+            }
+            "tool/result" => {
+                let m = &data["message"];
+                let call = m["toolCallId"].as_str().unwrap_or(&call);
+                let tool = self.tool_names.get(call).cloned().unwrap_or_default();
+                let mut text = String::new();
+                if m["isError"] == true {
+                    text.push_str("[error] ");
+                }
+                for b in m["content"].as_array().into_iter().flatten() {
+                    text.push_str(b["text"].as_str().unwrap_or("[non-text block]"));
+                }
+                let text = normalise(&text, self.dirs, "");
+                let list = self.obs.tool_results.entry(sid.to_owned()).or_default();
+                list.push((tool, text));
+            }
+            _ => {}
+        }
     }
 
     /// Whether a line is a notification about a session of an earlier sequence.

@@ -112,6 +112,9 @@ impl Outcome {
 pub struct Call<'a> {
     /// The session's working directory.
     pub cwd: &'a str,
+    /// The workspace the session opened in (`initialize`'s `cwd` then): writable under
+    /// `workspace-write` wherever the session's directory moved since.
+    pub root: &'a str,
     /// The session's file-tool state.
     pub state: &'a mut State,
     /// The tool call's id (approval events name it).

@@ -1,6 +1,8 @@
 //! The `sdk` profile's file policy under `workspace-write` (`@deepseek-ai/dsh-fs-sandbox`, read
 //! in the 0.2.1rc2 executable): reads go anywhere; a write or edit must land, canonically, under
-//! the session's directory, `/tmp` or the platform temp directory (`TMPDIR`), else it is denied
+//! the workspace the session opened in (`initialize`'s `cwd`: found by the tool-call fuzzing, a
+//! session moved into a subdirectory still writes beside it), the session's directory, `/tmp` or
+//! the platform temp directory (`TMPDIR`), else it is denied
 //! with the release's sandbox marker and escalation hint. An escalation (`sandbox_permissions`)
 //! needs an approval answerer, which the SDK app does not have.
 
@@ -11,20 +13,24 @@ use std::path::{Path, PathBuf};
 /// The denial a fenced mutation answers (error code `FS_SANDBOX_DENIED`).
 pub const DENIED: &str = "[sandbox: file access denied under workspace-write mode]\n[sandbox: escalation available \u{2014} retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]";
 
-/// The roots a mutation may land under, canonical.
-pub fn writable_roots(fs: &dyn Fs, cwd: &str) -> Vec<PathBuf> {
+/// The roots a mutation may land under, canonical: `dirs` (the workspace, the session's
+/// directory), `/tmp` and `TMPDIR`.
+pub fn writable_roots(fs: &dyn Fs, dirs: &[&str]) -> Vec<PathBuf> {
     let tmpdir = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into());
-    let mut roots: Vec<PathBuf> = [cwd, "/tmp", tmpdir.as_str()]
+    let mut roots: Vec<PathBuf> = dirs
         .iter()
+        .copied()
+        .chain(["/tmp", tmpdir.as_str()])
         .map(|r| canonical(fs, r))
         .collect();
     roots.dedup();
     roots
 }
 
-/// Whether the canonical `target` may be written from a session in `cwd`.
-pub fn may_write(fs: &dyn Fs, cwd: &str, target: &Path) -> bool {
-    writable_roots(fs, cwd)
+/// Whether the canonical `target` may be written from a session with `dirs` (its workspace and
+/// directory).
+pub fn may_write(fs: &dyn Fs, dirs: &[&str], target: &Path) -> bool {
+    writable_roots(fs, dirs)
         .iter()
         .any(|r| target.starts_with(r))
 }

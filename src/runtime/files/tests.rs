@@ -20,6 +20,7 @@ fn dir(name: &str) -> String {
 fn call(cwd: &str, state: &mut State, tool: &str, args: Value) -> Outcome {
     let mut c = Call {
         cwd,
+        root: cwd,
         state,
         call_id: "toolu_1",
         fs: &Disk,
