@@ -59,7 +59,9 @@ def perform(op):
             client = None
         return {}
     if kind == "run":
-        result = client.run(op["text"], session_id=op["session"], timeout_seconds=RUN_TIMEOUT)
+        # A bounded run ("timeout", ms) is conductor's own bound on the run; else its default.
+        bound = op["timeout"] / 1000 if "timeout" in op else RUN_TIMEOUT
+        result = client.run(op["text"], session_id=op["session"], timeout_seconds=bound)
         reason = result.turn_end_reason or {}
         return {
             "text": result.final_text,

@@ -7,11 +7,10 @@
 //! The scenarios and their judges are in `app_judge.rs` (sans-IO).
 
 use super::log::PeerLog;
-use super::run::{baseline, setup, Options, Setup, Suite};
-use crate::check::CheckId;
+use super::run::{baseline, setup, worst, Options, Setup, Suite};
 use crate::edition::Edition;
 use crate::runner::{Child, Event, StdoutLimit};
-use crate::suite::{CheckResult, Report, Verdict};
+use crate::suite::{CheckResult, Report};
 use crate::trace::ExitInfo;
 use std::time::{Duration, Instant};
 
@@ -66,25 +65,26 @@ fn selected(opts: &Options) -> Result<Vec<&'static AppScenario>, String> {
 /// Runs the selected app scenarios against `app` (argv; `{runtime}` and `{prompt}` replaced).
 pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
-    let mut results = Vec::new();
-    let push = |results: &mut Vec<CheckResult>, id: CheckId, v: Verdict, t: Duration| {
-        results.push(CheckResult {
-            info: *id.info(),
-            verdict: baseline(v, id.as_str(), &opts.baseline),
-            duration: t,
-        })
-    };
-    let scenarios = selected(opts)?;
-    for s in &scenarios {
+    let mut verdicts = Vec::new();
+    for s in &selected(opts)? {
         let t = Instant::now();
         let obs = scenario(s, app, opts)?;
         if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
             eprintln!("{obs:#?}");
         }
         for (id, v) in s.checks.iter().zip((s.judge)(&obs)) {
-            push(&mut results, *id, v, t.elapsed());
+            verdicts.push((*id, v, t.elapsed()));
         }
     }
+    // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
+    let mut results: Vec<CheckResult> = worst(verdicts)
+        .into_iter()
+        .map(|(id, v, duration)| CheckResult {
+            info: *id.info(),
+            verdict: baseline(v, id.as_str(), &opts.baseline),
+            duration,
+        })
+        .collect();
     results.sort_by_key(|r| r.info.id);
     Ok(Report {
         runtime: app.join(" "),

@@ -1,6 +1,7 @@
 //! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
 
 use super::app::AppObservation;
+use super::closing;
 use super::layers::{self, Stack};
 use super::log::PeerEvent;
 use super::robust;
@@ -197,6 +198,22 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
                 completes(o, "after much stderr", sc::FLOOD),
             )]
         },
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "slow-shutdown",
+        checks: &[CheckId::ClientGracefulShutdown],
+        layers: || Stack(vec![Box::new(closing::SlowShutdown::new(2500))]),
+        prompt: "reply: before a slow shutdown",
+        judge: |o| vec![shutdown(o)],
+        suite: Suite::Contract,
+    },
+    AppScenario {
+        name: "refused-shutdown",
+        checks: &[CheckId::ClientGracefulShutdown],
+        layers: || Stack(vec![Box::new(closing::RefusedShutdown)]),
+        prompt: "reply: before a refused shutdown",
+        judge: |o| vec![shutdown(o)],
         suite: Suite::Contract,
     },
     AppScenario {

@@ -117,7 +117,7 @@ pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
 
 /// One verdict per check: of those several scenarios decide, the first failure, else the first
 /// UNTESTABLE (part of its situation never arose), else a pass; their durations added.
-fn worst(all: Vec<(CheckId, Verdict, Duration)>) -> Vec<(CheckId, Verdict, Duration)> {
+pub(crate) fn worst(all: Vec<(CheckId, Verdict, Duration)>) -> Vec<(CheckId, Verdict, Duration)> {
     let rank = |v: &Verdict| match v {
         Verdict::Fail(_) => 0,
         Verdict::Pass => 2,

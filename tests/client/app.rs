@@ -33,11 +33,8 @@ fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_left_out() {
 #[test]
 fn each_app_mutant_fails_exactly_its_check() {
     let bugs: Vec<_> = BUGS.iter().filter(|b| judged().contains(&b.2)).collect();
-    assert_eq!(
-        bugs.len(),
-        judged().len(),
-        "every judged check has a mutant"
-    );
+    let caught: BTreeSet<CheckId> = bugs.iter().map(|b| b.2).collect();
+    assert_eq!(caught, judged(), "every judged check has a mutant");
     let results: Vec<_> = std::thread::scope(|s| {
         let runs: Vec<_> = bugs
             .iter()
