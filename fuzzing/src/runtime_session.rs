@@ -255,6 +255,9 @@ pub fn run_ops(setup: Setup, ops: &[Op]) -> Result<(), String> {
 
 /// [`run_ops`], with the rule checker (`checked`) or without.
 fn drive(setup: Setup, ops: &[Op], checked: bool) -> Result<(), String> {
+    // The same input writes the same ids: a run is reproducible, and the two runs of
+    // `.ci/fuzz-bench` (with the checker and without) explore alike.
+    dsh_conformance::runtime::seed_ids(Some(0));
     let home = setup.persistent.then(Home::new);
     let mut d = start(setup, home.as_ref(), checked);
     let mut dec = LineDecoder::new(MAX_LINE);

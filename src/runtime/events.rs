@@ -173,9 +173,40 @@ pub fn write_status(out: &mut Vec<u8>, session: &str, running: bool) {
     });
 }
 
+thread_local! {
+    /// The next id of this thread's deterministic ids ([`seed_ids`]), if they are on.
+    static SEEDED: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Draws this thread's ids from `seed` on instead of the OS's randomness (`None`: random again),
+/// so that one input writes the same bytes every time: for fuzz targets, whose runs are then
+/// reproducible and whose exploration no random id steers. The ids keep the v4 form.
+pub fn seed_ids(seed: Option<u64>) {
+    SEEDED.with(|s| s.set(seed));
+}
+
 /// A fresh message / event id (hyphenated uuid v4, as the real runtime uses).
 pub fn new_id() -> String {
-    uuid::Uuid::new_v4().hyphenated().to_string()
+    let seeded = SEEDED.with(|s| {
+        let n = s.get();
+        s.set(n.map(|n| n.wrapping_add(1)));
+        n
+    });
+    let id = match seeded {
+        Some(n) => {
+            // splitmix64: well-spread bits from a counter.
+            let mix = |mut z: u64| {
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+                z ^ (z >> 31)
+            };
+            let (a, b) = (mix(2 * n + 1), mix(2 * n + 2));
+            let bytes = (u128::from(a) << 64 | u128::from(b)).to_le_bytes();
+            uuid::Builder::from_random_bytes(bytes).into_uuid()
+        }
+        None => uuid::Uuid::new_v4(),
+    };
+    id.hyphenated().to_string()
 }
 
 /// A user message object (`{content, source, role, id}`, the real member order). Built by

@@ -39,6 +39,7 @@ mod cd;
 mod config;
 pub mod editor;
 mod events;
+pub use events::seed_ids;
 mod fast;
 pub mod files;
 pub(crate) mod image;

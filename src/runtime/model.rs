@@ -499,7 +499,7 @@ impl Answer<'_> {
         sb: &Sandbox,
     ) -> Next {
         let call_seq = self.tool_call(s, ev, "bash", args);
-        let job_id = format!("bash-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+        let job_id = format!("bash-{}", &super::events::new_id().replace('-', "")[..16]);
         let now = self.now;
         let mut job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
             "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
