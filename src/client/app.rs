@@ -7,9 +7,9 @@
 //! The scenarios and their judges are in `app_judge.rs` (sans-IO).
 
 use super::log::PeerLog;
-use super::run::{baseline, setup, worst, Options, Setup, Suite};
+use super::run::{baseline, setup, spawn, worst, Options, Setup, Suite};
 use crate::edition::Edition;
-use crate::runner::{Child, Event, StdoutLimit};
+use crate::runner::Event;
 use crate::suite::{CheckResult, Report};
 use crate::trace::ExitInfo;
 use std::time::{Duration, Instant};
@@ -105,14 +105,7 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
         mut env,
     } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
     env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
-    let mut child = Child::spawn(
-        &cmd,
-        &dirs,
-        &env,
-        64 << 20,
-        &StdoutLimit::per_process(100_000, 256 << 20),
-    )
-    .map_err(|e| format!("cannot start the app {cmd}: {e}"))?;
+    let mut child = spawn("app", &cmd, &dirs, &env)?;
     child.write(format!("{}\n", s.prompt).into_bytes());
     child.close_stdin();
     let until = Instant::now() + opts.op_timeout;

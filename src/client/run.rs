@@ -174,6 +174,18 @@ pub(crate) struct Setup {
     pub env: Vec<(String, String)>,
 }
 
+/// Starts a scenario's client (`what`: "client" or "app"), bounded in what it may write.
+pub(crate) fn spawn(
+    what: &str,
+    cmd: &CommandSpec,
+    dirs: &CaseDirs,
+    env: &[(String, String)],
+) -> Result<Child, String> {
+    let limit = StdoutLimit::per_process(100_000, 256 << 20);
+    Child::spawn(cmd, dirs, env, 64 << 20, &limit)
+        .map_err(|e| format!("cannot start the {what} {cmd}: {e}"))
+}
+
 /// Makes a scenario's directories and shim and starts serving its peers behind `layers`;
 /// `{runtime}` in `client` becomes the shim, and each `(placeholder, value)` of `more` too.
 pub(crate) fn setup(
@@ -232,14 +244,7 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         env,
         ..
     } = setup(s.name, s.layers, client, &opts.kit, &[])?;
-    let mut child = Child::spawn(
-        &cmd,
-        &dirs,
-        &env,
-        64 << 20,
-        &StdoutLimit::per_process(100_000, 256 << 20),
-    )
-    .map_err(|e| format!("cannot start the client {cmd}: {e}"))?;
+    let mut child = spawn("client", &cmd, &dirs, &env)?;
     let mut ops = Vec::new();
     for (i, op) in (s.ops)().into_iter().enumerate() {
         let t = Instant::now();

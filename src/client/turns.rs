@@ -68,16 +68,64 @@ impl Layer for LateTail {
 /// continued from an earlier log: §5 numbers each session's own log), so the two sessions' `seq`
 /// overlap; the rest (the root idle before the child's result, running again when it comes, the
 /// child's idle in between) is what the reference runtime does for `subagent: P`.
+/// After a parent's idle with a child still running, what follows waits a moment, so that a
+/// client reads that idle alone (in its own read), as it would from a runtime whose child takes
+/// its time: whether a client ends its run there must not depend on how writes batch into reads.
 #[derive(Default)]
 pub struct ChildSeq {
     parent: HashMap<String, String>,
     last: HashMap<String, u64>,
     shift: HashMap<String, i64>,
+    finished: std::collections::HashSet<String>,
+    hold_until: Option<u64>,
+    held: Vec<String>,
 }
 
+/// How long the frames after a parent's idle wait while its child runs.
+const CHILD_PAUSE_MS: u64 = 1000;
+
 impl Layer for ChildSeq {
-    fn output(&mut self, line: String, _now: u64) -> Vec<Action> {
-        let mut v = parse(&line);
+    fn output(&mut self, line: String, now: u64) -> Vec<Action> {
+        if self.hold_until.is_some() {
+            self.held.push(line);
+            return Vec::new();
+        }
+        let v = parse(&line);
+        let idle = v["method"] == "session.status" && v["params"]["status"] == "idle";
+        let session = v["params"]["sessionId"].as_str().unwrap_or("");
+        if v["method"] == "subagent.finished" {
+            if let Some(c) = v["params"]["childSessionId"].as_str() {
+                self.finished.insert(c.to_owned());
+            }
+        }
+        // A parent goes idle while a child it started has not finished.
+        let waiting = self
+            .parent
+            .iter()
+            .any(|(c, p)| p == session && !self.finished.contains(c));
+        if idle && waiting {
+            self.hold_until = Some(now + CHILD_PAUSE_MS);
+        }
+        self.renumber(line, v)
+    }
+    fn tick(&mut self, _now: u64) -> Vec<Action> {
+        self.hold_until = None;
+        let held = std::mem::take(&mut self.held);
+        held.into_iter()
+            .flat_map(|l| {
+                let v = parse(&l);
+                self.renumber(l, v)
+            })
+            .collect()
+    }
+    fn deadline(&self) -> Option<u64> {
+        self.hold_until
+    }
+}
+
+impl ChildSeq {
+    /// A frame with its child's `seq` renumbered.
+    fn renumber(&mut self, line: String, mut v: Value) -> Vec<Action> {
         if v["method"] == "subagent.started" {
             let p = &v["params"];
             if let (Some(c), Some(par)) =

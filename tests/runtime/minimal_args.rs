@@ -100,10 +100,10 @@ fn a_session_moved_into_a_subdirectory_still_writes_in_its_workspace_but_not_bey
     let (text, error) = write(&mut h, 2, &dir.join("beside.txt"));
     assert!(!error && text.contains("Created file"), "{text}");
     assert!(dir.join("beside.txt").is_file());
-    let outside = dir
-        .parent()
-        .unwrap()
-        .join(format!("dsh-fuzzcall-out-{}.txt", std::process::id()));
+    // Outside the workspace and outside `/tmp` and `TMPDIR`, which `workspace-write` also lets a
+    // session write (a checkout under /tmp has its target dir there too).
+    let home = std::env::var_os("HOME").map_or_else(|| "/var/tmp".into(), std::path::PathBuf::from);
+    let outside = home.join(format!(".dsh-fuzzcall-out-{}.txt", std::process::id()));
     let (text, error) = write(&mut h, 3, &outside);
     assert!(error && text.contains("file access denied"), "{text}");
     let _ = std::fs::remove_file(&outside);
