@@ -28,6 +28,9 @@ impl SlowShutdown {
 }
 
 impl Layer for SlowShutdown {
+    fn exit_delay_ms(&self) -> u64 {
+        EXIT_DELAY_MS
+    }
     fn intercept(&mut self, f: &Value, now: u64) -> bool {
         let shutdown = f["method"] == "shutdown" && f.get("id").is_some();
         if shutdown && self.pending.is_none() && self.exit_at.is_none() {
@@ -57,9 +60,17 @@ impl Layer for SlowShutdown {
 #[derive(Default)]
 pub struct RefusedShutdown;
 
+/// How long the runtimes of the shutdown scenarios take to exit once stdin ends: within the
+/// official clients' grace (1 s, §8.6), but long enough that a client signalling at once is
+/// seen to (a runtime that exited in the same millisecond would hide it).
+pub const EXIT_DELAY_MS: u64 = 300;
+
 impl Layer for RefusedShutdown {
     fn intercept(&mut self, f: &Value, _now: u64) -> bool {
         f["method"] == "shutdown"
+    }
+    fn exit_delay_ms(&self) -> u64 {
+        EXIT_DELAY_MS
     }
     fn output(&mut self, line: String, _now: u64) -> Vec<Action> {
         vec![Action::Frame(line)]

@@ -30,6 +30,10 @@ pub trait Layer: Send {
     fn intercept(&mut self, _frame: &Value, _now: u64) -> bool {
         false
     }
+    /// How long the runtime takes to exit once its stdin ends (flushing its store, say).
+    fn exit_delay_ms(&self) -> u64 {
+        0
+    }
     /// A frame the runtime (or the layer below) wrote, at `now`: what to do instead.
     fn output(&mut self, line: String, now: u64) -> Vec<Action>;
     /// Time passed: frames held until now.
@@ -62,6 +66,11 @@ impl Stack {
         for l in &mut self.0 {
             l.input(frame, now);
         }
+    }
+
+    /// The longest exit delay of any layer.
+    pub fn exit_delay_ms(&self) -> u64 {
+        self.0.iter().map(|l| l.exit_delay_ms()).max().unwrap_or(0)
     }
 
     /// Whether some layer keeps this frame the client sent from the runtime.

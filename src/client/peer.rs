@@ -304,6 +304,7 @@ fn serve_runtime(rt: &mut Runtime, stack: &mut Stack, rx: mpsc::Receiver<In>, ou
                 }
             }
             Some(In::Eof) => {
+                std::thread::sleep(Duration::from_millis(stack.exit_delay_ms()));
                 let code = rt.on_eof(epoch_ms(), &mut bytes);
                 let mut acts = through(stack, &mut bytes, out.now());
                 acts.push(Action::Exit(code));

@@ -109,7 +109,15 @@ pub fn subagent_trees(o: &Observation) -> Verdict {
         return untestable("the root said nothing before its idles");
     };
     if first == last {
-        return untestable("the root went idle once: it never ran again on the subagent's result");
+        // The subagent was still running at that idle (its result runs the root again, §15.8):
+        // a run that ended there, before the rest was written, ended too early.
+        return match outcome(o, 1) {
+            Some(Outcome::Ok(v)) if v["text"] == early.as_str() => fail(format!(
+                "the run ended at the root's first idle, with its subagent still running: it \
+                 returned the first turn's {early:?}"
+            )),
+            _ => untestable("the root went idle once: it never ran again on the subagent's result"),
+        };
     }
     let child_text = texts(&w, child).pop().map(|t| t.1);
     match outcome(o, 1) {

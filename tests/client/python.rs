@@ -27,13 +27,14 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
             CheckId::ClientDrainsStderr,
             CheckId::ClientSubagentTrees,
             CheckId::ClientIdleNeverComes,
+            CheckId::ClientGracefulShutdown,
         ]),
         "{}",
         report.0
     );
     assert_eq!(
         report.verdicts().len(),
-        report.with("PASS").len() + 3,
+        report.with("PASS").len() + 4,
         "{}",
         report.0
     );
