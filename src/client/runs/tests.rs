@@ -92,10 +92,16 @@ fn subagent_trees_needs_a_subagent_and_two_root_idles() {
     let started = json!({"method": "subagent.started",
         "params": {"parentSessionId": "s1", "childSessionId": "c"}});
     assert!(untestable(subagent_trees(&obs(vec![], vec![ok("")]))));
+    // One root idle: a run that returned the first turn's text ended with its subagent running;
+    // any other outcome cannot be judged (the root never ran again).
     let once = vec![started.clone(), said("s1", "early"), status("s1", "idle")];
+    assert!(failed(subagent_trees(&obs(
+        once.clone(),
+        vec![ok(""), ok("early")]
+    ))));
     assert!(untestable(subagent_trees(&obs(
         once,
-        vec![ok(""), ok("early")]
+        vec![ok(""), ok("other")]
     ))));
     let wire = vec![
         started,
