@@ -348,6 +348,70 @@ impl Api {
     }
 }
 
+/// A request the stub refuses: the status, the error's kind and its message.
+struct Refusal(u16, &'static str, String);
+
+fn invalid(message: impl Into<String>) -> Refusal {
+    Refusal(400, "invalid_request_error", message.into())
+}
+
+/// Whether the request carries the stub's key, as `api` sends it.
+fn authorized(api: Api, req: &HttpRequest, key: &str) -> Result<(), &'static str> {
+    match api {
+        Api::Messages => match req.header("x-api-key") {
+            Some(k) if k == key => Ok(()),
+            None => Err("no x-api-key header (set DEEPSEEK_API_KEY from the stub's env)"),
+            Some(_) => Err("x-api-key does not match the stub's key"),
+        },
+        Api::ChatCompletions => match req.header("authorization") {
+            Some(v) if v.strip_prefix("Bearer ") == Some(key) => Ok(()),
+            None => Err("no Authorization header (send `Authorization: Bearer <key>`, the key OPENAI_API_KEY or DEEPSEEK_API_KEY of the stub's env)"),
+            Some(_) => Err("Authorization is not `Bearer <the stub's key>`"),
+        },
+    }
+}
+
+/// The request's route, method, key and body checked: its API and facts, or why it is refused.
+fn validate(
+    req: &HttpRequest,
+    api: Option<Api>,
+    path: &str,
+    key: &str,
+) -> Result<(Api, RequestFacts), Refusal> {
+    let Some(api) = api else {
+        let msg = format!(
+            "no route {} {path}; the stub serves only POST /v1/messages (Anthropic Messages) and POST /v1/chat/completions or /chat/completions (OpenAI chat-completions)",
+            req.method
+        );
+        return Err(Refusal(404, "not_found_error", msg));
+    };
+    if req.method != "POST" {
+        let msg = format!("{} {path}: only POST is served", req.method);
+        return Err(Refusal(405, "invalid_request_error", msg));
+    }
+    authorized(api, req, key).map_err(|m| Refusal(401, "authentication_error", m.to_owned()))?;
+    let text = String::from_utf8_lossy(&req.body);
+    let body = match crate::wire::json::parse(&text) {
+        Ok(p) => Deep::new(p.value),
+        Err(e) => return Err(invalid(format!("the body is not JSON: {e}"))),
+    };
+    let facts = match api {
+        Api::Messages => request::analyse(&body),
+        Api::ChatCompletions => request::analyse_chat(&body),
+    }
+    .map_err(invalid)?;
+    let stream_given = body.get("stream").is_some_and(|s| !s.is_null());
+    match api {
+        Api::Messages if facts.stream != Some(true) => Err(invalid(
+            "the stub only streams: the body must say \"stream\": true",
+        )),
+        Api::ChatCompletions if stream_given && facts.stream.is_none() => {
+            Err(invalid("`stream` is not a boolean"))
+        }
+        _ => Ok((api, facts)),
+    }
+}
+
 /// Validates and answers one request. Returns false when the connection must close.
 fn answer(
     req: &HttpRequest,
@@ -359,80 +423,22 @@ fn answer(
 ) -> bool {
     let path = req.target.split('?').next().unwrap_or("");
     let api = Api::of_path(path);
-    let refuse = |status: u16, kind: &'static str, message: String, writer: &mut TcpStream| {
-        shared.record(conn, Some(req), |r| {
-            r.api = api;
-            r.status = Some(status);
-            r.refusal = Some(message.clone());
-        });
-        let body = api
-            .unwrap_or(Api::Messages)
-            .error_body(kind, &format!("model-stub: {message}"));
-        http::write_response(writer, status, "application/json", &body, keep_alive).is_ok()
-    };
-    let Some(api) = api else {
-        let msg = format!(
-            "no route {} {path}; the stub serves only POST /v1/messages (Anthropic Messages) and POST /v1/chat/completions or /chat/completions (OpenAI chat-completions)",
-            req.method
-        );
-        return refuse(404, "not_found_error", msg, writer);
-    };
-    if req.method != "POST" {
-        return refuse(
-            405,
-            "invalid_request_error",
-            format!("{} {path}: only POST is served", req.method),
-            writer,
-        );
-    }
-    let authorized = match api {
-        Api::Messages => match req.header("x-api-key") {
-            Some(k) if k == shared.config.api_key => Ok(()),
-            None => Err("no x-api-key header (set DEEPSEEK_API_KEY from the stub's env)"),
-            Some(_) => Err("x-api-key does not match the stub's key"),
-        },
-        Api::ChatCompletions => match req.header("authorization") {
-            Some(v) if v.strip_prefix("Bearer ") == Some(shared.config.api_key.as_str()) => Ok(()),
-            None => Err("no Authorization header (send `Authorization: Bearer <key>`, the key OPENAI_API_KEY or DEEPSEEK_API_KEY of the stub's env)"),
-            Some(_) => Err("Authorization is not `Bearer <the stub's key>`"),
-        },
-    };
-    if let Err(msg) = authorized {
-        return refuse(401, "authentication_error", msg.to_owned(), writer);
-    }
-    let text = String::from_utf8_lossy(&req.body);
-    let body = match crate::wire::json::parse(&text) {
-        Ok(p) => Deep::new(p.value),
-        Err(e) => {
-            return refuse(
-                400,
-                "invalid_request_error",
-                format!("the body is not JSON: {e}"),
-                writer,
-            )
+    let (api, facts) = match validate(req, api, path, &shared.config.api_key) {
+        Ok(v) => v,
+        Err(Refusal(status, kind, message)) => {
+            shared.record(conn, Some(req), |r| {
+                r.api = api;
+                r.status = Some(status);
+                r.refusal = Some(message.clone());
+            });
+            let body = api
+                .unwrap_or(Api::Messages)
+                .error_body(kind, &format!("model-stub: {message}"));
+            return http::write_response(writer, status, "application/json", &body, keep_alive)
+                .is_ok();
         }
     };
-    let facts = match api {
-        Api::Messages => request::analyse(&body),
-        Api::ChatCompletions => request::analyse_chat(&body),
-    };
-    let facts = match facts {
-        Ok(f) => f,
-        Err(why) => return refuse(400, "invalid_request_error", why, writer),
-    };
-    let stream_given = body.get("stream").is_some_and(|s| !s.is_null());
-    drop(body); // freed now, not after the reply has streamed
-    let call_id = match api {
-        Api::Messages if facts.stream != Some(true) => {
-            let msg = "the stub only streams: the body must say \"stream\": true".to_owned();
-            return refuse(400, "invalid_request_error", msg, writer);
-        }
-        Api::ChatCompletions if stream_given && facts.stream.is_none() => {
-            let msg = "`stream` is not a boolean".to_owned();
-            return refuse(400, "invalid_request_error", msg, writer);
-        }
-        _ => shared.next_call.fetch_add(1, Ordering::SeqCst),
-    };
+    let call_id = shared.next_call.fetch_add(1, Ordering::SeqCst);
     let plan = match api {
         Api::Messages => reply::plan(&facts, call_id),
         Api::ChatCompletions => super::chat::plan(&facts, call_id, facts.stream == Some(true)),
@@ -451,35 +457,21 @@ fn answer(
     if !delay.is_zero() && !wait(reader, shared, Some(delay)) {
         return false;
     }
-    let written = match action {
-        Action::Stream(body) => {
-            shared.set_status(index, 200);
-            http::write_response(writer, 200, "text/event-stream", &body, keep_alive)
-        }
-        Action::Json(body) => {
-            shared.set_status(index, 200);
-            http::write_response(writer, 200, "application/json", &body, keep_alive)
-        }
+    let (status, kind, body) = match action {
+        Action::Stream(body) => (200, "text/event-stream", body),
+        Action::Json(body) => (200, "application/json", body),
         Action::Error {
             status,
             kind,
             message,
-        } => {
-            shared.set_status(index, status);
-            http::write_response(
-                writer,
-                status,
-                "application/json",
-                &api.error_body(kind, &message),
-                keep_alive,
-            )
-        }
+        } => (status, "application/json", api.error_body(kind, &message)),
         Action::Hang => {
             wait(reader, shared, None);
             return false;
         }
     };
-    written.is_ok()
+    shared.set_status(index, status);
+    http::write_response(writer, status, kind, &body, keep_alive).is_ok()
 }
 
 /// Waits `limit` (forever when `None`) without answering. Returns false when the client closed
