@@ -197,13 +197,10 @@ struct TempDir(PathBuf, u64);
 
 impl TempDir {
     fn new(tag: &str) -> std::io::Result<TempDir> {
-        let p = std::env::temp_dir().join(format!(
-            "dsh-loadgen-{tag}-{}-{}",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
-        let ((), ticket) =
-            crate::runner::cleanup::make_dir(p.clone(), || std::fs::create_dir_all(&p))?;
+        let prefix = format!("dsh-loadgen-{tag}-");
+        let (p, (), ticket) = crate::runner::cleanup::make_dir(|| {
+            crate::runner::cleanup::fresh_dir(&std::env::temp_dir(), &prefix, |_| Ok(()))
+        })?;
         Ok(TempDir(p, ticket))
     }
 }

@@ -28,6 +28,7 @@ bugs! {
     AnyIdle = "any-idle" ClientRootIdle: "ends a run at any session's idle";
     StrictEvents = "strict-events" ClientForwardCompatible: "fails a run on an event type it does not know";
     ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
+    QuadraticLines = "quadratic-lines" ClientLongLines: "appends each read to a copy of its buffer and searches the whole buffer for a newline after every read (the TypeScript client's line reading)";
     IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit while it waits for a response or a run, and waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
@@ -51,6 +52,27 @@ impl Bug {
 }
 
 const WAIT: Duration = Duration::from_secs(60);
+
+/// The `quadratic-lines` mutant's reader: every read makes a new buffer of the old one and the
+/// chunk, then scans it from its start for a newline (string concatenation and `indexOf`), so a
+/// line costs its length times its count of reads.
+fn quadratic_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    std::iter::from_fn(move || loop {
+        if let Some(at) = buf.iter().position(|&b| b == b'\n') {
+            let rest = buf.split_off(at + 1);
+            buf.pop();
+            return Some(Ok(std::mem::replace(&mut buf, rest)));
+        }
+        match r.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => buf = [&buf[..], &chunk[..n]].concat(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Some(Err(e)),
+        }
+    })
+}
 
 fn err(class: &str, code: Option<i64>, message: impl Into<String>) -> DriverError {
     DriverError {
@@ -97,7 +119,13 @@ impl Client {
         }
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).split(b'\n') {
+            let lines: Box<dyn Iterator<Item = std::io::Result<Vec<u8>>>> =
+                if bug == Some(Bug::QuadraticLines) {
+                    Box::new(quadratic_lines(stdout))
+                } else {
+                    Box::new(std::io::BufReader::new(stdout).split(b'\n'))
+                };
+            for line in lines {
                 let Ok(line) = line else { break };
                 if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {
                     continue;

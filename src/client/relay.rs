@@ -65,6 +65,9 @@ pub fn relay(port: u16, args: &[String]) -> i32 {
 fn obey(link: &Link, m: Msg) -> Option<i32> {
     let written = match m {
         Msg::Stdout(b) => {
+            if b.len() > LONG {
+                deliver_in_pages();
+            }
             let mut o = std::io::stdout().lock();
             o.write_all(&b).and_then(|_| o.flush())
         }
@@ -89,6 +92,37 @@ fn obey(link: &Link, m: Msg) -> Option<i32> {
         // The client closed our stdout or stderr: a runtime would die of it.
         Err(_) => Some(1),
     }
+}
+
+/// A write longer than this reaches the client a page at a time (see [`deliver_in_pages`]).
+const LONG: usize = 1 << 20;
+
+/// Shrinks the buffer between our stdout and the client to about a page (`F_SETPIPE_SZ` on a
+/// pipe, as Python's subprocess makes; `SO_SNDBUF` on a socket, as Node's libuv makes), so a long
+/// frame arrives in reads of a few KiB, as it does from a runtime writing to a client that reads
+/// as fast as it can. The contract allows any split; this one makes the count of reads that a
+/// long line takes a fixed property of the scenario rather than of the machine's speed: a
+/// client whose line reading is quadratic in the count of reads is then minutes away from its
+/// text on any machine, and one reading in linear time is not slowed by it. Once per peer; a
+/// stdout that is a file or a terminal is left as it is.
+fn deliver_in_pages() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let page: libc::c_int = 4096;
+        // SAFETY: fcntl and setsockopt on our own fd 1 with a valid int; a failure (fd 1 is
+        // neither a pipe nor a socket) leaves the buffer as it is, which is only slower to judge.
+        unsafe {
+            if libc::fcntl(1, libc::F_SETPIPE_SZ, page) < 0 {
+                libc::setsockopt(
+                    1,
+                    libc::SOL_SOCKET,
+                    libc::SO_SNDBUF,
+                    (&page as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                );
+            }
+        }
+    });
 }
 
 fn forward_stdin(link: Link) {

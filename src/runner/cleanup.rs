@@ -34,13 +34,13 @@ fn lock() -> std::sync::MutexGuard<'static, Live> {
     live().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Makes a directory tree rooted at `root` with `make` and registers `root` for removal on an
-/// abrupt stop, as one step: a stop cannot fall between the two (it would leave the tree behind),
-/// and after a stop nothing is made (`Interrupted`). Returns what `make` gave and the ticket.
+/// Makes a directory tree with `make` (which gives its root and what else it made) and registers
+/// the root for removal on an abrupt stop, as one step: a stop cannot fall between the two (it
+/// would leave the tree behind), and after a stop nothing is made (`Interrupted`). `make` cleans
+/// up after itself when it fails. Returns the root, what `make` gave and the ticket.
 pub(crate) fn make_dir<T>(
-    root: PathBuf,
-    make: impl FnOnce() -> std::io::Result<T>,
-) -> std::io::Result<(T, u64)> {
+    make: impl FnOnce() -> std::io::Result<(PathBuf, T)>,
+) -> std::io::Result<(PathBuf, T, u64)> {
     let mut l = lock();
     if l.stopped {
         return Err(std::io::Error::new(
@@ -48,13 +48,23 @@ pub(crate) fn make_dir<T>(
             "the kit is stopping",
         ));
     }
-    let made = make();
-    if made.is_err() {
-        let _ = std::fs::remove_dir_all(&root);
-    }
+    let (root, made) = make()?;
     let n = next();
-    l.dirs.insert(n, root);
-    Ok((made?, n))
+    l.dirs.insert(n, root.clone());
+    Ok((root, made, n))
+}
+
+/// A fresh directory under `base` named `prefix` and random characters (tempfile's name and
+/// exclusive creation), handed over to the caller to remove: `make` fills it, and on its error
+/// the directory is removed.
+pub(crate) fn fresh_dir<T>(
+    base: &std::path::Path,
+    prefix: &str,
+    make: impl FnOnce(&std::path::Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, T)> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(base)?;
+    let made = make(dir.path())?;
+    Ok((dir.keep(), made))
 }
 
 /// Registers a running runtime (its process group and mark); returns its ticket.

@@ -25,30 +25,22 @@ impl CaseDirs {
 
     /// Like [`CaseDirs::new`], under `base` instead of the system temp dir.
     pub fn new_in(base: &Path, keep: bool) -> std::io::Result<CaseDirs> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let root = base.join(format!(
-            "dsh-conformance-{}-{}-{nanos:x}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
         let make = || {
-            let cwd = root.join("cwd");
-            let home = root.join("home");
-            std::fs::create_dir_all(&cwd)?;
-            std::fs::create_dir_all(&home)?;
-            // Canonical paths: the runtime reports resolved paths.
-            Ok((cwd.canonicalize()?, home.canonicalize()?))
+            super::cleanup::fresh_dir(base, "dsh-conformance-", |root| {
+                let cwd = root.join("cwd");
+                let home = root.join("home");
+                std::fs::create_dir(&cwd)?;
+                std::fs::create_dir(&home)?;
+                // Canonical paths: the runtime reports resolved paths.
+                Ok((cwd.canonicalize()?, home.canonicalize()?))
+            })
         };
-        let ((cwd, home), ticket) = if keep {
-            (make()?, None)
+        let (root, (cwd, home), ticket) = if keep {
+            let (root, dirs) = make()?;
+            (root, dirs, None)
         } else {
-            let (dirs, ticket) = super::cleanup::make_dir(root.clone(), make)?;
-            (dirs, Some(ticket))
+            let (root, dirs, ticket) = super::cleanup::make_dir(make)?;
+            (root, dirs, Some(ticket))
         };
         Ok(CaseDirs {
             root,

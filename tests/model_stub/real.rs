@@ -13,25 +13,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 /// Generous: only there so a broken runtime cannot hang the test run.
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A fresh directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("dsh-stub-{tag}-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn temp_dir(tag: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("dsh-stub-{tag}-"))
+        .tempdir()
+        .expect("create temp dir")
 }
 
 /// The real runtime on stdio, pointed at a stub.
@@ -54,11 +46,11 @@ impl Real {
 
     /// Like [`Real::start`], with environment variables overriding the stub's.
     pub fn start_with(exe: &Path, stub: &ModelStub, env: &[(&str, String)]) -> Real {
-        let home = TempDir::new("home");
-        let cwd = TempDir::new("cwd");
+        let home = temp_dir("home");
+        let cwd = temp_dir("cwd");
         let mut cmd = Command::new(exe);
         cmd.arg("--profile").arg("sdk");
-        stub.configure(&mut cmd, &home.0, &cwd.0);
+        stub.configure(&mut cmd, home.path(), cwd.path());
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd
             .stdin(Stdio::piped())
@@ -88,7 +80,7 @@ impl Real {
             cwd,
             _home: home,
         };
-        let cwd = real.cwd.0.to_string_lossy().into_owned();
+        let cwd = real.cwd.path().to_string_lossy().into_owned();
         let init = real.request(
             "initialize",
             json!({"cwd": cwd, "provider": "deepseek-official", "model": "deepseek-v4-flash"}),
