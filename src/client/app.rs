@@ -103,6 +103,7 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
         peers,
         cmd,
         mut env,
+        ..
     } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
     env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
     let mut child = spawn("app", &cmd, &dirs, &env)?;

@@ -38,6 +38,7 @@ fn wire(o: &AppObservation) -> Observation {
     Observation {
         peers: o.peers.clone(),
         ops: Vec::new(),
+        rss: Vec::new(),
     }
 }
 

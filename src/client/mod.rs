@@ -19,12 +19,14 @@
 
 pub mod app;
 mod app_judge;
+pub mod backlog;
 pub mod closing;
 pub mod collect;
 pub mod driver;
 pub mod layers;
 pub mod link;
 pub mod log;
+pub mod memory;
 pub mod peer;
 pub mod reference;
 pub mod relay;

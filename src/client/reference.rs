@@ -37,6 +37,7 @@ bugs! {
     ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
     ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
+    Hoard = "hoard" ClientBoundedBacklog: "keeps every event of the sessions it did not prompt";
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
     UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
@@ -191,6 +192,9 @@ impl Client {
             let v = self.read_any(wait)?;
             let session = v["params"]["sessionId"].as_str().unwrap_or("");
             let others = v["method"] == "session.event" && !self.prompted.contains(session);
+            if self.bug == Some(Bug::Hoard) && others {
+                self.history.push(v.clone());
+            }
             if self.bug != Some(Bug::Rescan) || !others {
                 return Ok(v);
             }

@@ -65,7 +65,7 @@ pub fn relay(port: u16, args: &[String]) -> i32 {
 fn obey(link: &Link, m: Msg) -> Option<i32> {
     let written = match m {
         Msg::Stdout(b) => {
-            if b.len() > LONG {
+            if holds_a_long_line(&b) {
                 deliver_in_pages();
             }
             let mut o = std::io::stdout().lock();
@@ -94,8 +94,23 @@ fn obey(link: &Link, m: Msg) -> Option<i32> {
     }
 }
 
-/// A write longer than this reaches the client a page at a time (see [`deliver_in_pages`]).
+/// A write with a stretch longer than this between newlines reaches the client a page at a time
+/// (see [`deliver_in_pages`]).
 const LONG: usize = 1 << 20;
+
+/// Whether `b` has more than [`LONG`] bytes without a newline: part of a long line. Many short
+/// lines are delivered as they come (a page at a time, they would be slow to read on a loaded
+/// machine for no gain).
+fn holds_a_long_line(b: &[u8]) -> bool {
+    let mut last = 0;
+    for at in memchr::memchr_iter(b'\n', b).chain([b.len()]) {
+        if at - last > LONG {
+            return true;
+        }
+        last = at + 1;
+    }
+    false
+}
 
 /// Shrinks the buffer between our stdout and the client to about a page (`F_SETPIPE_SZ` on a
 /// pipe, as Python's subprocess makes; `SO_SNDBUF` on a socket, as Node's libuv makes), so a long
@@ -152,4 +167,26 @@ fn watch_signals(link: Link) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_stretch_longer_than_a_mib_between_newlines_is_a_long_line() {
+        let line = |n: usize| {
+            let mut v = vec![b'x'; n];
+            v.push(b'\n');
+            v
+        };
+        let short: Vec<u8> = (0..100).flat_map(|_| line(64 << 10)).collect();
+        assert!(short.len() > 4 * LONG && !holds_a_long_line(&short));
+        let mut mid = line(10);
+        mid.extend(line(LONG + 1));
+        mid.extend(line(10));
+        assert!(holds_a_long_line(&mid));
+        assert!(holds_a_long_line(&vec![b'x'; LONG + 1]));
+        assert!(!holds_a_long_line(&line(LONG)));
+    }
 }

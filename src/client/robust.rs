@@ -166,6 +166,7 @@ mod tests {
                     (op, Outcome::Err(e), Duration::ZERO)
                 })
                 .collect(),
+            ..Default::default()
         };
         assert_eq!(stdout_closed(&with("transport")), Verdict::Pass);
         assert!(matches!(stdout_closed(&with("timeout")), Verdict::Fail(_)));

@@ -169,6 +169,8 @@ fn shim(dir: &Path, kit: &Path, port: u16) -> std::io::Result<PathBuf> {
 /// argv and environment with the shim in them.
 pub(crate) struct Setup {
     pub dirs: CaseDirs,
+    /// The scenario's start: the peers' logs and the memory samples count from it.
+    pub t0: Instant,
     pub peers: Peers,
     pub cmd: CommandSpec,
     pub env: Vec<(String, String)>,
@@ -206,7 +208,8 @@ pub(crate) fn setup(
     let bin = dirs.root().join("bin");
     let dsh = shim(&bin, kit, port).map_err(|e| format!("cannot write the shim: {e}"))?;
     let peers: Peers = Default::default();
-    super::peer::serve(listener, peers.clone(), layers, Instant::now());
+    let t0 = Instant::now();
+    super::peer::serve(listener, peers.clone(), layers, t0);
     let shim_path = dsh.display().to_string();
     let argv: Vec<String> = client
         .iter()
@@ -230,6 +233,7 @@ pub(crate) fn setup(
     ];
     Ok(Setup {
         dirs,
+        t0,
         peers,
         cmd,
         env,
@@ -239,12 +243,16 @@ pub(crate) fn setup(
 fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
     let Setup {
         dirs,
+        t0,
         peers,
         cmd,
         env,
-        ..
     } = setup(s.name, s.layers, client, &opts.kit, &[])?;
     let mut child = spawn("client", &cmd, &dirs, &env)?;
+    let sampler = s
+        .checks
+        .contains(&CheckId::ClientBoundedBacklog)
+        .then(|| super::memory::Sampler::start(child.pid(), t0));
     let mut ops = Vec::new();
     for (i, op) in (s.ops)().into_iter().enumerate() {
         let t = Instant::now();
@@ -258,6 +266,7 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
             break;
         }
     }
+    let rss = sampler.map(|s| s.finish()).unwrap_or_default();
     child.close_stdin();
     let until = Instant::now() + Duration::from_secs(3);
     while child.try_exit().is_none() && Instant::now() < until {
@@ -268,7 +277,7 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
     child.kill();
     std::thread::sleep(Duration::from_millis(50));
     let peers = peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(Observation { peers, ops })
+    Ok(Observation { peers, ops, rss })
 }
 
 fn await_result(child: &mut Child, id: usize, timeout: Duration) -> Outcome {

@@ -4,7 +4,7 @@
 use super::driver::{Op, Outcome};
 use super::layers::{self, Stack};
 use super::log::{PeerEvent, PeerLog};
-use super::{closing, runs, turns};
+use super::{backlog, closing, runs, turns};
 use crate::check::CheckId;
 use crate::suite::verdict::{Failure, FailureKind, Verdict};
 use std::time::Duration;
@@ -16,6 +16,8 @@ pub struct Observation {
     pub peers: Vec<PeerLog>,
     /// Each operation sent, with its outcome and the time it took.
     pub ops: Vec<(Op, Outcome, Duration)>,
+    /// The client's resident size (time, bytes), sampled in the scenarios that judge it.
+    pub rss: Vec<(Duration, u64)>,
 }
 
 /// One scenario.
@@ -108,6 +110,13 @@ pub const SCENARIOS: &[Scenario] = &[
                 "the reply's frame was a 48 MiB line",
             )]
         },
+    },
+    Scenario {
+        name: "backlog",
+        checks: &[CheckId::ClientBoundedBacklog],
+        layers: || Stack(vec![Box::new(backlog::Backlog::default())]),
+        ops: || vec![Op::Start, run("s1", backlog::PROMPT), Op::Close],
+        judge: |o| vec![backlog::bounded_backlog(o)],
     },
     Scenario {
         name: "exit-mid-turn",
@@ -469,6 +478,7 @@ mod tests {
         let o = Observation {
             peers: vec![in_order],
             ops: Vec::new(),
+            ..Default::default()
         };
         assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
         let swapped = || peer(vec![req("1", "a"), req("2", "b"), resp("2"), resp("1")]);
@@ -482,11 +492,13 @@ mod tests {
         let o = Observation {
             peers: vec![swapped()],
             ops: ops("/w/a", "/w/b"),
+            ..Default::default()
         };
         assert_eq!(ids_out_of_order(&o), Verdict::Pass);
         let o = Observation {
             peers: vec![swapped()],
             ops: ops("/w/b", "/w/a"),
+            ..Default::default()
         };
         assert!(matches!(ids_out_of_order(&o), Verdict::Fail(_)));
     }
@@ -501,12 +513,14 @@ mod tests {
         let o = Observation {
             peers: vec![early],
             ops: Vec::new(),
+            ..Default::default()
         };
         assert!(matches!(waits_for_initialize(&o), Verdict::Fail(_)));
         let alone = peer(vec![req("1", "initialize"), resp("1")]);
         let o = Observation {
             peers: vec![alone],
             ops: Vec::new(),
+            ..Default::default()
         };
         assert!(matches!(
             waits_for_initialize(&o),
@@ -520,6 +534,7 @@ mod tests {
         let o = Observation {
             peers: vec![good],
             ops: Vec::new(),
+            ..Default::default()
         };
         assert_eq!(waits_for_initialize(&o), Verdict::Pass);
     }
@@ -531,18 +546,21 @@ mod tests {
         let o = Observation {
             peers: vec![killed],
             ops: ops.clone(),
+            ..Default::default()
         };
         assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
         let hung = vec![(Op::Close, Outcome::TimedOut, Duration::ZERO)];
         let o = Observation {
             peers: vec![peer(vec![req("9", "shutdown")])],
             ops: hung,
+            ..Default::default()
         };
         assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
         let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);
         let o = Observation {
             peers: vec![clean],
             ops,
+            ..Default::default()
         };
         assert_eq!(graceful_shutdown(&o), Verdict::Pass);
     }

@@ -55,6 +55,10 @@ fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
     assert_eq!(code, 0);
 }
 
+/// Mutants whose bug leaves another check with nothing to judge, never a failure: `rescan`'s
+/// quadratic cost per event never finishes the backlog scenario's run, so its memory tells nothing.
+const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
+
 #[test]
 fn each_client_mutant_fails_exactly_its_check() {
     let results: Vec<_> = std::thread::scope(|s| {
@@ -77,9 +81,20 @@ fn each_client_mutant_fails_exactly_its_check() {
     for (name, check, (code, report)) in results {
         let failed = report.with("FAIL");
         assert_eq!(failed, BTreeSet::from([check]), "{name}: {}", report.0);
+        let untestable: BTreeSet<CheckId> = UNJUDGEABLE
+            .iter()
+            .filter(|u| u.0 == name)
+            .map(|u| u.1)
+            .collect();
+        assert_eq!(
+            report.with("UNTESTABLE"),
+            untestable,
+            "{name}: {}",
+            report.0
+        );
         let rest: BTreeSet<CheckId> = client_checks()
             .into_iter()
-            .filter(|c| *c != check)
+            .filter(|c| *c != check && !untestable.contains(c))
             .collect();
         assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
         let must = check.info().severity == check::Severity::Must;

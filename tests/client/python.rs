@@ -28,13 +28,14 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
             CheckId::ClientSubagentTrees,
             CheckId::ClientIdleNeverComes,
             CheckId::ClientGracefulShutdown,
+            CheckId::ClientBoundedBacklog,
         ]),
         "{}",
         report.0
     );
     assert_eq!(
         report.verdicts().len(),
-        report.with("PASS").len() + 4,
+        report.with("PASS").len() + 5,
         "{}",
         report.0
     );

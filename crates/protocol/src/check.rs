@@ -253,6 +253,7 @@ checks! {
     ClientReceiptCorrelation = "client.receipt-correlation" "§15.7" Must CURRENT [] Client: "a run starts at its own prompt's receipt, matched by message id and root session: not at another prompt's receipt, nor at another session's splice of the same message";
     ClientSubagentTrees = "client.subagent-trees" "§15.8" Must CURRENT [] Client: "a run whose model spawns a subagent waits for the subagent's result: not ended by the root's first idle nor by the child's idle, whatever the child's seq; its text is the root's";
     ClientChattySessions = "client.chatty-sessions" "§15.9" Must CURRENT [] Client: "other sessions' notifications in volume, interleaved with the run, cost time and memory in proportion: the run completes with its text within the bound";
+    ClientBoundedBacklog = "client.bounded-backlog" "§15.9" Should CURRENT [] Client: "what no one subscribed to (other sessions' events) is dropped or kept in a bounded queue: the client's memory does not grow with it";
     ClientIdleNeverComes = "client.idle-never-comes" "§15.10" Should CURRENT [] Client: "a run whose root idle never comes is bounded: the client reports an error within its own bound, or says it has none; it never hangs";
     // Client robustness (`client --suite robustness`): what the contract forbids but clients meet; never MUST.
     ClientRobustNonFrameLines = "client.robust-non-frame-lines" "§15.11" Should CURRENT [] Client: "lines on stdout that are not frames (a banner, a blank line, a log line) are skipped: the run completes with its text";

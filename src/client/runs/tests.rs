@@ -29,6 +29,7 @@ fn obs(frames: Vec<Value>, ops: Vec<Outcome>) -> Observation {
             .into_iter()
             .map(|o| (Op::Start, o, Duration::ZERO))
             .collect(),
+        ..Default::default()
     }
 }
 
