@@ -86,26 +86,33 @@ impl Layer for Backlog {
     }
 }
 
-/// Growth of the resident size over the second half (its peak over the peak before it) against
-/// the second half's size: more than half of it is a FAIL.
+/// Growth of the resident size over the second half (its peak over the peak until the first
+/// half was in the client's hands) against the second half's size: more than half of it is a
+/// FAIL.
 pub fn bounded_backlog(o: &Observation) -> Verdict {
     let second = marker(2);
-    let writes: Vec<(Duration, usize)> = o
-        .peers
-        .iter()
-        .flat_map(|p| &p.events)
-        .filter_map(|(t, e)| match e {
-            PeerEvent::Wrote(l) if l.contains(&second) => Some((*t, l.len())),
-            _ => None,
-        })
-        .collect();
-    let Some(&(start, _)) = writes.first() else {
+    let Some((peer, at)) = o.peers.iter().find_map(|p| {
+        let at = p
+            .events
+            .iter()
+            .position(|(_, e)| matches!(e, PeerEvent::Wrote(l) if l.contains(&second)))?;
+        Some((p, at))
+    }) else {
         return untestable("the client never prompted, so no backlog was written");
     };
-    let bytes: usize = writes.iter().map(|w| w.1).sum();
+    let bytes: usize = peer.events[at..]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            PeerEvent::Wrote(l) if l.contains(&second) => Some(l.len()),
+            _ => None,
+        })
+        .sum();
+    let Some(split) = delivered(&peer.events, at) else {
+        return untestable("the first half never reached the client");
+    };
     let peak =
         |keep: &dyn Fn(Duration) -> bool| o.rss.iter().filter(|(t, _)| keep(*t)).map(|s| s.1).max();
-    let (Some(before), Some(after)) = (peak(&|t| t < start), peak(&|t| t >= start)) else {
+    let (Some(before), Some(after)) = (peak(&|t| t <= split), peak(&|t| t > split)) else {
         return untestable("the client's memory could not be read (/proc)");
     };
     let what = format!(
@@ -129,6 +136,26 @@ pub fn bounded_backlog(o: &Observation) -> Verdict {
         ));
     }
     Verdict::Pass
+}
+
+/// When everything sent to the peer before event `at` was written by it (into the client's
+/// pipe): the peer acknowledges each stdout or stderr message in order.
+fn delivered(events: &[(Duration, PeerEvent)], at: usize) -> Option<Duration> {
+    let sent = events[..at]
+        .iter()
+        .filter(|(_, e)| matches!(e, PeerEvent::Chunk | PeerEvent::Stderr(_)))
+        .count();
+    let last_ack = match sent {
+        0 => Duration::ZERO,
+        n => {
+            events
+                .iter()
+                .filter(|(_, e)| matches!(e, PeerEvent::Written))
+                .nth(n - 1)?
+                .0
+        }
+    };
+    Some(last_ack.max(events[at].0))
 }
 
 fn reason(v: &Verdict) -> String {
@@ -212,7 +239,16 @@ mod tests {
         let peer = PeerLog {
             n: 1,
             argv: Vec::new(),
-            events: vec![wrote(100, 1), wrote(2000, 2), wrote(2001, 2)],
+            events: vec![
+                wrote(100, 1),
+                (ms(101), PeerEvent::Chunk),
+                wrote(1500, 2),
+                wrote(1501, 2),
+                // The first half reaches the client late: at 2000 ms.
+                (ms(2000), PeerEvent::Written),
+                (ms(2001), PeerEvent::Chunk),
+                (ms(2500), PeerEvent::Written),
+            ],
         };
         let result = Outcome::Ok(json!({"ok": true, "text": "through the backlog"}));
         let run = (
@@ -233,9 +269,15 @@ mod tests {
     #[test]
     fn growth_over_the_second_half_beyond_half_its_size_fails() {
         // The second half is 16 MiB here: 8 MiB of growth is the limit.
-        let flat = observed(&[(50, 40), (1000, 60), (2500, 66), (3000, 60)], true);
+        let flat = observed(
+            &[(50, 40), (1000, 50), (1900, 60), (2500, 66), (3000, 60)],
+            true,
+        );
         assert_eq!(bounded_backlog(&flat), Verdict::Pass);
-        let hoard = observed(&[(50, 40), (1000, 60), (2500, 70), (3000, 77)], true);
+        let hoard = observed(
+            &[(50, 40), (1000, 50), (1900, 60), (2500, 70), (3000, 77)],
+            true,
+        );
         let Verdict::Fail(f) = bounded_backlog(&hoard) else {
             panic!("{:?}", bounded_backlog(&hoard))
         };

@@ -118,7 +118,8 @@ impl Client {
                 while matches!(e.read(&mut buf), Ok(n) if n > 0) {}
             });
         }
-        let (tx, rx) = mpsc::channel();
+        // Bounded: a reader that runs ahead of the client would hold what it read in memory.
+        let (tx, rx) = mpsc::sync_channel(256);
         std::thread::spawn(move || {
             let lines: Box<dyn Iterator<Item = std::io::Result<Vec<u8>>>> =
                 if bug == Some(Bug::QuadraticLines) {
