@@ -35,6 +35,16 @@ impl Job {
         }
     }
 
+    /// A job registered as `data` that settled before it ran, as `(status, detail)`.
+    pub fn finished(data: Value, settled: (String, String)) -> Job {
+        Job {
+            data,
+            proc: Box::new(NoProcess),
+            read: (0, 0),
+            settled: Some(settled),
+        }
+    }
+
     fn id(&self) -> &str {
         self.data["jobId"].as_str().unwrap_or_default()
     }
@@ -84,6 +94,48 @@ impl Job {
         let ran = self.proc.wait(Duration::ZERO)?;
         Some(self.settle(&ran, "producer", None, now))
     }
+}
+
+/// The process of a job that never ran.
+struct NoProcess;
+
+impl Running for NoProcess {
+    fn output(&self) -> (Vec<u8>, Vec<u8>) {
+        (Vec::new(), Vec::new())
+    }
+    fn wait(&mut self, _: Duration) -> Option<Ran> {
+        Some(Ran::default())
+    }
+    fn terminate(&mut self) -> Ran {
+        Ran::default()
+    }
+}
+
+/// The `user/message` that tells the model a background job settled (`data`, its
+/// `job/settled` data): the release's completion notice.
+pub fn notice(data: &Value) -> Value {
+    let s = |k: &str| data[k].as_str().unwrap_or_default().to_string();
+    let status = format!("[status: {}, {}]", s("status"), s("detail"));
+    let (kind, label) = (s("kind"), s("label"));
+    let text = format!(
+        "background job {} ({kind}: {label}) finished {status}. Read its output with job_output.",
+        s("jobId")
+    );
+    let summary = bound_summary(&format!("{kind} {label} {status}"));
+    super::events::user_message(
+        json!([{"type":"text","text": text}]),
+        json!({"kind":"tool-jobs","form":"notice","summary": summary}),
+        super::events::new_id(),
+    )
+}
+
+/// At most 120 UTF-16 units: else the first 119 and `…` (the release's context summary bound).
+fn bound_summary(s: &str) -> String {
+    let units: Vec<u16> = s.encode_utf16().collect();
+    if units.len() <= 120 {
+        return s.to_string();
+    }
+    String::from_utf16_lossy(&units[..119]) + "\u{2026}"
 }
 
 /// A session's jobs, in registration order.
@@ -217,3 +269,7 @@ pub fn js_number(n: f64) -> String {
         format!("{n}")
     }
 }
+
+#[cfg(test)]
+#[path = "jobs_tests.rs"]
+mod tests;

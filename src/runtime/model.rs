@@ -572,6 +572,19 @@ impl Answer<'_> {
                     promoted(text, false)
                 }
             },
+            Err(c) if input.background => {
+                // It settles at once, and the model is told at its next step.
+                let settled = sandbox::settle(c);
+                let data = self.settled_data(job.clone(), &settled);
+                ev.event(s, "job/settled", &data);
+                let notice = super::jobs::notice(&data);
+                let splice = json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
+                ev.event(s, "agent/inbox/spliced", &splice);
+                s.next_step.push(notice);
+                let (status, detail) = (settled.status.to_string(), settled.detail);
+                s.jobs.push(super::jobs::Job::finished(job, (status, detail)));
+                promoted(format!("started background job {job_id}"), false)
+            }
             Err(c) => {
                 let (text, is_error, ran) = self.settled(s, ev, job, c);
                 (text, is_error, ran.then_some(meta))
@@ -590,17 +603,23 @@ impl Answer<'_> {
         &self,
         s: &mut Session,
         ev: &mut Events<'_>,
-        mut job: Value,
+        job: Value,
         c: sandbox::Confined,
     ) -> (String, bool, bool) {
         let settled = sandbox::settle(c);
+        let data = self.settled_data(job, &settled);
+        ev.event(s, "job/settled", &data);
+        (settled.text, settled.is_error, settled.ran)
+    }
+
+    /// The `job/settled` data of the job registered as `job`, settled by its producer.
+    fn settled_data(&self, mut job: Value, settled: &sandbox::Settled) -> Value {
         job["finishedAt"] = json!(self.now);
         job["status"] = json!(settled.status);
         job["cause"] = json!("producer");
         job["producerReported"] = json!(true);
         job["detail"] = json!(settled.detail);
-        ev.event(s, "job/settled", &job);
-        (settled.text, settled.is_error, settled.ran)
+        job
     }
 }
 
