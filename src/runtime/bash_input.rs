@@ -47,7 +47,11 @@ impl BashInput {
     }
 
     fn timeout_ms(&self) -> f64 {
-        self.timeout.clone().ok().flatten().unwrap_or(DEFAULT_TIMEOUT_MS)
+        self.timeout
+            .clone()
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
     }
 
     /// How long a foreground call is waited on.

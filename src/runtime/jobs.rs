@@ -53,7 +53,8 @@ impl Job {
     fn delta(&mut self) -> String {
         let (out, err) = self.proc.output();
         let (o, e) = self.read;
-        let text = |b: &[u8], from: usize| String::from_utf8_lossy(&b[from.min(b.len())..]).into_owned();
+        let text =
+            |b: &[u8], from: usize| String::from_utf8_lossy(&b[from.min(b.len())..]).into_owned();
         let d = sandbox::streams(&text(&out, o), &text(&err, e));
         self.read = (out.len(), err.len());
         d

@@ -27,7 +27,11 @@ impl Running for Fake {
 }
 
 fn job(id: &str, label: &str, p: Fake) -> Job {
-    Job::new(json!({"jobId": id,"label": label,"kind":"bash"}), Box::new(p), (0, 0))
+    Job::new(
+        json!({"jobId": id,"label": label,"kind":"bash"}),
+        Box::new(p),
+        (0, 0),
+    )
 }
 
 fn run(jobs: &mut Jobs, tool: &str, args: Value) -> Answer {
@@ -37,7 +41,10 @@ fn run(jobs: &mut Jobs, tool: &str, args: Value) -> Answer {
 #[test]
 fn a_running_job_is_listed_read_and_killed_as_the_release_answers() {
     let mut jobs = Jobs::default();
-    assert_eq!(run(&mut jobs, "job_list", json!({})).text, "(no background jobs)");
+    assert_eq!(
+        run(&mut jobs, "job_list", json!({})).text,
+        "(no background jobs)"
+    );
     let bg = Fake {
         out: b"bg\n".to_vec(),
         ..Fake::default()
@@ -100,7 +107,10 @@ fn unknown_and_empty_job_ids_are_the_releases_errors() {
     let mut jobs = Jobs::default();
     for tool in ["job_output", "job_kill"] {
         let a = run(&mut jobs, tool, json!({"job_id":"nope"}));
-        assert_eq!((a.text.as_str(), a.is_error), ("Error: unknown job nope", true));
+        assert_eq!(
+            (a.text.as_str(), a.is_error),
+            ("Error: unknown job nope", true)
+        );
     }
     let a = run(&mut jobs, "job_output", json!({"job_id":""}));
     assert_eq!(
@@ -117,5 +127,8 @@ fn a_promoted_call_names_its_job_and_wait() {
     );
     assert!(promoted("", "400", "j").starts_with("[still running after 400ms;"));
     assert!(promoted("x", "1", "j").starts_with("x\n[still"));
-    assert_eq!((js_number(400.0), js_number(0.5)), ("400".into(), "0.5".into()));
+    assert_eq!(
+        (js_number(400.0), js_number(0.5)),
+        ("400".into(), "0.5".into())
+    );
 }

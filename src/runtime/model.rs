@@ -233,7 +233,13 @@ impl Runtime {
 
     /// A call of `job_list`, `job_output` or `job_kill` (its arguments valid): the session's
     /// jobs answer it ([`super::jobs`]), a job it finds or makes settled streamed around it.
-    fn job_call(&mut self, a: &mut Answer<'_>, ev: &mut Events<'_>, name: String, input: Value) -> Next {
+    fn job_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        name: String,
+        input: Value,
+    ) -> Next {
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };
@@ -557,7 +563,8 @@ impl Answer<'_> {
             }
             Ok(mut p) => match p.wait(input.wait()) {
                 Some(ran) => {
-                    let (text, is_error, ran) = self.settled(s, ev, job, sandbox::Confined::Ran(ran));
+                    let (text, is_error, ran) =
+                        self.settled(s, ev, job, sandbox::Confined::Ran(ran));
                     (text, is_error, ran.then_some(meta))
                 }
                 None => {
@@ -578,11 +585,13 @@ impl Answer<'_> {
                 let data = self.settled_data(job.clone(), &settled);
                 ev.event(s, "job/settled", &data);
                 let notice = super::jobs::notice(&data);
-                let splice = json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
+                let splice =
+                    json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
                 ev.event(s, "agent/inbox/spliced", &splice);
                 s.next_step.push(notice);
                 let (status, detail) = (settled.status.to_string(), settled.detail);
-                s.jobs.push(super::jobs::Job::finished(job, (status, detail)));
+                s.jobs
+                    .push(super::jobs::Job::finished(job, (status, detail)));
                 promoted(format!("started background job {job_id}"), false)
             }
             Err(c) => {
