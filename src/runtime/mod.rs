@@ -40,10 +40,12 @@ mod config;
 pub mod editor;
 mod events;
 pub use events::seed_ids;
+mod bash_input;
 mod fast;
 pub mod files;
 pub(crate) mod image;
 mod inspect;
+mod jobs;
 pub mod launch;
 pub mod memory;
 mod methods;
@@ -53,6 +55,7 @@ pub mod persist;
 pub mod profile;
 pub mod sandbox;
 pub mod sandbox_io;
+mod sandbox_job;
 pub mod script;
 mod sessions;
 pub mod shell;
@@ -148,6 +151,8 @@ struct Session {
     shell: Option<Box<dyn shell::PersistentShell>>,
     /// The `sdk` profile's file-tool state (observations, todo list).
     files: files::State,
+    /// The `sdk` profile's background jobs (promoted or `run_in_background` bash calls).
+    jobs: jobs::Jobs,
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
     /// by the turn's next step.
     next_step: Vec<Value>,
@@ -184,6 +189,7 @@ impl Session {
             sched: 0,
             shell: None,
             files: files::State::default(),
+            jobs: jobs::Jobs::default(),
             next_step: Vec::new(),
             context_cwd: None,
             last_time: 0,

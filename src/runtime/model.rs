@@ -178,6 +178,14 @@ impl Runtime {
                     self.file_call(a, ev, tool, input)
                 }
             }
+            Script::Call { tool, input, .. } if super::jobs::TOOLS.contains(&tool.as_str()) => {
+                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+                if super::files::schema::check(&tool, &v).is_ok() {
+                    self.job_call(a, ev, tool, v)
+                } else {
+                    self.file_call(a, ev, tool, input)
+                }
+            }
             Script::Call { tool, input, .. } if super::files::answers(&tool, &input) => {
                 self.file_call(a, ev, tool, input)
             }
@@ -221,6 +229,34 @@ impl Runtime {
             tr["error"] = e;
         }
         a.tool_answered(s, ev, &tr, call_seq, &o.text)
+    }
+
+    /// A call of `job_list`, `job_output` or `job_kill` (its arguments valid): the session's
+    /// jobs answer it ([`super::jobs`]), a job it finds or makes settled streamed around it.
+    fn job_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        name: String,
+        input: Value,
+    ) -> Next {
+        let Some(s) = self.sessions.get_mut(a.sid) else {
+            return Next::Nothing;
+        };
+        let args = crate::wire::json::to_string(&input);
+        let call_seq = a.tool_call(s, ev, &name, &args);
+        let r = s.jobs.run(&name, &input, a.now);
+        for data in &r.before {
+            ev.event(s, "job/settled", data);
+        }
+        let tr = a.tool_result(&r.text, r.is_error);
+        ev.answer(s, "tool/result", &tr, &[call_seq]);
+        a.step_end(s, ev);
+        // A killed job settles after the step that killed it ends.
+        if let Some(data) = &r.after {
+            ev.event(s, "job/settled", data);
+        }
+        Next::Step(format!("tool result: {}", r.text))
     }
 
     /// A call of one of the `sdk` profile's file tools: it runs as [`super::files`] says.
@@ -489,7 +525,8 @@ impl Answer<'_> {
     }
 
     /// A bash call under the `sdk` profile: a job, run through the sandbox backend (refused
-    /// without one: [`super::sandbox`]).
+    /// without one: [`super::sandbox`]) in its `workdir`, waited on up to its `timeoutMs` (then
+    /// promoted to a background job) or not at all (`run_in_background`).
     fn bash(
         &mut self,
         s: &mut Session,
@@ -499,29 +536,99 @@ impl Answer<'_> {
         sb: &Sandbox,
     ) -> Next {
         let call_seq = self.tool_call(s, ev, "bash", args);
+        let input = super::bash_input::BashInput::of(args, &s.cwd);
+        if let Err(text) = &input.timeout {
+            let tr = self.tool_result(text, true);
+            return self.tool_answered(s, ev, &tr, call_seq, text);
+        }
         let job_id = format!("bash-{}", &super::events::new_id().replace('-', "")[..16]);
         let now = self.now;
-        let mut job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
+        let job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
             "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
         ev.event(s, "job/registered", &job);
         let cwd = std::path::PathBuf::from(&*s.cwd);
+        let workdir = std::path::PathBuf::from(&input.workdir);
         let req = sandbox::Request {
             command: cmd,
-            cwd: &cwd,
+            cwd: &workdir,
             workspace: &cwd,
         };
-        let settled = sandbox::settle(sb.run(&req));
-        job["finishedAt"] = json!(now);
+        let started = sb.start(&req);
+        let meta = json!({"cwd": &input.workdir});
+        let promoted = |text: String, is_error| (text, is_error, Some(meta.clone()));
+        let (text, is_error, meta) = match started {
+            Ok(p) if input.background => {
+                s.jobs.push(super::jobs::Job::new(job, p, (0, 0)));
+                promoted(format!("started background job {job_id}"), false)
+            }
+            Ok(mut p) => match p.wait(input.wait()) {
+                Some(ran) => {
+                    let (text, is_error, ran) =
+                        self.settled(s, ev, job, sandbox::Confined::Ran(ran));
+                    (text, is_error, ran.then_some(meta))
+                }
+                None => {
+                    let (out, err) = p.output();
+                    let seen = (out.len(), err.len());
+                    let so_far = sandbox::streams(
+                        &String::from_utf8_lossy(&out),
+                        &String::from_utf8_lossy(&err),
+                    );
+                    let text = super::jobs::promoted(&so_far, &input.timeout_text(), &job_id);
+                    s.jobs.push(super::jobs::Job::new(job, p, seen));
+                    promoted(text, false)
+                }
+            },
+            Err(c) if input.background => {
+                // It settles at once, and the model is told at its next step.
+                let settled = sandbox::settle(c);
+                let data = self.settled_data(job.clone(), &settled);
+                ev.event(s, "job/settled", &data);
+                let notice = super::jobs::notice(&data);
+                let splice =
+                    json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
+                ev.event(s, "agent/inbox/spliced", &splice);
+                s.next_step.push(notice);
+                let (status, detail) = (settled.status.to_string(), settled.detail);
+                s.jobs
+                    .push(super::jobs::Job::finished(job, (status, detail)));
+                promoted(format!("started background job {job_id}"), false)
+            }
+            Err(c) => {
+                let (text, is_error, ran) = self.settled(s, ev, job, c);
+                (text, is_error, ran.then_some(meta))
+            }
+        };
+        let mut tr = self.tool_result(&text, is_error);
+        if let Some(m) = meta {
+            tr["meta"] = m;
+        }
+        self.tool_answered(s, ev, &tr, call_seq, &text)
+    }
+
+    /// Streams a foreground call's `job/settled` for `c`: its result text, whether it is an
+    /// error, and whether the command ran (its result then carries `meta.cwd`).
+    fn settled(
+        &self,
+        s: &mut Session,
+        ev: &mut Events<'_>,
+        job: Value,
+        c: sandbox::Confined,
+    ) -> (String, bool, bool) {
+        let settled = sandbox::settle(c);
+        let data = self.settled_data(job, &settled);
+        ev.event(s, "job/settled", &data);
+        (settled.text, settled.is_error, settled.ran)
+    }
+
+    /// The `job/settled` data of the job registered as `job`, settled by its producer.
+    fn settled_data(&self, mut job: Value, settled: &sandbox::Settled) -> Value {
+        job["finishedAt"] = json!(self.now);
         job["status"] = json!(settled.status);
         job["cause"] = json!("producer");
         job["producerReported"] = json!(true);
         job["detail"] = json!(settled.detail);
-        ev.event(s, "job/settled", &job);
-        let mut tr = self.tool_result(&settled.text, settled.is_error);
-        if settled.ran {
-            tr["meta"] = json!({"cwd": &*s.cwd});
-        }
-        self.tool_answered(s, ev, &tr, call_seq, &settled.text)
+        job
     }
 }
 

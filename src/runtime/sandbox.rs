@@ -12,6 +12,7 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The sandbox mode of the `sdk` profile's sessions.
 pub const MODE: &str = "workspace-write";
@@ -95,12 +96,49 @@ pub enum Confined {
     Ran(Ran),
     /// The process could not be started (the tool result is this error).
     Failed(String),
+    /// Spawning failed with this errno name (`ENOENT`: the call's `workdir` does not exist):
+    /// the release's job settles `killed` and the result is `Error: spawn bwrap ENOENT`.
+    NotSpawned(String),
+}
+
+/// A confined command that was started and may still run (a foreground call's job before it
+/// settles, or a background job).
+pub trait Running: Send {
+    /// Everything it wrote so far: stdout and stderr.
+    fn output(&self) -> (Vec<u8>, Vec<u8>);
+    /// Waits at most `d` for its end: `Some` once it ended (then always the same).
+    fn wait(&mut self, d: Duration) -> Option<Ran>;
+    /// Sends it SIGTERM and waits for its end.
+    fn terminate(&mut self) -> Ran;
+}
+
+/// A command that already ran to its end (what [`Backend::start`] makes of [`Backend::run`]).
+struct Done(Ran);
+
+impl Running for Done {
+    fn output(&self) -> (Vec<u8>, Vec<u8>) {
+        (self.0.stdout.clone().into(), self.0.stderr.clone().into())
+    }
+    fn wait(&mut self, _: Duration) -> Option<Ran> {
+        Some(self.0.clone())
+    }
+    fn terminate(&mut self) -> Ran {
+        self.0.clone()
+    }
 }
 
 /// The seam between the runtime core and a host's sandbox: runs one [`Request`] to its end.
 pub trait Backend: Send + Sync {
     /// Runs `req` confined, or says why it did not.
     fn run(&self, req: &Request<'_>) -> Confined;
+
+    /// Starts `req` confined without waiting for it (by default: runs it to its end).
+    fn start(&self, req: &Request<'_>) -> Result<Box<dyn Running>, Confined> {
+        match self.run(req) {
+            Confined::Ran(r) => Ok(Box::new(Done(r))),
+            other => Err(other),
+        }
+    }
 }
 
 /// The sandbox backend a runtime's `sdk` bash calls go through: none (every call refused, the
@@ -138,6 +176,14 @@ impl Sandbox {
             None => Confined::Unavailable,
         }
     }
+
+    /// Starts `req` through the backend, or says why it did not run.
+    pub fn start(&self, req: &Request<'_>) -> Result<Box<dyn Running>, Confined> {
+        match &self.0 {
+            Some(b) => b.start(req),
+            None => Err(Confined::Unavailable),
+        }
+    }
 }
 
 impl fmt::Debug for Sandbox {
@@ -168,17 +214,23 @@ fn failed(ran: &Ran) -> bool {
     ran.exit_code.is_some_and(|c| c != 0)
 }
 
-/// The tool result text of a settled run: stdout, a `[stderr]` section, `(no output)` for
-/// neither, then the denial markers and `[killed by signal: S]` or `[exit code: N]`.
-pub fn render(ran: &Ran) -> String {
-    let mut body = ran.stdout.clone();
-    if !ran.stderr.is_empty() {
+/// Stdout, then a `[stderr]` section on a line of its own when there is stderr.
+pub fn streams(stdout: &str, stderr: &str) -> String {
+    let mut body = stdout.to_string();
+    if !stderr.is_empty() {
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
         }
         body.push_str("[stderr]\n");
-        body.push_str(&ran.stderr);
+        body.push_str(stderr);
     }
+    body
+}
+
+/// The tool result text of a settled run: stdout, a `[stderr]` section, `(no output)` for
+/// neither, then the denial markers and `[killed by signal: S]` or `[exit code: N]`.
+pub fn render(ran: &Ran) -> String {
+    let mut body = streams(&ran.stdout, &ran.stderr);
     if body.is_empty() {
         body.push_str("(no output)");
     }
@@ -247,6 +299,13 @@ pub fn settle(c: Confined) -> Settled {
     match c {
         Confined::Unavailable => refused(super::events::SANDBOX_REFUSAL.to_string()),
         Confined::Failed(e) => refused(e),
+        Confined::NotSpawned(code) => Settled {
+            status: "killed",
+            detail: "killed before exit".into(),
+            text: format!("Error: spawn bwrap {code}"),
+            is_error: true,
+            ran: false,
+        },
         Confined::Ran(r) => {
             let (status, detail) = outcome(&r);
             Settled {

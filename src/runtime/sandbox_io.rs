@@ -3,7 +3,7 @@
 //! then each command run as `bwrap <workspace-write profile> -- bash -c COMMAND` in the session's
 //! directory ([`super::sandbox`] holds the policy and the wording).
 
-use super::sandbox::{self, Backend, Confined, Ran, Request};
+use super::sandbox::{self, Backend, Confined, Ran, Request, Running};
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -11,10 +11,10 @@ use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The release's bash deadline (`timeoutMs` 120000); the reference then kills the command.
-const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The output the release keeps of each stream (`maxOutputBytes` 64000, its tail).
-const MAX_OUTPUT: usize = 64_000;
+pub(super) const MAX_OUTPUT: usize = 64_000;
 
 /// The release's probe bound (`probeTimeoutMs` 5000).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,6 +31,13 @@ impl Backend for Host {
             return Confined::Unavailable;
         }
         run_bwrap(req)
+    }
+
+    fn start(&self, req: &Request<'_>) -> Result<Box<dyn Running>, Confined> {
+        if !*self.usable.get_or_init(probe) {
+            return Err(Confined::Unavailable);
+        }
+        super::sandbox_job::start(req).map(|j| Box::new(j) as Box<dyn Running>)
     }
 }
 
@@ -133,7 +140,7 @@ fn tail(mut r: impl Read) -> Vec<u8> {
 }
 
 /// Node's name of a signal number (`SIGKILL`), or the number.
-fn signal_name(n: i32) -> String {
+pub(super) fn signal_name(n: i32) -> String {
     let name = match n {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

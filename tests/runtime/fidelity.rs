@@ -154,7 +154,17 @@ struct Proc {
 /// Replays the input side into one runtime per process, each configured as `cfg` (`{{cwd}}` is
 /// its process cwd: [`FAKE_CWD`], or a real directory for launches whose tools touch files; they
 /// share its `DSH_HOME`), in the recorded order; returns each process's lines.
-fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<String>> {
+/// The longest real pause [`replay`] makes between two sends of a recording whose commands run
+/// as real processes (a background job's output needs the time the recording gave it).
+const REAL_GAP: f64 = 0.5;
+
+fn replay(
+    recs: &[Tagged],
+    procs: usize,
+    end_t: f64,
+    cfg: Config,
+    real_gaps: bool,
+) -> Vec<Vec<String>> {
     let cwd = cfg.process_cwd.to_string_lossy().into_owned();
     REPLAY_CWD.with(|c| c.replace(cwd.clone()));
     let mut ps: Vec<Proc> = (0..procs)
@@ -168,6 +178,7 @@ fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<Str
         })
         .collect();
     let mut ended = vec![false; procs];
+    let mut prev_in = 0.0f64;
     for (i, r) in recs {
         let p = &mut ps[*i];
         if ended[*i] {
@@ -179,6 +190,11 @@ fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<Str
                 ended[*i] = true;
                 continue;
             }
+        }
+        if let (true, Rec::In { t, .. }) = (real_gaps, r) {
+            let gap = (t - prev_in).clamp(0.0, REAL_GAP);
+            std::thread::sleep(std::time::Duration::from_secs_f64(gap));
+            prev_in = *t;
         }
         if let Rec::In { t, .. } = r {
             // The other processes ran meanwhile: their work due by now is done.
@@ -198,8 +214,10 @@ fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<Str
                     p.rt.poll(now, &mut p.out);
                 }
                 let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", &cwd);
+                // A send naming the last registered job (recorded as `{{job}}`) names ours.
+                let text = text.replace("{{job}}", &last_job(&p.out));
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
-                    && !bytes.windows(7).any(|w| w == b"{{cwd}}")
+                    && !bytes.windows(7).any(|w| w == b"{{cwd}}" || w == b"{{job}}")
                 {
                     bytes.clone()
                 } else {
@@ -238,6 +256,19 @@ fn replay(recs: &[Tagged], procs: usize, end_t: f64, cfg: Config) -> Vec<Vec<Str
                 .collect()
         })
         .collect()
+}
+
+/// The id of the last job a `job/registered` event in `out` named (`""` for none).
+fn last_job(out: &[u8]) -> String {
+    let text = String::from_utf8_lossy(out);
+    let Some(i) = text.rfind("\"type\":\"job/registered\"") else {
+        return String::new();
+    };
+    let key = "\"jobId\":\"";
+    let Some(j) = text[i..].find(key).map(|j| i + j + key.len()) else {
+        return String::new();
+    };
+    text[j..].split('"').next().unwrap_or_default().to_string()
 }
 
 fn is_hex(b: &[u8]) -> bool {
@@ -286,9 +317,23 @@ fn norm_str(s: &str) -> String {
         out.push(ch);
         i += ch.len_utf8();
     }
-    if out.starts_with("bash-") && out.len() == 21 && is_hex(&out.as_bytes()[5..]) {
-        return "{{job}}".into();
+    // Job ids (`bash-` and 16 hex digits), wherever a text names one.
+    let mut rest = out.as_str();
+    let mut jobs = String::with_capacity(out.len());
+    while let Some(i) = rest.find("bash-") {
+        let id = rest.as_bytes().get(i + 5..i + 21);
+        let end = rest.as_bytes().get(i + 21);
+        if id.is_some_and(is_hex) && !end.is_some_and(u8::is_ascii_alphanumeric) {
+            jobs.push_str(&rest[..i]);
+            jobs.push_str("{{job}}");
+            rest = &rest[i + 21..];
+        } else {
+            jobs.push_str(&rest[..i + 5]);
+            rest = &rest[i + 5..];
+        }
     }
+    jobs.push_str(rest);
+    let out = jobs;
     // Tool-use ids: the stub numbers them by its request count; the reference uses one.
     let tail = (out.strip_prefix("toolu_stub_")).or(out.strip_prefix("toolu_fake_"));
     if tail.is_some_and(|t| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit())) {
@@ -640,7 +685,7 @@ fn replayed_transcripts_match_the_real_runtime_except_for_allowlisted_difference
                 if host == Host::Bwrap {
                     cfg.sandbox = Sandbox::host();
                 }
-                replay(&recs, procs.len(), end_t, cfg)
+                replay(&recs, procs.len(), end_t, cfg, host == Host::Bwrap)
             }
             Err(()) => vec![Vec::new(); procs.len()], // the launch serves nothing: no stdout
         };

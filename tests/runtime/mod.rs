@@ -4,6 +4,7 @@ mod fidelity;
 mod harness;
 mod hostile;
 mod interop;
+mod jobs;
 mod methods;
 mod minimal;
 mod minimal_args;

@@ -1,6 +1,7 @@
 //! The `sdk` profile's other tools, answered as the 0.2.1rc2 release answers them in a session
-//! of the SDK app (recorded: `sdk_tool_others`): no background jobs, subagents, skills, goals
-//! or plan mode to act on, no approval answerer, and no network (`web_search` goes to the
+//! of the SDK app (recorded: `sdk_tool_others`): no background jobs (the runtime answers its
+//! sessions' job tools through `runtime::jobs`; these are a session's with none), subagents,
+//! skills, goals or plan mode to act on, no approval answerer, and no network (`web_search` goes to the
 //! DeepSeek endpoint and fails as the release fails offline; `web_fetch` refuses what is not
 //! a public URL and fails to resolve the rest).
 

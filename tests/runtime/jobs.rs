@@ -1,0 +1,204 @@
+//! The `sdk` bash's `workdir`, `timeoutMs` and `run_in_background` and the job tools
+//! (docs/CONTRACT.md#s13.6) through the in-memory runtime: what a backend is asked, the
+//! release's errors, a background job on a host without a backend, and (under bubblewrap) a
+//! call promoted to a job and killed. The byte-exact comparison with the release is the
+//! fidelity test's (`sandbox_bash_jobs`, `sandbox_bash_jobs_no_backend`).
+
+use super::harness::{cfg, events, prompt, H};
+use crate::support::sandbox::bwrap_usable;
+use dsh_conformance::runtime::sandbox::{Backend, Confined, Ran, Request, Sandbox};
+use dsh_conformance::runtime::Edition;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A backend that runs nothing and keeps the directories it was asked to run in.
+#[derive(Default)]
+struct Dirs(Mutex<Vec<(String, String)>>);
+
+impl Backend for Dirs {
+    fn run(&self, req: &Request<'_>) -> Confined {
+        let show = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        self.0
+            .lock()
+            .unwrap()
+            .push((show(req.cwd), show(req.workspace)));
+        Confined::Ran(Ran {
+            exit_code: Some(0),
+            ..Ran::default()
+        })
+    }
+}
+
+/// The session `s`'s events of one turn driven by the directive `text`.
+fn turn(h: &mut H, id: u32, text: &str) -> Vec<Value> {
+    let mut f = h.send(prompt(id, "s", text));
+    f.extend(h.settle());
+    events(&f, "s")
+}
+
+fn of<'a>(ev: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    ev.iter()
+        .filter(|e| e["type"] == ty)
+        .map(|e| &e["data"])
+        .collect()
+}
+
+fn result_text(ev: &[Value]) -> String {
+    let r = of(ev, "tool/result");
+    r[0]["message"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn bash(args: Value) -> String {
+    let mut a = json!({"description":"d","command":"pwd"});
+    a.as_object_mut()
+        .unwrap()
+        .extend(args.as_object().unwrap().clone());
+    format!("call: bash {a}")
+}
+
+#[test]
+fn workdir_is_where_the_command_runs_and_the_result_says_so() {
+    let backend = Arc::new(Dirs::default());
+    let mut c = cfg(Edition::Current);
+    c.sandbox = Sandbox::with(backend.clone());
+    let mut h = H::with(c);
+    h.init();
+    let cwd = "/work-dir";
+    for (i, (w, at)) in [
+        ("sub", "/work-dir/sub"),
+        ("/usr", "/usr"),
+        ("", "/work-dir/"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let ev = turn(&mut h, 2 + i as u32, &bash(json!({"workdir": w})));
+        assert_eq!(of(&ev, "tool/result")[0]["meta"], json!({"cwd": at}), "{w}");
+        let asked = backend.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(
+            asked,
+            (at.to_owned(), cwd.to_owned()),
+            "the workspace stays {cwd}"
+        );
+    }
+}
+
+#[test]
+fn a_timeout_that_is_not_positive_is_the_releases_error_and_registers_no_job() {
+    let mut h = H::with(cfg(Edition::Current));
+    h.init();
+    for (i, t) in ["0", "-5"].into_iter().enumerate() {
+        let ev = turn(
+            &mut h,
+            2 + i as u32,
+            &bash(json!({"timeoutMs": t.parse::<i64>().unwrap()})),
+        );
+        assert_eq!(
+            result_text(&ev),
+            format!("Error: invalid timeoutMs: expected a positive number, got {t}")
+        );
+        assert!(of(&ev, "job/registered").is_empty());
+    }
+}
+
+#[test]
+fn a_background_job_without_a_backend_fails_at_once_and_the_model_is_told() {
+    let mut h = H::with(cfg(Edition::Current));
+    h.init();
+    let ev = turn(
+        &mut h,
+        2,
+        &bash(json!({"command":"sleep 30","run_in_background": true})),
+    );
+    let id = of(&ev, "job/registered")[0]["jobId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(result_text(&ev), format!("started background job {id}"));
+    assert_eq!(of(&ev, "job/settled")[0]["status"], "failed");
+    let notices: Vec<&Value> = of(&ev, "user/message")
+        .into_iter()
+        .filter(|m| m["source"]["kind"] == "tool-jobs")
+        .collect();
+    let text = notices[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "background job {id} (bash: sleep 30) finished [status: failed, sandbox mode"
+        )),
+        "{text}"
+    );
+    let ev = turn(&mut h, 3, "call: job_list {}");
+    assert_eq!(
+        result_text(&ev),
+        format!("{id} [bash] failed \u{2014} sleep 30")
+    );
+}
+
+#[test]
+fn a_call_that_outlasts_its_timeout_becomes_a_job_that_job_kill_ends() {
+    if !bwrap_usable("the sdk bash's promotion to a background job") {
+        return;
+    }
+    let mut c = cfg(Edition::Current);
+    let ws = std::env::temp_dir().join(format!("dsh-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).unwrap();
+    c.process_cwd = ws.clone();
+    c.sandbox = Sandbox::host();
+    let mut h = H::with(c);
+    h.send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd": ws,
+        "provider":"deepseek-official","model":"deepseek-v4-flash"}}),
+    );
+    let t0 = Instant::now();
+    let ev = turn(
+        &mut h,
+        2,
+        &bash(json!({"command":"echo early; sleep 30","timeoutMs":300})),
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "waited {:?}",
+        t0.elapsed()
+    );
+    let id = of(&ev, "job/registered")[0]["jobId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(of(&ev, "job/settled").is_empty(), "it still runs");
+    assert!(
+        result_text(&ev).starts_with(&format!(
+            "early\n[still running after 300ms; moved to background job {id}]\n"
+        )),
+        "{}",
+        result_text(&ev)
+    );
+    let ev = turn(
+        &mut h,
+        3,
+        &format!("call: job_output {{\"job_id\":\"{id}\"}}"),
+    );
+    assert_eq!(result_text(&ev), "(no new output)\n[status: running]");
+    let ev = turn(
+        &mut h,
+        4,
+        &format!("call: job_kill {{\"job_id\":\"{id}\"}}"),
+    );
+    assert_eq!(
+        result_text(&ev),
+        format!("requested cancellation of job {id}")
+    );
+    let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+    let at = |t: &str| types.iter().position(|x| *x == t).unwrap();
+    assert!(at("step/end") < at("job/settled"), "{types:?}");
+    let settled = of(&ev, "job/settled")[0];
+    assert_eq!(
+        (settled["status"].as_str(), settled["detail"].as_str()),
+        (Some("killed"), Some("signal: SIGTERM"))
+    );
+    assert_eq!(settled["cause"], "kill");
+    let _ = std::fs::remove_dir_all(&ws);
+}
