@@ -8,6 +8,7 @@
 
 use super::log::PeerLog;
 use super::run::{baseline, setup, spawn, worst, Options, Setup, Suite};
+use crate::check::CheckId;
 use crate::edition::Edition;
 use crate::runner::Event;
 use crate::suite::{CheckResult, Report};
@@ -29,6 +30,8 @@ pub struct AppObservation {
     pub stdout: Vec<String>,
     /// The end of its stderr.
     pub stderr: String,
+    /// Its resident size (time, bytes), sampled in the scenarios that judge it.
+    pub rss: Vec<(Duration, u64)>,
 }
 /// The report's note on the checks app mode leaves out.
 fn not_judged() -> String {
@@ -100,13 +103,17 @@ pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
 fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObservation, String> {
     let Setup {
         dirs,
+        t0,
         peers,
         cmd,
         mut env,
-        ..
     } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
     env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
     let mut child = spawn("app", &cmd, &dirs, &env)?;
+    let sampler = s
+        .checks
+        .contains(&CheckId::ClientBoundedBacklog)
+        .then(|| super::memory::Sampler::start(child.pid(), t0));
     child.write(format!("{}\n", s.prompt).into_bytes());
     child.close_stdin();
     let until = Instant::now() + opts.op_timeout;
@@ -129,6 +136,7 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
             None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
+    let rss = sampler.map(|s| s.finish()).unwrap_or_default();
     // Let the last peer's exit reach the log.
     std::thread::sleep(Duration::from_millis(100));
     child.kill();
@@ -140,5 +148,6 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
         exit,
         stdout,
         stderr,
+        rss,
     })
 }

@@ -1,12 +1,12 @@
 //! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
 
 use super::app::AppObservation;
-use super::closing;
 use super::layers::{self, Stack};
 use super::log::PeerEvent;
 use super::robust;
 use super::run::Suite;
 use super::scenario::{self as sc, fail, untestable, Observation};
+use super::{backlog, closing};
 use crate::check::CheckId;
 use crate::suite::Verdict;
 
@@ -175,6 +175,19 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         suite: Suite::Contract,
     },
     AppScenario {
+        name: "backlog",
+        checks: &[CheckId::ClientBoundedBacklog],
+        layers: || Stack(vec![Box::new(backlog::Backlog::default())]),
+        prompt: backlog::PROMPT,
+        judge: |o| {
+            let text = backlog::PROMPT.trim_start_matches("reply: ");
+            vec![backlog::judge(&o.peers, &o.rss, &|what| {
+                completes(o, text, what)
+            })]
+        },
+        suite: Suite::Contract,
+    },
+    AppScenario {
         name: "exit-mid-turn",
         checks: &[CheckId::ClientRuntimeExit],
         layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
@@ -251,6 +264,7 @@ mod tests {
             exit: code,
             stdout: Vec::new(),
             stderr: stderr.into(),
+            rss: Vec::new(),
         }
     }
 

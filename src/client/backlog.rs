@@ -5,7 +5,7 @@
 //! about the second half's size again, one that drops it does not.
 
 use super::layers::{event_of, parse, status, Action, Layer};
-use super::log::PeerEvent;
+use super::log::{PeerEvent, PeerLog};
 use super::scenario::{completes, fail, untestable, Observation};
 use crate::suite::verdict::Verdict;
 use std::time::Duration;
@@ -90,15 +90,34 @@ impl Layer for Backlog {
 /// half was in the client's hands) against the second half's size: more than half of it is a
 /// FAIL.
 pub fn bounded_backlog(o: &Observation) -> Verdict {
+    let done = |what: &str| completes(o, 1, PROMPT.trim_start_matches("reply: "), what);
+    judge(&o.peers, &o.rss, &done)
+}
+
+/// [`bounded_backlog`] on the peers' logs and the samples, `done` judging whether the run
+/// completed (driver mode and app mode say it their ways).
+pub fn judge(
+    peers: &[PeerLog],
+    rss: &[(Duration, u64)],
+    done: &dyn Fn(&str) -> Verdict,
+) -> Verdict {
     let second = marker(2);
-    let Some((peer, at)) = o.peers.iter().find_map(|p| {
+    let Some((peer, at)) = peers.iter().find_map(|p| {
         let at = p
             .events
             .iter()
             .position(|(_, e)| matches!(e, PeerEvent::Wrote(l) if l.contains(&second)))?;
         Some((p, at))
     }) else {
-        return untestable("the client never prompted, so no backlog was written");
+        let first = marker(1);
+        let began = peers
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|(_, e)| matches!(e, PeerEvent::Wrote(l) if l.contains(&first)));
+        return untestable(match began {
+            true => "the client did not read the backlog's first half within the bound, so the second was never written",
+            false => "the client never prompted, so no backlog was written",
+        });
     };
     let bytes: usize = peer.events[at..]
         .iter()
@@ -111,7 +130,7 @@ pub fn bounded_backlog(o: &Observation) -> Verdict {
         return untestable("the first half never reached the client");
     };
     let peak =
-        |keep: &dyn Fn(Duration) -> bool| o.rss.iter().filter(|(t, _)| keep(*t)).map(|s| s.1).max();
+        |keep: &dyn Fn(Duration) -> bool| rss.iter().filter(|(t, _)| keep(*t)).map(|s| s.1).max();
     let (Some(before), Some(after)) = (peak(&|t| t <= split), peak(&|t| t > split)) else {
         return untestable("the client's memory could not be read (/proc)");
     };
@@ -119,7 +138,7 @@ pub fn bounded_backlog(o: &Observation) -> Verdict {
         "{} MiB of other sessions' events were written during the run",
         (2 * bytes) >> 20
     );
-    if let v @ Verdict::Fail(_) = completes(o, 1, PROMPT.trim_start_matches("reply: "), &what) {
+    if let v @ Verdict::Fail(_) = done(&what) {
         return untestable(format!(
             "the run did not complete, so its memory tells nothing: {}",
             reason(&v)
@@ -169,7 +188,6 @@ fn reason(v: &Verdict) -> String {
 mod tests {
     use super::*;
     use crate::client::driver::{Op, Outcome};
-    use crate::client::log::PeerLog;
     use serde_json::json;
 
     fn line(session: &str, ty: &str) -> String {

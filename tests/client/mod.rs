@@ -57,7 +57,7 @@ fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
 
 /// Mutants whose bug leaves another check with nothing to judge, never a failure: `rescan`'s
 /// quadratic cost per event never finishes the backlog scenario's run, so its memory tells nothing.
-const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
+pub(super) const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
 
 #[test]
 fn each_client_mutant_fails_exactly_its_check() {
