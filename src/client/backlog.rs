@@ -22,7 +22,7 @@ const DELTA: usize = 16 << 10;
 const PAUSE_MS: u64 = 1500;
 
 /// Writes the first half in place of the run's reply, holds the reply and what follows, writes
-/// the second half [`PAUSE_MS`] later and the held frames [`PAUSE_MS`] after that.
+/// the second half 1.5 s later and the held frames 1.5 s after that.
 #[derive(Default)]
 pub struct Backlog {
     half: usize,
