@@ -66,18 +66,24 @@ pub fn probe() -> bool {
     }
 }
 
-/// Runs one request under bwrap to its end (killed after [`RUN_TIMEOUT`]), stdout and stderr
-/// read apart, each kept to its last [`MAX_OUTPUT`] bytes.
-fn run_bwrap(req: &Request<'_>) -> Confined {
+/// Starts `bwrap <workspace-write profile> -- bash -c COMMAND` in the request's directory, its
+/// stdout and stderr piped (a call run to its end and a background job start the same way).
+pub(super) fn spawn_bwrap(req: &Request<'_>) -> std::io::Result<std::process::Child> {
     let workspace = req.workspace.to_string_lossy();
-    let child = Command::new("bwrap")
+    Command::new("bwrap")
         .args(sandbox::bwrap_args(&workspace))
         .args(["--", "bash", "-c", req.command])
         .current_dir(req.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn();
+        .spawn()
+}
+
+/// Runs one request under bwrap to its end (killed after [`RUN_TIMEOUT`]), stdout and stderr
+/// read apart, each kept to its last [`MAX_OUTPUT`] bytes.
+fn run_bwrap(req: &Request<'_>) -> Confined {
+    let child = spawn_bwrap(req);
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return Confined::Failed(format!("spawn bwrap: {e}")),

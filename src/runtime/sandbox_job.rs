@@ -3,11 +3,11 @@
 //! stdout and stderr are read by threads into buffers the job tools read from; dropping the job
 //! kills what still runs.
 
-use super::sandbox::{self, Confined, Ran, Request, Running};
-use super::sandbox_io::{signal_name, MAX_OUTPUT};
+use super::sandbox::{Confined, Ran, Request, Running};
+use super::sandbox_io::{signal_name, spawn_bwrap, MAX_OUTPUT};
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,19 +26,10 @@ pub struct Job {
 
 /// Starts `bwrap <workspace-write profile> -- bash -c COMMAND` in the request's directory.
 pub fn start(req: &Request<'_>) -> Result<Job, Confined> {
-    let workspace = req.workspace.to_string_lossy();
-    let mut child = Command::new("bwrap")
-        .args(sandbox::bwrap_args(&workspace))
-        .args(["--", "bash", "-c", req.command])
-        .current_dir(req.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| match e.raw_os_error() {
-            Some(n) => Confined::NotSpawned(errno_name(n)),
-            None => Confined::Failed(format!("spawn bwrap: {e}")),
-        })?;
+    let mut child = spawn_bwrap(req).map_err(|e| match e.raw_os_error() {
+        Some(n) => Confined::NotSpawned(errno_name(n)),
+        None => Confined::Failed(format!("spawn bwrap: {e}")),
+    })?;
     let (out, err) = (Arc::default(), Arc::default());
     let mut readers = Vec::new();
     if let Some(p) = child.stdout.take() {

@@ -57,7 +57,35 @@ fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
 
 /// Mutants whose bug leaves another check with nothing to judge, never a failure: `rescan`'s
 /// quadratic cost per event never finishes the backlog scenario's run, so its memory tells nothing.
-pub(super) const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
+const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
+
+/// Mutant `name` failed exactly `check`, left only its [`UNJUDGEABLE`] checks untestable, and
+/// passed every other check of `judged`.
+fn assert_fails_only(name: &str, check: CheckId, report: &JsonReport, judged: &BTreeSet<CheckId>) {
+    assert_eq!(
+        report.with("FAIL"),
+        BTreeSet::from([check]),
+        "{name}: {}",
+        report.0
+    );
+    let untestable: BTreeSet<CheckId> = UNJUDGEABLE
+        .iter()
+        .filter(|u| u.0 == name)
+        .map(|u| u.1)
+        .collect();
+    assert_eq!(
+        report.with("UNTESTABLE"),
+        untestable,
+        "{name}: {}",
+        report.0
+    );
+    let rest: BTreeSet<CheckId> = judged
+        .iter()
+        .copied()
+        .filter(|c| *c != check && !untestable.contains(c))
+        .collect();
+    assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+}
 
 #[test]
 fn each_client_mutant_fails_exactly_its_check() {
@@ -79,24 +107,7 @@ fn each_client_mutant_fails_exactly_its_check() {
     let caught: BTreeSet<CheckId> = BUGS.iter().map(|b| b.2).collect();
     assert_eq!(caught, client_checks(), "every client check has a mutant");
     for (name, check, (code, report)) in results {
-        let failed = report.with("FAIL");
-        assert_eq!(failed, BTreeSet::from([check]), "{name}: {}", report.0);
-        let untestable: BTreeSet<CheckId> = UNJUDGEABLE
-            .iter()
-            .filter(|u| u.0 == name)
-            .map(|u| u.1)
-            .collect();
-        assert_eq!(
-            report.with("UNTESTABLE"),
-            untestable,
-            "{name}: {}",
-            report.0
-        );
-        let rest: BTreeSet<CheckId> = client_checks()
-            .into_iter()
-            .filter(|c| *c != check && !untestable.contains(c))
-            .collect();
-        assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+        assert_fails_only(name, check, &report, &client_checks());
         let must = check.info().severity == check::Severity::Must;
         assert_eq!(code, if must { 1 } else { 0 }, "{name}");
     }
