@@ -7,12 +7,12 @@
 //! The scenarios and their judges are in `app_judge.rs` (sans-IO).
 
 use super::log::PeerLog;
-use super::run::{baseline, setup, spawn, worst, Options, Setup, Suite};
+use super::run::{not_run, report, setup, spawn, Options, Setup, Suite, POLL};
 use crate::check::CheckId;
-use crate::edition::Edition;
 use crate::runner::Event;
-use crate::suite::{CheckResult, Report};
+use crate::suite::Report;
 use crate::trace::ExitInfo;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 pub use super::app_judge::{AppScenario, APP_SCENARIOS, NOT_JUDGED};
@@ -71,36 +71,32 @@ pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
     let mut verdicts = Vec::new();
     for s in &selected(opts)? {
         let t = Instant::now();
-        let obs = scenario(s, app, opts)?;
+        let Some(obs) = scenario(s, app, opts)? else {
+            not_run(&mut verdicts, s.checks, opts);
+            continue;
+        };
         if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
             eprintln!("{obs:#?}");
         }
         for (id, v) in s.checks.iter().zip((s.judge)(&obs)) {
+            let v = super::log::with_evidence(v, s.name, &obs.peers, &obs.stderr);
             verdicts.push((*id, v, t.elapsed()));
         }
     }
     // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
-    let mut results: Vec<CheckResult> = worst(verdicts)
-        .into_iter()
-        .map(|(id, v, duration)| CheckResult {
-            info: *id.info(),
-            verdict: baseline(v, id.as_str(), &opts.baseline),
-            duration,
-        })
-        .collect();
-    results.sort_by_key(|r| r.info.id);
-    Ok(Report {
-        runtime: app.join(" "),
-        edition: Edition::Current,
-        results,
-        duration: started.elapsed(),
-        hint: (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged),
-        stopped: None,
-        should_fail: opts.should_fail,
-    })
+    let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged);
+    Ok(report(app, verdicts, opts, started, hint))
 }
 
-fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObservation, String> {
+/// Runs one app scenario; `None` when the run was stopped before its end.
+fn scenario(
+    s: &AppScenario,
+    app: &[String],
+    opts: &Options,
+) -> Result<Option<AppObservation>, String> {
+    if opts.cancel.halted().is_some() {
+        return Ok(None);
+    }
     let Setup {
         dirs,
         t0,
@@ -118,36 +114,51 @@ fn scenario(s: &AppScenario, app: &[String], opts: &Options) -> Result<AppObserv
     child.close_stdin();
     let until = Instant::now() + opts.op_timeout;
     let mut stdout = Vec::new();
-    while let Ok(ev) = child
-        .events
-        .recv_timeout(until.saturating_duration_since(Instant::now()))
-    {
-        child.consumed(&ev);
-        match ev {
-            Event::Line(o) => stdout.push(o.text().to_owned()),
-            Event::Closed(_) | Event::Flooded(_) => break,
+    let stopped = || opts.cancel.halted().is_some();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stopped() {
+            break;
+        }
+        match child.events.recv_timeout(left.min(POLL)) {
+            Ok(ev) => {
+                child.consumed(&ev);
+                match ev {
+                    Event::Line(o) => stdout.push(o.text().to_owned()),
+                    Event::Closed(_) | Event::Flooded(_) => break,
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
         }
     }
     let exit = loop {
         match child.try_exit() {
             Some(ExitInfo::Code(c)) => break Some(c),
             Some(_) => break Some(-1),
-            None if Instant::now() >= until => break None,
+            None if Instant::now() >= until || stopped() => break None,
             None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
+    if stopped() {
+        child.kill();
+        return Ok(None);
+    }
     let rss = sampler.map(|s| s.finish()).unwrap_or_default();
     // Let the last peer's exit reach the log.
     std::thread::sleep(Duration::from_millis(100));
     child.kill();
     let stderr = child.stderr_tail().0;
     std::thread::sleep(Duration::from_millis(50));
+    if stopped() {
+        return Ok(None);
+    }
     let peers = peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(AppObservation {
+    Ok(Some(AppObservation {
         peers,
         exit,
         stdout,
         stderr,
         rss,
-    })
+    }))
 }

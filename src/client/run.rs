@@ -7,11 +7,15 @@ use super::log::Peers;
 use super::scenario::{Observation, Scenario, SCENARIOS};
 use crate::check::CheckId;
 use crate::edition::Edition;
-use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
+use crate::runner::{CaseDirs, Child, CommandSpec, Event, Halt, StdoutLimit};
+use crate::suite::report::Stopped;
 use crate::suite::{Baseline, CheckResult, Report, Verdict};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// How often a wait looks at the run's stop switch.
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 
 /// The argv placeholder replaced by the shim's path.
 pub const PLACEHOLDER: &str = "{runtime}";
@@ -31,6 +35,9 @@ pub struct Options {
     pub baseline: Baseline,
     /// SHOULD failures fail the run too.
     pub should_fail: bool,
+    /// Stops the run between operations (SIGINT, SIGTERM): the scenario then running is ended,
+    /// its checks and those of the scenarios after it are NOT RUN, the report is partial.
+    pub cancel: crate::runner::Cancel,
 }
 
 /// Which scenarios a run takes when none is named.
@@ -84,35 +91,79 @@ pub fn select(names: &[String], suite: Suite) -> Result<Vec<&'static Scenario>, 
 /// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim).
 pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
-    let mut results = Vec::new();
     let mut verdicts = Vec::new();
     for s in select(&opts.scenarios, opts.suite)? {
         let t = Instant::now();
-        let obs = scenario(s, client, opts)?;
+        let Some((obs, stderr)) = scenario(s, client, opts)? else {
+            not_run(&mut verdicts, s.checks, opts);
+            continue;
+        };
         if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
             eprintln!("{obs:#?}");
         }
         for (id, verdict) in s.checks.iter().zip((s.judge)(&obs)) {
+            let verdict = super::log::with_evidence(verdict, s.name, &obs.peers, &stderr);
             verdicts.push((*id, verdict, t.elapsed()));
         }
     }
-    for (id, verdict, duration) in worst(verdicts) {
-        results.push(CheckResult {
+    Ok(report(client, verdicts, opts, started, None))
+}
+
+/// A scenario that was not run, or not to its end, because the run was stopped: its checks NOT
+/// RUN (a check another scenario passed is then NOT RUN too: it was not judged whole).
+pub(crate) fn not_run(
+    verdicts: &mut Vec<(CheckId, Verdict, Duration)>,
+    checks: &[CheckId],
+    opts: &Options,
+) {
+    let halt = opts.cancel.halted().unwrap_or(Halt::Signal(libc::SIGINT));
+    for id in checks {
+        verdicts.push((*id, Verdict::NotRun(halt), Duration::ZERO));
+    }
+}
+
+/// The report of a client run: one verdict per check (the worst its scenarios gave), the
+/// baseline applied, and why the run stopped if it did.
+pub(crate) fn report(
+    client: &[String],
+    verdicts: Vec<(CheckId, Verdict, Duration)>,
+    opts: &Options,
+    started: Instant,
+    hint: Option<String>,
+) -> Report {
+    let mut results: Vec<CheckResult> = worst(verdicts)
+        .into_iter()
+        .map(|(id, verdict, duration)| CheckResult {
             info: *id.info(),
             verdict: baseline(verdict, id.as_str(), &opts.baseline),
             duration,
-        });
-    }
+        })
+        .collect();
     results.sort_by_key(|r| r.info.id);
-    Ok(Report {
+    let stopped = opts.cancel.halted().map(|halt| {
+        let judged = results
+            .iter()
+            .filter(|r| !matches!(r.verdict, Verdict::NotRun(_)))
+            .count();
+        Stopped {
+            halt,
+            cause: format!(
+                "The report holds the {judged} of {} checks judged before it.",
+                results.len()
+            ),
+            stderr_tail: String::new(),
+            after: started.elapsed(),
+        }
+    });
+    Report {
         runtime: client.join(" "),
         edition: Edition::Current,
         results,
         duration: started.elapsed(),
-        hint: None,
-        stopped: None,
+        hint,
+        stopped,
         should_fail: opts.should_fail,
-    })
+    }
 }
 
 /// One verdict per check: of those several scenarios decide, the first failure, else the first
@@ -240,7 +291,16 @@ pub(crate) fn setup(
     })
 }
 
-fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observation, String> {
+/// Runs one scenario: what the kit saw, and the end of the client's stderr; `None` when the run
+/// was stopped before the scenario's end.
+fn scenario(
+    s: &Scenario,
+    client: &[String],
+    opts: &Options,
+) -> Result<Option<(Observation, String)>, String> {
+    if opts.cancel.halted().is_some() {
+        return Ok(None);
+    }
     let Setup {
         dirs,
         t0,
@@ -259,7 +319,11 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
         let mut line = op.to_json();
         line["id"] = (i + 1).into();
         child.write(format!("{line}\n").into_bytes());
-        let out = await_result(&mut child, i + 1, opts.op_timeout);
+        let out = await_result(&mut child, i + 1, opts);
+        if opts.cancel.halted().is_some() {
+            child.kill();
+            return Ok(None);
+        }
         let stop = !matches!(out, Outcome::Ok(_) | Outcome::Err(_));
         ops.push((op, out, t.elapsed()));
         if stop {
@@ -276,18 +340,27 @@ fn scenario(s: &Scenario, client: &[String], opts: &Options) -> Result<Observati
     std::thread::sleep(Duration::from_millis(100));
     child.kill();
     std::thread::sleep(Duration::from_millis(50));
+    // A signal that reached the client too (a terminal's Ctrl-C) may have ended it first.
+    if opts.cancel.halted().is_some() {
+        return Ok(None);
+    }
     let peers = peers.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(Observation { peers, ops, rss })
+    Ok(Some((
+        Observation { peers, ops, rss },
+        child.stderr_tail().0,
+    )))
 }
 
-fn await_result(child: &mut Child, id: usize, timeout: Duration) -> Outcome {
-    let until = Instant::now() + timeout;
+/// The driver's result for operation `id`, within the operation's bound; a stopped run ends the
+/// wait within [`POLL`].
+fn await_result(child: &mut Child, id: usize, opts: &Options) -> Outcome {
+    let until = Instant::now() + opts.op_timeout;
     loop {
         let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        if left.is_zero() || opts.cancel.halted().is_some() {
             return Outcome::TimedOut;
         }
-        match child.events.recv_timeout(left) {
+        match child.events.recv_timeout(left.min(POLL)) {
             Ok(ev) => {
                 child.consumed(&ev);
                 match ev {
@@ -307,7 +380,7 @@ fn await_result(child: &mut Child, id: usize, timeout: Duration) -> Outcome {
                     }
                 }
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Outcome::TimedOut,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
             Err(_) => return Outcome::DriverEnded("its stdout ended".into()),
         }
     }

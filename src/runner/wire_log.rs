@@ -35,6 +35,9 @@ pub enum Dir {
     Sent,
     /// Read from its stdout.
     Received,
+    /// Not a line: what happened to the runtime's process (in a client report: a peer's launch,
+    /// exit, signal, stderr or closed stdin).
+    Event,
 }
 
 impl Dir {
@@ -43,6 +46,7 @@ impl Dir {
         match self {
             Dir::Sent => "sent",
             Dir::Received => "received",
+            Dir::Event => "event",
         }
     }
 }
@@ -54,6 +58,8 @@ pub struct WireLine {
     pub at: Duration,
     /// Which way.
     pub dir: Dir,
+    /// In a client report, the launch of the runtime (1-based) it belongs to.
+    pub peer: Option<usize>,
     /// The line (lossy UTF-8 for what was sent), clipped to [`LINE_BYTES`].
     pub text: String,
     /// The line was longer and was clipped.
@@ -84,7 +90,13 @@ impl Transcript {
     /// The log's last `max_lines` lines within `max_bytes` of text (clipped lines count their
     /// clipped length).
     pub fn wire_log(&self, max_lines: usize, max_bytes: usize) -> WireLog {
-        let mut all: Vec<(Duration, Dir, &[u8])> = Vec::new();
+        let mut all = Vec::new();
+        let entry = |at, dir, text| Entry {
+            at,
+            dir,
+            peer: None,
+            text,
+        };
         for s in &self.stamps {
             match s.what {
                 Wire::Sent { from, to } => {
@@ -94,50 +106,73 @@ impl Transcript {
                     for l in b.split(|&c| c == b'\n') {
                         let l = l.strip_suffix(b"\r").unwrap_or(l);
                         if !l.is_empty() {
-                            all.push((s.at, Dir::Sent, l));
+                            all.push(entry(s.at, Dir::Sent, l));
                         }
                     }
                 }
                 Wire::Received(n) => {
                     if let Some(o) = self.stdout.get(n) {
-                        all.push((s.at, Dir::Received, o.text().as_bytes()));
+                        all.push(entry(s.at, Dir::Received, o.text().as_bytes()));
                     }
                 }
             }
         }
-        let mut log = WireLog {
-            incomplete: self.truncated,
-            ..WireLog::default()
-        };
-        let mut used = 0;
-        let mut keep = all.len();
-        while keep > 0 && all.len() - keep < max_lines {
-            let n = all[keep - 1].2.len().min(LINE_BYTES);
-            if used + n > max_bytes {
-                break;
-            }
-            used += n;
-            keep -= 1;
-        }
+        let mut log = bounded(&all, max_lines, max_bytes);
+        log.incomplete = self.truncated;
         // The ring's dropped stamps count one line each (a dropped write may have held more).
-        log.dropped_lines = keep + self.stamps_dropped;
-        log.dropped_bytes = all[..keep].iter().map(|l| l.2.len()).sum();
-        for &(at, dir, b) in &all[keep..] {
-            let clipped = b.len() > LINE_BYTES;
-            let mut text = String::from_utf8_lossy(&b[..b.len().min(LINE_BYTES)]).into_owned();
-            if clipped {
-                // Cut at a character boundary (a lossy cut may have left a U+FFFD at the end).
-                text = text.trim_end_matches('\u{fffd}').to_owned();
-            }
-            log.lines.push(WireLine {
-                at,
-                dir,
-                text,
-                clipped,
-            });
-        }
+        log.dropped_lines += self.stamps_dropped;
         log
     }
+}
+
+/// One line of a log before it is bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// Time from the case's start.
+    pub at: Duration,
+    /// Which way.
+    pub dir: Dir,
+    /// In a client report, the runtime's launch.
+    pub peer: Option<usize>,
+    /// The whole line.
+    pub text: &'a [u8],
+}
+
+/// The last `max_lines` of `all` within `max_bytes` of text (clipped lines count their clipped
+/// length), each clipped to [`LINE_BYTES`], what was left out counted.
+pub fn bounded(all: &[Entry], max_lines: usize, max_bytes: usize) -> WireLog {
+    let mut used = 0;
+    let mut keep = all.len();
+    while keep > 0 && all.len() - keep < max_lines {
+        let n = all[keep - 1].text.len().min(LINE_BYTES);
+        if used + n > max_bytes {
+            break;
+        }
+        used += n;
+        keep -= 1;
+    }
+    let mut log = WireLog {
+        dropped_lines: keep,
+        dropped_bytes: all[..keep].iter().map(|l| l.text.len()).sum(),
+        ..WireLog::default()
+    };
+    for e in &all[keep..] {
+        let b = e.text;
+        let clipped = b.len() > LINE_BYTES;
+        let mut text = String::from_utf8_lossy(&b[..b.len().min(LINE_BYTES)]).into_owned();
+        if clipped {
+            // Cut at a character boundary (a lossy cut may have left a U+FFFD at the end).
+            text = text.trim_end_matches('\u{fffd}').to_owned();
+        }
+        log.lines.push(WireLine {
+            at: e.at,
+            dir: e.dir,
+            peer: e.peer,
+            text,
+            clipped,
+        });
+    }
+    log
 }
 
 #[cfg(test)]

@@ -221,6 +221,37 @@ fn sigint_and_sigterm_write_the_partial_report_and_leave_nothing() {
 }
 
 #[test]
+fn client_on_sigint_and_sigterm_writes_the_partial_report_and_leaves_nothing() {
+    let kit_path = super::KIT;
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let out = report_path("client-interrupted.json");
+        let r = kit(
+            &[
+                "client",
+                "--format",
+                "json",
+                "--output",
+                out.to_str().unwrap(),
+                "--",
+                kit_path,
+                "client-driver",
+            ],
+            Some((Duration::from_secs(6), sig)),
+        );
+        r.assert_clean(code, MINUTES);
+        assert!(r.stderr.contains("stopped: interrupted by"), "{r}");
+        let rep = json_report(&r, &out);
+        assert_eq!(rep.stopped(), Some("signal"), "{rep}");
+        assert_eq!(rep.0["stopped"]["signal"], sig);
+        // The reference client: what was judged before the signal passed, the rest was not run.
+        assert!(!rep.with("PASS").is_empty(), "{rep}");
+        assert!(!rep.with("NOT RUN").is_empty(), "{rep}");
+        let judged = rep.with("PASS").len() + rep.with("NOT RUN").len();
+        assert_eq!(judged, rep.verdicts().len(), "{rep}");
+    }
+}
+
+#[test]
 fn the_run_budget_is_printed_and_honoured() {
     let out = report_path("budget.json");
     let r = kit(

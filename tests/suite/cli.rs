@@ -263,6 +263,15 @@ fn json_reports_validate_against_the_schema_and_junit_loads_in_a_junit_parser() 
             .assert()
             .code(1);
     }
+    // A client report, whose failure's wire log has peers and events, is of the same schema.
+    let client = temp_file("client.json");
+    kit()
+        .args(["client", "--format", "json", "--scenario", "subagent-trees"])
+        .arg("--output")
+        .arg(&client)
+        .args(["--", KIT, "client-driver", "--bug", "first-idle"])
+        .assert()
+        .code(1);
     let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     let script = r#"
 import json, sys, jsonschema, junitparser
@@ -270,6 +279,11 @@ schema = json.load(open(sys.argv[1]))
 report = json.load(open(sys.argv[2]))
 jsonschema.Draft202012Validator.check_schema(schema)
 jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
+client = json.load(open(sys.argv[4]))
+jsonschema.validate(client, schema, cls=jsonschema.Draft202012Validator)
+lines = [l for c in client["checks"] if c.get("failure") for l in c["failure"]["wire_log"]["lines"]]
+assert {l["dir"] for l in lines} == {"sent", "received", "event"}, lines
+assert all(l["peer"] == 1 for l in lines), lines
 xml = junitparser.JUnitXml.fromfile(sys.argv[3])
 cases = [c for s in xml for c in s]
 failed = [c.name for c in cases if any(isinstance(r, junitparser.Failure) for r in c.result)]
@@ -281,6 +295,7 @@ print(len(report["checks"]), report["summary"]["failed"], len(cases), ",".join(f
             .arg(&schema)
             .arg(&json)
             .arg(&xml)
+            .arg(&client)
             .output()
             .unwrap()
     };

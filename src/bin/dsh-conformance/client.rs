@@ -67,6 +67,8 @@ enum Format {
     Human,
     Json,
     Junit,
+    /// The HTML page `report --html` makes, for this run alone.
+    Html,
 }
 
 pub(crate) fn client(a: ClientArgs) -> i32 {
@@ -95,7 +97,14 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         suite: a.suite.into(),
         baseline,
         should_fail: a.should_fail,
+        cancel: dsh_conformance::runner::Cancel::new(),
     };
+    if let Err(e) = opts.cancel.on_signals(
+        &[libc::SIGINT, libc::SIGTERM],
+        "stopping the run; the partial report follows (send it again to quit at once)",
+    ) {
+        eprintln!("dsh-conformance client: cannot install signal handlers: {e}");
+    }
     let report = if a.app {
         dsh_conformance::client::app::run(&a.cmd, &opts)?
     } else {
@@ -106,6 +115,10 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         Format::Human => report.human(a.verbose),
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
+        Format::Html => dsh_conformance::suite::html::page(
+            &[report.json()],
+            &crate::report::options("docs/CONTRACT.md"),
+        ),
     };
     match &a.output {
         Some(p) => {
@@ -114,6 +127,9 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         None => dsh_conformance::out!("{text}"),
     }
     eprintln!("{}", report.summary_line());
+    if let Some(st) = &report.stopped {
+        eprintln!("stopped: {}. {}", st.halt, st.cause);
+    }
     Ok(report.exit_code())
 }
 

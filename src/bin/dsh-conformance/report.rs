@@ -1,10 +1,11 @@
-//! `report`: pages made from JSON reports (`check --format json`) after the run.
+//! `report`: pages made from JSON reports (`check` or `client --format json`) after the run.
 
 use dsh_conformance::suite::html::{page, PageOptions};
 use std::path::PathBuf;
 
-/// Make one HTML page from one or more JSON reports of `check --format json`: the root causes
-/// per runtime, then a checks × runtimes matrix whose failing cells open the failure.
+/// Make one HTML page from one or more JSON reports of `check --format json` or `client --format
+/// json`: the root causes per runtime (or client), then a checks × runtimes matrix whose failing
+/// cells open the failure and its wire log.
 #[derive(clap::Args)]
 pub(crate) struct ReportArgs {
     /// The page to write (self-contained: no network, no external assets).
@@ -42,7 +43,7 @@ impl ReportArgs {
             };
             if v["schema"] != "dsh-conformance/report/v2" {
                 eprintln!(
-                    "dsh-conformance report: {}: not a report of `check --format json` (schema {})",
+                    "dsh-conformance report: {}: not a report of `check` or `client --format json` (schema {})",
                     p.display(),
                     v["schema"]
                 );

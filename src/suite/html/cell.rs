@@ -74,8 +74,13 @@ fn failure(out: &mut String, f: &Value) {
         let _ = write!(out, "<dt>{dt}</dt><dd>{dd}</dd>");
     };
     item("kind", esc(s(f, "kind")));
-    if !s(f, "case").is_empty() {
-        item("trace", format!("<code>{}</code>", esc(s(f, "case"))));
+    match s(f, "case") {
+        "" => {}
+        // A client report's case is its scenario.
+        case => match case.strip_prefix("scenario ") {
+            Some(name) => item("scenario", format!("<code>{}</code>", esc(name))),
+            None => item("trace", format!("<code>{}</code>", esc(case))),
+        },
     }
     if !s(f, "expected").is_empty() {
         item(
@@ -160,7 +165,12 @@ fn wire_log(w: &Value) -> String {
         let arrow = match dir {
             "sent" => "&gt;&gt; sent",
             "received" => "&lt;&lt; received",
+            "event" => "** event",
             _ => "",
+        };
+        let arrow = match l.get("peer").and_then(Value::as_u64) {
+            Some(n) => format!("{arrow} <span class=\"peer\">peer {n}</span>"),
+            None => arrow.to_owned(),
         };
         let clipped = if l.get("clipped").and_then(Value::as_bool) == Some(true) {
             " <span class=\"note\">(clipped)</span>"

@@ -163,11 +163,10 @@ pub fn page(reports: &[Value], opts: &PageOptions) -> String {
     );
     let _ = writeln!(
         out,
-        "<header><h1>{}</h1><p class=\"note\">{} runtime{}, {} checks. \
+        "<header><h1>{}</h1><p class=\"note\">{}, {} checks. \
          <a href=\"#root-causes\">Root causes</a> · <a href=\"#matrix\">Checks × runtimes</a></p></header>",
         esc(&opts.title),
-        reports.len(),
-        if reports.len() == 1 { "" } else { "s" },
+        subjects(reports),
         rows.len()
     );
     runtimes(&mut out, reports);
@@ -175,6 +174,29 @@ pub fn page(reports: &[Value], opts: &PageOptions) -> String {
     matrix(&mut out, reports, &rows, opts);
     let _ = write!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>\n");
     out
+}
+
+/// A report of `client` (its checks are all `client.*`): its column is a client, not a runtime.
+fn is_client(r: &Value) -> bool {
+    let ids: Vec<&str> = r
+        .get("checks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| s(c, "id"))
+        .collect();
+    !ids.is_empty() && ids.iter().all(|id| id.starts_with("client."))
+}
+
+/// What the columns are: `3 runtimes`, `1 runtime, 2 clients`.
+fn subjects(reports: &[Value]) -> String {
+    let clients = reports.iter().filter(|r| is_client(r)).count();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    match (reports.len() - clients, clients) {
+        (r, 0) => plural(r, "runtime"),
+        (0, c) => plural(c, "client"),
+        (r, c) => format!("{}, {}", plural(r, "runtime"), plural(c, "client")),
+    }
 }
 
 /// A runtime's column name: `#N` and its label, clipped.
@@ -192,7 +214,7 @@ fn runtime_name(i: usize, r: &Value) -> String {
 fn runtimes(out: &mut String, reports: &[Value]) {
     out.push_str(
         "<section id=\"runtimes\"><h2>Runtimes</h2>\n<table class=\"runtimes\"><thead><tr>\
-         <th scope=\"col\">#</th><th scope=\"col\">runtime</th><th scope=\"col\">edition</th>\
+         <th scope=\"col\">#</th><th scope=\"col\">runtime or client (command)</th><th scope=\"col\">edition</th>\
          <th scope=\"col\">outcome</th><th scope=\"col\">summary</th><th scope=\"col\">time</th>\
          </tr></thead><tbody>\n",
     );
@@ -235,8 +257,13 @@ fn runtimes(out: &mut String, reports: &[Value]) {
         }
         let _ = writeln!(
             out,
-            "<tr><td>#{}</td><td><code>{}</code>{notes}</td><td>{}</td><td><span class=\"label\">{}</span></td><td>{}</td><td>{:.1} s</td></tr>",
+            "<tr><td>#{}</td><td>{}<code>{}</code>{notes}</td><td>{}</td><td><span class=\"label\">{}</span></td><td>{}</td><td>{:.1} s</td></tr>",
             i + 1,
+            if is_client(r) {
+                "<span class=\"label\">client</span> "
+            } else {
+                ""
+            },
             esc(s(r, "runtime")),
             esc(s(r, "edition")),
             esc(&s(r, "outcome").to_ascii_uppercase()),

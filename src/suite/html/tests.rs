@@ -152,3 +152,32 @@ fn filters_are_hidden_without_the_script_and_list_what_the_page_holds() {
         assert!(page.contains(opt), "{opt}");
     }
 }
+
+#[test]
+fn a_client_report_is_a_client_column_whose_wire_log_names_its_peers() {
+    let client = serde_json::json!({
+        "schema": "dsh-conformance/report/v2",
+        "runtime": "python3 driver.py {runtime}",
+        "summary": {"passed": 0, "failed": 1},
+        "outcome": "findings",
+        "root_causes": [{"check": "client.subagent-trees", "severity": "MUST", "section": "§15.8",
+                         "verdict": "FAIL", "reason": "ended early", "blocks": []}],
+        "checks": [{"id": "client.subagent-trees", "section": "§15.8", "severity": "MUST",
+                    "verdict": "FAIL", "reason": "ended early",
+                    "failure": {"kind": "rule", "reason": "ended early", "case": "scenario subagent-trees",
+                                "wire_log": {"dropped_lines": 0, "dropped_bytes": 0, "incomplete": false, "lines": [
+                                    {"t_ms": 0, "dir": "event", "peer": 2, "text": "launched: --profile sdk"},
+                                    {"t_ms": 3, "dir": "sent", "peer": 2, "text": "{\"id\":1}"}]}}}],
+    });
+    let page = page(&[json(), client], &PageOptions::default());
+    assert!(page.contains("1 runtime, 1 client, "), "{page}");
+    assert!(page.contains(
+        "<td><span class=\"label\">client</span> <code>python3 driver.py {runtime}</code>"
+    ));
+    assert!(page.contains(
+        "<tr class=\"event\"><td>0</td><td>** event <span class=\"peer\">peer 2</span></td><td>launched: --profile sdk</td></tr>"
+    ), "{page}");
+    assert!(page.contains("<td>&gt;&gt; sent <span class=\"peer\">peer 2</span></td>"));
+    // A runtime's report is not called a client.
+    assert!(page.contains("<td><code>./rt --profile sdk</code>"));
+}

@@ -422,6 +422,9 @@ fn wire_log_json(w: &crate::runner::WireLog) -> Value {
             if l.clipped {
                 line["clipped"] = json!(true);
             }
+            if let Some(n) = l.peer {
+                line["peer"] = json!(n);
+            }
             line
         }).collect::<Vec<_>>(),
         "dropped_lines": w.dropped_lines,

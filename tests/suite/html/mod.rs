@@ -306,6 +306,55 @@ fn check_format_html_writes_the_page_of_one_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn the_page_of_the_reference_client_and_a_broken_one_opens_the_failure_s_wire_log() {
+    let Some(chrome) = chromium() else { return };
+    let dir = temp_dir();
+    let scenario = ["client", "--format", "json", "--scenario", "subagent-trees"];
+    for (name, bug, code) in [("good", None, 0), ("broken", Some("first-idle"), 1)] {
+        Command::new(KIT)
+            .args(scenario)
+            .arg("--output")
+            .arg(dir.join(format!("{name}.json")))
+            .args(["--", KIT, "client-driver"])
+            .args(bug.map(|b| ["--bug", b]).into_iter().flatten())
+            .assert()
+            .code(code);
+    }
+    let page = dir.join("clients.html");
+    Command::new(KIT)
+        .arg("report")
+        .arg("--html")
+        .arg(&page)
+        .args([dir.join("good.json"), dir.join("broken.json")])
+        .assert()
+        .code(0);
+    let dom = browse(&chrome, &dir, &["--dump-dom"], &url(&page));
+    assert!(dom.contains("2 clients, "), "{dom}");
+    let causes = between(&dom, "id=\"root-causes\"", "id=\"matrix\"");
+    assert!(causes.contains("client.subagent-trees"), "{causes}");
+    let good = between(&dom, "<td id=\"cell-1-client.subagent-trees\"", "</td>");
+    assert!(good.contains("PASS"), "{good}");
+    let td = between(
+        &dom,
+        "<td id=\"cell-2-client.subagent-trees\"",
+        "</details></td>",
+    );
+    assert!(td.contains("class=\"v v-fail sev-must\""), "{td}");
+    // Its wire log: the peer's launch, the client's initialize, the peer's answer, the exit.
+    for part in [
+        "<dt>wire log</dt>",
+        "** event <span class=\"peer\">peer 1</span></td><td>launched: --profile sdk</td>",
+        r#"&gt;&gt; sent <span class="peer">peer 1</span></td><td>{"jsonrpc":"2.0","id":"ref-1","method":"initialize""#,
+        "&lt;&lt; received <span class=\"peer\">peer 1</span>",
+        "exited with code 0",
+        "<dt>scenario</dt><dd><code>subagent-trees</code></dd>",
+    ] {
+        assert!(td.contains(part), "{part} not in {td}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `n` reports of `checks` checks each, every fifth check failing with a 40-line wire log.
 fn synthetic(n: usize, checks: usize) -> Vec<Value> {
     let verdicts = ["PASS", "PASS", "PASS", "BLOCKED", "FAIL", "SKIP", "PASS"];
