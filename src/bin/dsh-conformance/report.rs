@@ -60,7 +60,7 @@ impl ReportArgs {
             return 2;
         }
         eprintln!(
-            "dsh-conformance report: wrote {} ({} runtime{})",
+            "dsh-conformance report: wrote {} ({} column{})",
             self.html.display(),
             reports.len(),
             if reports.len() == 1 { "" } else { "s" }

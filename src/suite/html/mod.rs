@@ -199,16 +199,19 @@ fn subjects(reports: &[Value]) -> String {
     }
 }
 
-/// A runtime's column name: `#N` and its label, clipped.
+/// A runtime's column name: `#N` and its label, its middle elided past 48 characters (commands
+/// often share a long path and differ in their last arguments).
 fn runtime_name(i: usize, r: &Value) -> String {
-    let label = s(r, "runtime");
-    let clipped: String = label.chars().take(48).collect();
-    let more = if clipped.len() < label.len() {
-        "…"
-    } else {
-        ""
+    let label: Vec<char> = s(r, "runtime").chars().collect();
+    let shown: String = match label.len() {
+        n if n <= 48 => label.iter().collect(),
+        n => {
+            let head: String = label[..16].iter().collect();
+            let tail: String = label[n - 31..].iter().collect();
+            format!("{head}…{tail}")
+        }
     };
-    format!("#{} {}{more}", i + 1, clipped)
+    format!("#{} {shown}", i + 1)
 }
 
 fn runtimes(out: &mut String, reports: &[Value]) {

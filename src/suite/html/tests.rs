@@ -181,3 +181,14 @@ fn a_client_report_is_a_client_column_whose_wire_log_names_its_peers() {
     // A runtime's report is not called a client.
     assert!(page.contains("<td><code>./rt --profile sdk</code>"));
 }
+
+#[test]
+fn a_long_command_keeps_its_start_and_its_distinct_end_in_a_column_name() {
+    let r = serde_json::json!({"runtime": "/home/someone/work/target/debug/dsh-conformance client-driver --bug first-idle"});
+    assert_eq!(
+        runtime_name(1, &r),
+        "#2 /home/someone/wo… client-driver --bug first-idle"
+    );
+    let short = serde_json::json!({"runtime": "./rt --profile sdk"});
+    assert_eq!(runtime_name(0, &short), "#1 ./rt --profile sdk");
+}
