@@ -144,6 +144,16 @@ impl FindingClass {
         }
     }
 
+    /// Whether the class can show while the process ends (stdout closing, the exit status): a
+    /// shrinking trial for any other class does not wait for the exit.
+    pub fn shows_at_exit(&self) -> bool {
+        match self {
+            FindingClass::Reference(c) => c.shows_at_exit(),
+            FindingClass::Output(_) => true,
+            c => c.pin() == Pin::Ending,
+        }
+    }
+
     /// Whether the run cannot go on sensibly after it (its observations are incomplete).
     pub fn is_fatal(&self) -> bool {
         matches!(
@@ -193,5 +203,18 @@ mod tests {
             FindingClass::Rule(CheckId::ResponseExactlyOnce).pin(),
             Pin::Responses
         );
+    }
+
+    #[test]
+    fn only_ending_and_output_classes_show_at_the_exit() {
+        let exits = FindingClass::Rule(CheckId::LifecycleShutdownExits0);
+        assert!(exits.shows_at_exit());
+        assert!(FindingClass::Rule(CheckId::LifecycleEofExits0).shows_at_exit());
+        assert!(FindingClass::Diff(DiffKind::Exit, String::new()).shows_at_exit());
+        assert!(FindingClass::Output(OutputFault::Unterminated).shows_at_exit());
+        assert!(FindingClass::Reference(Box::new(exits)).shows_at_exit());
+        assert!(!FindingClass::Rule(CheckId::ResponseExactlyOnce).shows_at_exit());
+        assert!(!FindingClass::Hang(HangAt::Barrier).shows_at_exit());
+        assert!(!FindingClass::ExitEarly.shows_at_exit());
     }
 }

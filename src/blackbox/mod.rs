@@ -6,8 +6,9 @@
 //! not stop the sequence: every finding class it shows is reported ([`class`]). In differential
 //! mode the same sequence also runs on the built-in reference runtime and every normalised
 //! difference the rules did not already report is classified ([`diff`]); an [`allowlist`]
-//! suppresses known, justified ones. The first occurrence of each class is shrunk ([`shrink`])
-//! and, when a trace can pin it, written as a golden trace verified to fail for it ([`repro`]).
+//! suppresses known, justified ones. The first occurrence of each class is shrunk ([`shrink`]),
+//! in a thread of its own beside the lanes ([`shrinker`]), and, when a trace can pin it, written
+//! as a golden trace verified to fail for it ([`repro`]).
 
 pub mod allowlist;
 pub mod class;
@@ -19,15 +20,17 @@ pub mod merge;
 pub mod observed;
 pub mod pool;
 pub mod repro;
+pub mod shard;
 pub mod shrink;
+pub mod shrinker;
 pub mod toolcall;
 
 pub use allowlist::Allowlist;
 pub use class::{FindingClass, Pin};
 pub use exec::{Deadlines, Target};
 pub use pool::ProcessMode;
+pub use shard::Shard;
 
-use crate::ops::Op;
 use crate::rules::Profile;
 use crate::runtime::Edition;
 use gen::Sequence;
@@ -91,56 +94,6 @@ pub struct Options {
     pub tools: Option<crate::runtime::Profile>,
 }
 
-/// Shard `K` of `N` (`--shard K/N`, 1-based on the command line): runs cases `K-1`, `K-1+N`,
-/// `K-1+2N`, … of the seed's sequence, so that `N` jobs of a CI matrix, each with the same seed,
-/// together run exactly the cases one unsharded run would (`--cases` bounds the case numbers,
-/// not the count per shard).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// 0-based index of this shard.
-    pub index: u64,
-    /// Number of shards (at least 1).
-    pub count: u64,
-}
-
-impl Default for Shard {
-    fn default() -> Self {
-        Shard { index: 0, count: 1 }
-    }
-}
-
-impl Shard {
-    /// The `i`-th case (0-based) this shard runs.
-    pub fn case(self, i: u64) -> u64 {
-        self.index + i * self.count.max(1)
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("{s:?}: expected K/N with 1 <= K <= N (shard K of N)");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (k, n): (u64, u64) = (
-            k.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if k == 0 || n == 0 || k > n {
-            return Err(bad());
-        }
-        Ok(Shard {
-            index: k - 1,
-            count: n,
-        })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index + 1, self.count)
-    }
-}
-
 /// A reported finding class.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -193,7 +146,8 @@ pub struct Summary {
     pub broken: Option<String>,
     /// The time budget ended a sequence before it was done: which case, and where it stopped.
     pub cut: Option<String>,
-    /// Wall time spent shrinking (and writing traces) so far.
+    /// Wall time spent shrinking (and writing traces), added up over the classes (which shrink
+    /// concurrently).
     pub shrinking: Duration,
     /// The case numbers judged, in order (a shard's share of the seed's cases).
     pub cases: Vec<u64>,
@@ -201,10 +155,7 @@ pub struct Summary {
     pub shard: Shard,
 }
 
-/// The share of `--seconds` all shrinking together may take: the sequences keep the rest.
-pub const SHRINK_SHARE: f64 = 0.5;
-/// The share of `--seconds` the shrinking of one finding may take.
-pub const SHRINK_SHARE_EACH: f64 = 0.1;
+pub use shrinker::SHRINK_SHARE_EACH;
 
 /// Whether traces can be written to `dir`: it is created if missing, and a probe file is written
 /// and removed there (checked before a run, so that no reproducer is lost at its end).
@@ -330,7 +281,11 @@ pub fn run(opts: &Options) -> Summary {
     };
     // `--seconds` bounds shrinking too: a finding found late is shrunk only while time is left.
     let budget_end = seconds.map(|s| started + Duration::from_secs_f64(s));
-    let control = pool::Control::default();
+    let control = pool::Control {
+        trials: shrinker::Permits::new(jobs),
+        reserve_from: shrinker::reserve_from(started, opts.shrink_time, seconds),
+        ..pool::Control::default()
+    };
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for w in 0..jobs as u64 {
@@ -344,15 +299,38 @@ pub fn run(opts: &Options) -> Summary {
             scope.spawn(move || pool::lane(run, w, jobs as u64, &tx));
         }
         drop(tx);
+        // Each new class shrinks in a thread of its own: its report's index, and the thread.
+        let mut shrinking = Vec::new();
         // Results are judged in case order, whatever order the lanes finish them in.
         let mut waiting: BTreeMap<u64, pool::Ran> = BTreeMap::new();
         let mut next = 0u64;
-        let judge = |ran: pool::Ran, sum: &mut Summary| {
+        let mut judge = |ran: pool::Ran, sum: &mut Summary| {
             if sum.broken.is_some() {
                 return;
             }
             sum.cases.push(ran.case);
-            judge_one(opts, &rules, ran, (budget_end, seconds), &control, sum);
+            let seq = ran.seq.clone();
+            for (at, finding) in judge_one(opts, ran, sum) {
+                let began = Instant::now();
+                let allowed = began + shrinker::allowance(opts.shrink_time, seconds);
+                let job = shrinker::Job {
+                    opts,
+                    rules: &rules,
+                    seq: seq.clone(),
+                    case: sum.findings[at].case,
+                    finding,
+                    ends: (budget_end.map_or(allowed, |e| e.min(allowed)), budget_end),
+                    control: &control,
+                };
+                let counted = control.unshrunk.begin();
+                shrinking.push((
+                    at,
+                    scope.spawn(move || {
+                        let _counted = counted;
+                        shrinker::shrink(job)
+                    }),
+                ));
+            }
             if sum.broken.is_some() {
                 control
                     .stop
@@ -370,23 +348,23 @@ pub fn run(opts: &Options) -> Summary {
         for (_, ran) in std::mem::take(&mut waiting) {
             judge(ran, &mut sum);
         }
+        for (at, h) in shrinking {
+            let (report, took) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let count = sum.findings[at].count;
+            sum.findings[at] = Report { count, ..report };
+            sum.shrinking += took;
+        }
     });
     sum.elapsed = started.elapsed();
     sum
 }
 
-/// Counts one sequence's runs and reports their findings (shrinking each new class while every
-/// lane waits).
-fn judge_one(
-    opts: &Options,
-    rules: &Profile,
-    ran: pool::Ran,
-    (budget_end, seconds): (Option<Instant>, Option<f64>),
-    control: &pool::Control,
-    sum: &mut Summary,
-) {
+/// Counts one sequence's runs and its findings: a new class gets a report (unshrunk, as found)
+/// and is returned with that report's index, to be shrunk.
+fn judge_one(opts: &Options, ran: pool::Ran, sum: &mut Summary) -> Vec<(usize, Finding)> {
     let case = ran.case;
     let found = evaluate(opts, ran.subject, ran.reference, case, sum);
+    let mut new = Vec::new();
     for f in found {
         if let Some(e) = opts.allowlist.allows(&f) {
             let slot = sum
@@ -407,38 +385,26 @@ fn judge_one(
                 first_line(&f.detail)
             );
         }
-        let report = {
-            let _alone = control.gate.write().unwrap_or_else(|e| e.into_inner());
-            let began = Instant::now();
-            // Shrinking is bounded by its trials, by `shrink_time`, and by shares of `--seconds`
-            // (each finding's, and all findings' together), so that every finding found within
-            // the budget is reported shrunk, or with a note, before the run ends.
-            let mut allowed = opts.shrink_time;
-            if let Some(s) = seconds {
-                let total = Duration::from_secs_f64(s * SHRINK_SHARE);
-                allowed = allowed
-                    .min(Duration::from_secs_f64(s * SHRINK_SHARE_EACH))
-                    .min(total.saturating_sub(sum.shrinking));
-            }
-            let shrink_end = budget_end.map_or(began + allowed, |e| e.min(began + allowed));
-            let r = report(
-                opts,
-                rules,
-                &ran.seq,
-                case,
-                f,
-                (shrink_end, budget_end),
-                control,
-            );
-            sum.shrinking += began.elapsed();
-            r
-        };
-        if opts.progress {
-            if let Some(p) = &report.trace {
-                eprintln!("fuzz:   shrunk to {} ops → {}", report.ops.1, p.display());
-            }
-        }
-        sum.findings.push(report);
+        new.push((sum.findings.len(), f.clone()));
+        sum.findings.push(as_found(f, case, &ran.seq));
+    }
+    new
+}
+
+/// The report of a class as found, before its shrinking.
+fn as_found(finding: Finding, case: u64, seq: &Sequence) -> Report {
+    Report {
+        finding,
+        count: 1,
+        case,
+        ops: (seq.ops.len(), seq.ops.len()),
+        reproduced: false,
+        out_of_time: false,
+        sequence: seq.clone(),
+        trace: None,
+        trace_note: None,
+        replay: None,
+        write_error: None,
     }
 }
 
@@ -480,7 +446,7 @@ fn evaluate(
 
 /// Every finding of a run: the subject's own, the reference's (as `reference:` classes), and the
 /// differences the subject's findings do not already account for.
-fn findings_of(
+pub(super) fn findings_of(
     subject: exec::RunResult,
     reference: Option<exec::RunResult>,
     allowlist: &Allowlist,
@@ -503,113 +469,6 @@ fn findings_of(
         }
     }
     out
-}
-
-/// Shrinks the sequence of a new finding (until `shrink_end`) and writes its trace (until the
-/// budget's end, or `shrink_time` from now).
-fn report(
-    opts: &Options,
-    rules: &Profile,
-    seq: &Sequence,
-    case: u64,
-    f: Finding,
-    (shrink_end, budget_end): (Instant, Option<Instant>),
-    control: &pool::Control,
-) -> Report {
-    let class = f.class.clone();
-    // A shrinking run stops as soon as the class shows, where a run's own finding shows it.
-    let until = match &class {
-        FindingClass::Diff(..) => None,
-        FindingClass::Reference(inner) => Some((**inner).clone()),
-        c => Some(c.clone()),
-    };
-    let reference_bug = matches!(class, FindingClass::Reference(_));
-    // Every run stops at its deadline: one started late cannot overrun it.
-    let run = |ops: &[Op], stop: Instant, early: bool| -> Vec<Finding> {
-        let cand = Sequence {
-            ops: ops.to_vec(),
-            end: seq.end,
-        };
-        let until = until.as_ref().filter(|_| early);
-        let (s, r) = if reference_bug {
-            let plan = exec::Plan {
-                last: true,
-                latency: Some(control.reference_latency.clone()),
-                until: until.cloned(),
-                ..exec::Plan::default()
-            };
-            let r = exec::run_on(
-                &mut None,
-                &cand,
-                &opts.reference,
-                rules,
-                opts.deadlines,
-                Some(stop),
-                &plan,
-            );
-            (exec::RunResult::default(), Some(r))
-        } else {
-            pool::run_fresh(opts, rules, &cand, Some(stop), control, until)
-        };
-        findings_of(s, r, &opts.allowlist)
-    };
-    let shows = |ops: &[Op]| -> bool {
-        Instant::now() <= shrink_end
-            && run(ops, shrink_end, true)
-                .iter()
-                .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
-    };
-    let (ops, _trials) = shrink::ddmin(seq.ops.clone(), opts.shrink_trials, &shows);
-    let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
-    let out_of_time = Instant::now() > shrink_end;
-    let shrunk = Sequence { ops, end: seq.end };
-    let mut rep = Report {
-        finding: f,
-        count: 1,
-        case,
-        ops: (seq.ops.len(), shrunk.ops.len()),
-        reproduced,
-        out_of_time,
-        sequence: shrunk,
-        trace: None,
-        trace_note: None,
-        replay: None,
-        write_error: None,
-    };
-    let mut deadline = Instant::now() + opts.shrink_time;
-    if let Some(end) = budget_end {
-        deadline = deadline.min(end);
-    }
-    let Some(dir) = &opts.out else { return rep };
-    if (out_of_time && !reproduced) || budget_end.is_some_and(|end| Instant::now() >= end) {
-        let why = if reproduced {
-            "the time budget was spent"
-        } else {
-            "shrinking ran out of its share of the time budget before the class recurred"
-        };
-        rep.trace_note = Some(format!("not written: {why}"));
-        return rep;
-    }
-    let pin = class.pin();
-    if let Pin::None(why) = pin {
-        rep.trace_note = Some(format!("a trace cannot pin {class}: {why}"));
-        return rep;
-    }
-    // Other classes the same kind of trace pins would make a failing replay ambiguous.
-    let others: Vec<String> = run(&rep.sequence.ops, deadline, false)
-        .iter()
-        .filter(|g| g.class != class && g.class.pin() == pin)
-        .map(|g| g.class.to_string())
-        .collect();
-    if !others.is_empty() {
-        rep.trace_note = Some(format!(
-            "the shrunk sequence also shows {}, so a failing replay would not show {class} alone",
-            others.join(", ")
-        ));
-        return rep;
-    }
-    repro::write(opts, rules, &mut rep, pin, dir, deadline);
-    rep
 }
 
 fn first_line(s: &str) -> &str {

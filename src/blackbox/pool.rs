@@ -3,7 +3,8 @@
 //! shared processes ([`ProcessMode::Shared`]) a lane keeps one runtime process (and, in
 //! differential mode, one reference process beside it) for as long as its sequences allow
 //! ([`super::exec::continues`]). Results go to the caller over a channel; the caller sees them
-//! in case order and may pause every lane (the gate) while it shrinks a finding.
+//! in case order. Shrinking runs beside the lanes ([`super::shrinker`]); in the reserve at the
+//! end of the time budget a lane starts no sequence while a class is still shrinking.
 
 use super::exec::{self, continues, run_on, Live, Plan, RunResult};
 use super::gen::{self, Sequence};
@@ -13,7 +14,7 @@ use super::Options;
 use crate::rules::Profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Sequences one shared process serves at most (a long-lived process accumulates state the
@@ -47,9 +48,12 @@ pub struct Ran {
 pub struct Control {
     /// Set by the caller: lanes start no further sequence.
     pub stop: AtomicBool,
-    /// Held for reading by a lane while it runs a sequence, for writing by the caller while it
-    /// shrinks: shrinking then has the machine to itself.
-    pub gate: RwLock<()>,
+    /// The shrinking trials' slots (as many as lanes), shared by every class that shrinks.
+    pub trials: super::shrinker::Permits,
+    /// The classes still shrinking.
+    pub unshrunk: super::shrinker::Unshrunk,
+    /// Where the reserve at the end of the time budget begins ([`super::shrinker::reserve`]).
+    pub reserve_from: Option<Instant>,
     /// The runtime under test's observed latencies (every lane's runs, and the shrinking's).
     pub subject_latency: Arc<Latency>,
     /// The reference runtime's.
@@ -82,7 +86,7 @@ pub struct Run<'a> {
     pub rules: &'a Profile,
     /// The time budget's end: no sequence starts after it, and every wait ends there.
     pub end: Option<Instant>,
-    /// Stop flag and gate, shared with the caller.
+    /// Stop flag, latencies and shrinking, shared with the caller.
     pub control: &'a Control,
 }
 
@@ -151,7 +155,9 @@ fn run_lane(
     let mut case = opts.shard.case(i);
     let mut seq = gen::generate_for(opts.seed, case, opts.tools);
     loop {
-        if control.stop.load(Ordering::Relaxed)
+        let may_start = super::shrinker::may_start(control.reserve_from, end, &control.unshrunk);
+        if !may_start
+            || control.stop.load(Ordering::Relaxed)
             || opts.cases.is_some_and(|n| case >= n)
             || end.is_some_and(|e| Instant::now() >= e)
         {
@@ -176,7 +182,6 @@ fn run_lane(
                     )
                 }),
         };
-        let running = control.gate.read().unwrap_or_else(|e| e.into_inner());
         let run = |subject: &mut Option<Live>, on_shared: bool, plan: &Plan| {
             if let Some((jobs, _)) = &reference {
                 let _ = jobs.send(Job::Run(seq.clone(), plan.clone(), on_shared));
@@ -202,7 +207,6 @@ fn run_lane(
             };
             (s, r) = run(&mut subject, false, &alone);
         }
-        drop(running);
         // Both runtimes go on sharing their processes, or neither does.
         if let (Some((jobs, _)), Some((_, alive))) = (&reference, &r) {
             if subject.is_some() != *alive {

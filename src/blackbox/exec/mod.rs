@@ -329,6 +329,12 @@ fn drive_end(end: End, child: &mut Child, st: &mut State<'_>, dl: Deadlines) {
             child.close_stdin();
         }
     }
+    if st.until.as_ref().is_some_and(|c| !c.shows_at_exit()) {
+        // A shrinking trial for a class the exit cannot show: what was written is read, the
+        // exit is not waited for (the caller kills the process).
+        pump(child, st, Instant::now(), |_| false);
+        return;
+    }
     // Read to the end of stdout, then wait for the exit status.
     let asked = Instant::now();
     pump(child, st, until, |s| s.closed);
