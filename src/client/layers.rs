@@ -226,9 +226,12 @@ pub const FOREIGN: &str = "kit-foreign-session";
 /// The text the foreign session's model "replies".
 pub const FOREIGN_TEXT: &str = "kit: another session's reply";
 
-/// Another session's whole turn, interleaved right after each `turn/start` of the client's
-/// sessions: its events, its reply, its `turn/end` and its idle (§4: the runtime reports every
-/// session it runs).
+/// Another session's whole turn, interleaved right after each prompt's receipt (the response
+/// holding its `messageId`), while the client's run is under way: its events, its reply, its
+/// `turn/end` and its idle (§4: the runtime reports every session it runs). After the receipt,
+/// not before it: a client that resets its run's state when it sends the prompt, and reads
+/// whatever turn/end and idle come next, is caught every time, whether or not it reads the
+/// receipt and the root's turn in one read.
 #[derive(Default)]
 pub struct Foreign {
     seq: u64,
@@ -270,7 +273,7 @@ impl Layer for Foreign {
         }
         let v = parse(&line);
         let mut out = vec![Action::Frame(line.clone())];
-        if !matches!(event_of(&v), Some(("turn/start", s)) if s != FOREIGN) {
+        if !v["result"]["messageId"].is_string() {
             return out;
         }
         self.turn += 1;
@@ -498,11 +501,15 @@ mod tests {
     }
 
     #[test]
-    fn foreign_turns_come_after_each_turn_start() {
+    fn foreign_turns_come_after_each_prompt_s_receipt() {
         let mut s = Stack(vec![Box::new(Foreign::default())]);
         let start = json!({"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"turn/start","seq":4,"time":1,"data":{"turn":1}}}});
-        let out = frames(&s.output(start.to_string(), 0));
+        assert_eq!(frames(&s.output(start.to_string(), 0)).len(), 1);
+        let receipt = json!({"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}});
+        let out = frames(&s.output(receipt.to_string(), 0));
         assert_eq!(out.len(), 6);
+        assert_eq!(out[0], receipt);
+        assert_eq!(out[2]["params"]["event"]["type"], "turn/start");
         assert_eq!(
             out[5]["params"],
             json!({"sessionId": FOREIGN, "status": "idle"})
