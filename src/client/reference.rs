@@ -104,6 +104,8 @@ struct Client {
     history: Vec<Value>,
     /// The sessions the client prompted.
     prompted: std::collections::HashSet<String>,
+    /// The subagents of those sessions (`subagent.started`), whose events a run reads too.
+    children: std::collections::HashSet<String>,
     _stderr: Option<ChildStderr>,
 }
 
@@ -163,6 +165,7 @@ impl Client {
             bug,
             history: Vec::new(),
             prompted: Default::default(),
+            children: Default::default(),
             _stderr: stderr,
         };
         let cwd = std::env::current_dir()
@@ -199,6 +202,11 @@ impl Client {
     fn read(&mut self, wait: Duration) -> Result<Value, DriverError> {
         loop {
             let v = self.read_any(wait)?;
+            if v["method"] == "subagent.started" {
+                if let Some(c) = v["params"]["childSessionId"].as_str() {
+                    self.children.insert(c.to_owned());
+                }
+            }
             let session = v["params"]["sessionId"].as_str().unwrap_or("");
             let others = v["method"] == "session.event" && !self.prompted.contains(session);
             if self.bug == Some(Bug::Hoard) && others {
@@ -264,7 +272,9 @@ impl Client {
             }
             let v = self.read(wait)?;
             if v.get("method").is_some() {
-                self.notes.push_back(v);
+                if self.wanted(&v) {
+                    self.notes.push_back(v);
+                }
             } else if self.bug == Some(Bug::FifoIds) || v["id"] == id {
                 return answer(v, self.bug);
             } else {
@@ -272,6 +282,15 @@ impl Client {
                     .insert(v["id"].as_str().unwrap_or("").to_owned(), v);
             }
         }
+    }
+
+    /// Whether a notification read while waiting for a response is kept for a later run: not a
+    /// session's event or status when no run of the client can be about that session (not
+    /// prompted, no subagent of one), so that a chatty runtime does not fill the queue.
+    fn wanted(&self, v: &Value) -> bool {
+        let per_session = v["method"] == "session.event" || v["method"] == "session.status";
+        let session = v["params"]["sessionId"].as_str().unwrap_or("");
+        !per_session || self.prompted.contains(session) || self.children.contains(session)
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
