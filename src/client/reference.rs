@@ -57,8 +57,7 @@ const WAIT: Duration = Duration::from_secs(60);
 /// The `quadratic-lines` mutant's reader: every read copies the old buffer and the chunk into a
 /// new one, then scans it from its start for a newline (string concatenation and `indexOf`), so a
 /// line costs its length times its count of reads. The copy goes into a buffer kept between
-/// reads, so the cost is time, not allocator churn: a burst of short lines does not fragment
-/// the heap (that growth would be blamed on `client.bounded-backlog`, which is not this bug).
+/// reads: the cost is time, not allocations.
 fn quadratic_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
     let mut buf: Vec<u8> = Vec::new();
     let mut copy: Vec<u8> = Vec::new();
