@@ -54,6 +54,9 @@ impl Bug {
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// The queue length up to which a response's wait keeps other sessions' notifications.
+const FOREIGN_NOTES: usize = 256;
+
 /// The `quadratic-lines` mutant's reader: every read copies the old buffer and the chunk into a
 /// new one, then scans it from its start for a newline (string concatenation and `indexOf`), so a
 /// line costs its length times its count of reads. The copy goes into a buffer kept between
@@ -283,13 +286,17 @@ impl Client {
         }
     }
 
-    /// Whether a notification read while waiting for a response is kept for a later run: not a
-    /// session's event or status when no run of the client can be about that session (not
-    /// prompted, no subagent of one), so that a chatty runtime does not fill the queue.
+    /// Whether a notification read while waiting for a response is kept for a later run: always
+    /// for the sessions the client prompted and their subagents; another session's event or
+    /// status only while the queue is short ([`FOREIGN_NOTES`]), so that a chatty runtime does
+    /// not fill it (a run still sees look-alikes, as a receipt's splice on another session).
     fn wanted(&self, v: &Value) -> bool {
         let per_session = v["method"] == "session.event" || v["method"] == "session.status";
         let session = v["params"]["sessionId"].as_str().unwrap_or("");
-        !per_session || self.prompted.contains(session) || self.children.contains(session)
+        !per_session
+            || self.prompted.contains(session)
+            || self.children.contains(session)
+            || self.notes.len() < FOREIGN_NOTES
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
