@@ -1,52 +1,14 @@
 //! Delta debugging over a list: drop chunks while a predicate (the same finding class still
 //! shows) keeps holding, with a bound on the number of trials. [`ddmin_par`] tries several
-//! chunks at once and gives [`ddmin`]'s result.
+//! chunks at once and gives the result of trying them one at a time (the tests keep that
+//! one-at-a-time `ddmin` as their oracle).
 
 /// Shrinks `items` to a smaller list for which `fails` still holds (1-minimal when the trial
-/// budget allows). `fails` is never called on the input itself.
-pub fn ddmin<T: Clone>(
-    items: Vec<T>,
-    max_trials: usize,
-    mut fails: impl FnMut(&[T]) -> bool,
-) -> (Vec<T>, usize) {
-    let mut cur = items;
-    let mut n = 2usize;
-    let mut trials = 0;
-    while cur.len() >= 2 && trials < max_trials {
-        let chunk = cur.len().div_ceil(n);
-        let mut reduced = false;
-        let mut start = 0;
-        while start < cur.len() && trials < max_trials {
-            let end = (start + chunk).min(cur.len());
-            let candidate: Vec<T> = cur[..start].iter().chain(&cur[end..]).cloned().collect();
-            trials += 1;
-            if fails(&candidate) {
-                cur = candidate;
-                n = (n - 1).max(2);
-                reduced = true;
-                // Retry the same position: what follows moved into it.
-            } else {
-                start = end;
-            }
-        }
-        if !reduced {
-            if n >= cur.len() {
-                break;
-            }
-            n = (n * 2).min(cur.len());
-        }
-    }
-    if cur.len() == 1 && trials < max_trials && fails(&[]) {
-        cur.clear();
-        trials += 1;
-    }
-    (cur, trials)
-}
-
-/// Like [`ddmin`], but tries up to `width` candidates of a round at once (`fails` is then called
-/// from several threads). Of a batch it keeps the first candidate in [`ddmin`]'s order for which
-/// `fails` holds and counts the trials [`ddmin`] would have made, dropping the candidates tried
-/// after it as speculative: for a deterministic `fails`, both give the same list and count.
+/// budget allows; `fails` is never called on the input itself), trying up to `width` candidates
+/// of a round at once (`fails` is then called from several threads). Of a batch it keeps the
+/// first candidate in one-at-a-time order for which `fails` holds and counts the trials that
+/// order would have made, dropping the candidates tried after it as speculative: for a
+/// deterministic `fails`, any `width` gives the same list and count.
 pub fn ddmin_par<T: Clone + Send + Sync>(
     items: Vec<T>,
     max_trials: usize,
@@ -128,6 +90,48 @@ fn try_all<T: Sync>(candidates: &[Vec<T>], fails: &(impl Fn(&[T]) -> bool + Sync
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-at-a-time delta debugging [`ddmin_par`] must equal: the oracle of these tests.
+    /// Shrinks `items` to a smaller list for which `fails` still holds (1-minimal when the trial
+    /// budget allows). `fails` is never called on the input itself.
+    fn ddmin<T: Clone>(
+        items: Vec<T>,
+        max_trials: usize,
+        mut fails: impl FnMut(&[T]) -> bool,
+    ) -> (Vec<T>, usize) {
+        let mut cur = items;
+        let mut n = 2usize;
+        let mut trials = 0;
+        while cur.len() >= 2 && trials < max_trials {
+            let chunk = cur.len().div_ceil(n);
+            let mut reduced = false;
+            let mut start = 0;
+            while start < cur.len() && trials < max_trials {
+                let end = (start + chunk).min(cur.len());
+                let candidate: Vec<T> = cur[..start].iter().chain(&cur[end..]).cloned().collect();
+                trials += 1;
+                if fails(&candidate) {
+                    cur = candidate;
+                    n = (n - 1).max(2);
+                    reduced = true;
+                    // Retry the same position: what follows moved into it.
+                } else {
+                    start = end;
+                }
+            }
+            if !reduced {
+                if n >= cur.len() {
+                    break;
+                }
+                n = (n * 2).min(cur.len());
+            }
+        }
+        if cur.len() == 1 && trials < max_trials && fails(&[]) {
+            cur.clear();
+            trials += 1;
+        }
+        (cur, trials)
+    }
 
     #[test]
     fn shrinking_keeps_exactly_the_items_the_failure_needs() {
