@@ -149,6 +149,7 @@ impl Child {
         }
         let mut child = c.spawn()?;
         let pgid = child.id() as i32;
+        let ticket = super::cleanup::child(pgid, mark.clone());
         let mut stdin = child.stdin.take().expect("piped stdin");
         let mut stdout = child.stdout.take().expect("piped stdout");
         let mut stderr = child.stderr.take().expect("piped stderr");
@@ -207,7 +208,7 @@ impl Child {
             stderr_done,
             threads,
             exit: None,
-            ticket: super::cleanup::child(pgid, mark.clone()),
+            ticket,
             mark,
             swept: false,
         })

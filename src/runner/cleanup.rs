@@ -67,11 +67,26 @@ pub(crate) fn fresh_dir<T>(
     Ok((dir.keep(), made))
 }
 
-/// Registers a running runtime (its process group and mark); returns its ticket.
+/// Registers a running runtime (its process group and mark); returns its ticket. A runtime
+/// registered after [`undo_all`] ran (its spawn raced the stop) is killed at once, since nobody
+/// would kill its escaped descendants later.
 pub(crate) fn child(pgid: i32, mark: String) -> u64 {
     let n = next();
-    lock().children.insert(n, (pgid, mark));
+    let mut l = lock();
+    if l.stopped {
+        kill_runtime(pgid, &mark);
+    }
+    l.children.insert(n, (pgid, mark));
     n
+}
+
+/// Kills a runtime's process group and its marked descendants.
+fn kill_runtime(pgid: i32, mark: &str) {
+    // SAFETY: kill(2) on a process group the kit created; no memory is involved.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+    super::mark::sweep(mark);
 }
 
 /// Forgets a ticket (the directory was removed, the runtime reaped).
@@ -87,11 +102,7 @@ pub fn undo_all() {
     let mut l = lock();
     l.stopped = true;
     for (pgid, mark) in l.children.values() {
-        // SAFETY: kill(2) on a process group the kit created; no memory is involved.
-        unsafe {
-            libc::kill(-*pgid, libc::SIGKILL);
-        }
-        super::mark::sweep(mark);
+        kill_runtime(*pgid, mark);
     }
     for d in l.dirs.values() {
         let _ = std::fs::remove_dir_all(d);
