@@ -202,7 +202,9 @@ impl Home {
         } else {
             std::env::temp_dir()
         };
-        let dir = base.join(format!("dsh-fuzz-home-{}-{n}", std::process::id()));
+        // The process id zero-padded: every process then writes paths of one length (a shorter
+        // pid changed the runtime's output, and so the coverage, from one fuzzing run to the next).
+        let dir = base.join(format!("dsh-fuzz-home-{:010}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         Home(dir)
     }
