@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 use std::collections::HashSet;
 
 /// The event types the `strict-events` mutant knows.
+/// The `turn/end` reason kinds of the contract (§5), for the strict-kinds mutant.
+const KNOWN_KINDS: &[&str] = &["completed", "aborted", "blocked", "error"];
+
 const KNOWN_EVENTS: &[&str] = &[
     "permission/preset",
     "sandbox/mode",
@@ -139,7 +142,15 @@ impl Run {
             self.text = text_of(&ev["data"]["message"]["content"]);
         }
         if ty == "turn/end" {
-            self.finish = ev["data"]["reason"]["kind"].clone();
+            let kind = &ev["data"]["reason"]["kind"];
+            if self.bug == Some(Bug::StrictKinds) && !KNOWN_KINDS.iter().any(|k| kind == k) {
+                return Step::Fail(DriverError {
+                    class: "protocol".into(),
+                    code: None,
+                    message: format!("unknown turn/end reason kind {kind}"),
+                });
+            }
+            self.finish = kind.clone();
         }
         self.events.push(ty);
         Step::More

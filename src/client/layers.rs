@@ -306,9 +306,13 @@ impl Layer for Foreign {
 /// The event type a future release might stream.
 pub const UNKNOWN_EVENT: &str = "kit/forward-compatible";
 
+/// The `turn/end` reason kind a future release might send.
+pub const UNKNOWN_KIND: &str = "kit-future-kind";
+
 /// Events of types no client knows, before each `assistant/message` and each `turn/end`, with
 /// members no client expects; the session's later events are renumbered so `seq` stays
-/// contiguous (§5).
+/// contiguous (§5). Each `turn/end` of kind `completed` gets a kind no client has a name for,
+/// [`UNKNOWN_KIND`] (§15.3).
 #[derive(Default)]
 pub struct UnknownEvents {
     shift: std::collections::HashMap<String, u64>,
@@ -335,6 +339,10 @@ impl Layer for UnknownEvents {
             seq_now += 1;
         }
         v["params"]["event"]["seq"] = json!(seq_now);
+        let kind = v.pointer_mut("/params/event/data/reason/kind");
+        if let Some(k) = kind.filter(|k| ty == "turn/end" && *k == "completed") {
+            *k = json!(UNKNOWN_KIND);
+        }
         out.push(Action::Frame(v.to_string()));
         out
     }
@@ -481,6 +489,20 @@ mod tests {
         let n: Vec<u64> = seqs.iter().map(|x| x.1).collect();
         assert_eq!(n, [0, 1, 2, 3, 4]);
         assert_eq!(seqs[1].0, UNKNOWN_EVENT);
+    }
+
+    #[test]
+    fn unknown_events_give_a_completed_turn_end_an_unknown_kind_and_touch_nothing_else() {
+        let mut s = Stack(vec![Box::new(UnknownEvents::default())]);
+        let ev = |t: &str, data: Value| {
+            json!({"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":t,"seq":0,"time":1,"data":data}}}).to_string()
+        };
+        let mut last = |line| frames(&s.output(line, 0)).pop().unwrap()["params"]["event"].clone();
+        let end = last(ev("turn/end", json!({"turn": 1, "reason": {"kind": "completed"}})));
+        assert_eq!(end["data"], json!({"turn": 1, "reason": {"kind": UNKNOWN_KIND}}));
+        let aborted = last(ev("turn/end", json!({"turn": 2, "reason": {"kind": "aborted"}})));
+        assert_eq!(aborted["data"]["reason"]["kind"], "aborted");
+        assert_eq!(last(ev("step/start", json!({})))["data"], json!({}));
     }
 
     #[test]

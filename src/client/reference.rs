@@ -27,6 +27,7 @@ bugs! {
     FifoIds = "fifo-ids" ClientIdsOutOfOrder: "takes the next response for the oldest request, whatever its id";
     AnyIdle = "any-idle" ClientRootIdle: "ends a run at any session's idle";
     StrictEvents = "strict-events" ClientForwardCompatible: "fails a run on an event type it does not know";
+    StrictKinds = "strict-kinds" ClientForwardCompatible: "fails a run whose turn/end has a reason kind it has no name for (an enum without an open case)";
     ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
     QuadraticLines = "quadratic-lines" ClientLongLines: "appends each read to a copy of its buffer and searches the whole buffer for a newline after every read (the TypeScript client's line reading)";
     IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit while it waits for a response or a run, and waits on";

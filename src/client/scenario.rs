@@ -371,15 +371,20 @@ fn forward_compatible(o: &Observation) -> Verdict {
         "still here",
         "events of an unknown type were streamed",
     );
-    match (&v, outcome(o, 1)) {
-        (Verdict::Pass, Some(Outcome::Ok(r))) => match r["events"].as_array() {
-            Some(evs) if !evs.iter().any(|e| e == layers::UNKNOWN_EVENT) => fail(format!(
-                "the run dropped the {} events it did not know",
-                layers::UNKNOWN_EVENT
-            )),
-            _ => Verdict::Pass,
-        },
-        _ => v,
+    let Some(Outcome::Ok(r)) = outcome(o, 1).filter(|_| v == Verdict::Pass) else {
+        return v;
+    };
+    let kind = layers::UNKNOWN_KIND;
+    match (r["events"].as_array(), r.get("finish")) {
+        (Some(evs), _) if !evs.iter().any(|e| e == layers::UNKNOWN_EVENT) => fail(format!(
+            "the run dropped the {} events it did not know",
+            layers::UNKNOWN_EVENT
+        )),
+        // A driver without `finish` reports no reason kind to judge.
+        (_, Some(f)) if f != kind => fail(format!(
+            "the run's turn/end had the reason kind {kind:?}, and its finish was reported as {f}"
+        )),
+        _ => Verdict::Pass,
     }
 }
 
@@ -392,6 +397,11 @@ fn runtime_exit(o: &Observation) -> Verdict {
         return untestable("the client never prompted, so the runtime never exited mid-turn");
     }
     match outcome(o, 1) {
+        // Its own bound expiring is no notice of the exit (§15.4): the client waited it out.
+        Some(Outcome::Err(e)) if e.class == "timeout" => fail(format!(
+            "the runtime exited mid-turn (code 1) and the run failed only when the client's own bound expired ({})",
+            e.message
+        )),
         Some(Outcome::Err(_)) => Verdict::Pass,
         Some(Outcome::Ok(v)) => fail(format!(
             "the runtime exited mid-turn (code 1) and the run reported success: {v}"
@@ -435,7 +445,9 @@ pub(crate) fn stderr_blocked(peers: &[PeerLog], v: Verdict) -> Verdict {
 fn typed_errors(o: &Observation) -> Verdict {
     match outcome(o, 1) {
         None => untestable("the resume was never reached (the client did not start)"),
-        Some(Outcome::Err(e)) if e.code == Some(-32603) && e.message.contains("not found") => {
+        Some(Outcome::Err(e))
+            if e.class == "rpc" && e.code == Some(-32603) && e.message.contains("not found") =>
+        {
             completes(o, 2, "after the error", "after an error response")
         }
         Some(Outcome::Err(e)) => fail(format!(
@@ -563,5 +575,52 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(graceful_shutdown(&o), Verdict::Pass);
+    }
+
+    fn error(class: &str, code: Option<i64>, message: &str) -> Outcome {
+        Outcome::Err(crate::client::driver::DriverError {
+            class: class.into(),
+            code,
+            message: message.into(),
+        })
+    }
+
+    fn ops(second: Outcome, third: Outcome) -> Vec<(Op, Outcome, Duration)> {
+        let ok = Outcome::Ok(json!({"ok": true}));
+        vec![
+            (Op::Start, ok, Duration::ZERO),
+            (Op::Close, second, Duration::ZERO),
+            (Op::Close, third, Duration::ZERO),
+        ]
+    }
+
+    #[test]
+    fn an_error_response_must_be_reported_as_class_rpc_with_its_code() {
+        let done = Outcome::Ok(json!({"ok": true, "text": "after the error"}));
+        let judged = |class| {
+            let missing = "session \"kit-no-such-session\" not found";
+            let o = Observation {
+                ops: ops(error(class, Some(-32603), missing), done.clone()),
+                ..Default::default()
+            };
+            typed_errors(&o)
+        };
+        assert_eq!(judged("rpc"), Verdict::Pass);
+        assert!(matches!(judged("transport"), Verdict::Fail(_)));
+        assert!(matches!(judged("other"), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn a_runtime_exit_noticed_only_by_the_clients_own_bound_fails() {
+        let judged = |class| {
+            let o = Observation {
+                peers: vec![peer(vec![req("1", "initialize"), PeerEvent::Exit(1)])],
+                ops: ops(error(class, None, "gone"), Outcome::TimedOut),
+                ..Default::default()
+            };
+            runtime_exit(&o)
+        };
+        assert_eq!(judged("transport"), Verdict::Pass);
+        assert!(matches!(judged("timeout"), Verdict::Fail(_)));
     }
 }

@@ -219,6 +219,17 @@ fn an_unknown_scenario_is_a_usage_error() {
 }
 
 #[test]
+fn client_help_names_every_scenario_of_every_suite_and_mode() {
+    use dsh_conformance::client::{app::APP_SCENARIOS, run::Suite};
+    let out = Command::new(KIT).args(["client", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let names = Suite::All.scenarios().into_iter().map(|s| s.name);
+    for name in names.chain(APP_SCENARIOS.iter().map(|s| s.name)) {
+        assert!(help.contains(name), "`client --help` omits {name}:\n{help}");
+    }
+}
+
+#[test]
 fn the_peer_answers_version_and_help_as_the_release_does() {
     use std::sync::{Arc, Mutex};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

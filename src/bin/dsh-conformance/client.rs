@@ -14,11 +14,8 @@ pub(crate) struct ClientArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
-    /// Only this scenario (repeatable): handshake, out-of-order, foreign-sessions,
-    /// unknown-events, long-lines, exit-mid-turn, stderr-flood, typed-errors, receipts,
-    /// subagent-trees, chatty-sessions, idle-never-comes, slow-shutdown, refused-shutdown; of
-    /// the robustness suite non-frame-lines, stdout-closed.
-    #[arg(long, value_name = "NAME")]
+    /// Only this scenario (repeatable); `--help` lists them.
+    #[arg(long, value_name = "NAME", long_help = scenario_help())]
     scenario: Vec<String>,
     /// The scenarios run when none is named: the contract's, the robustness suite's (what the
     /// contract forbids but clients meet; never MUST), or all.
@@ -43,6 +40,22 @@ pub(crate) struct ClientArgs {
     /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
     #[arg(last = true, required = true)]
     cmd: Vec<String>,
+}
+
+/// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
+fn scenario_help() -> String {
+    use dsh_conformance::client::app::APP_SCENARIOS;
+    let names = |s: Vec<&'static str>| s.join(", ");
+    let of = |suite| names(run::Suite::scenarios(suite).iter().map(|s| s.name).collect());
+    format!(
+        "Only this scenario (repeatable).\n\
+         Contract suite: {}.\n\
+         Robustness suite: {}.\n\
+         App mode (--app): {}.",
+        of(run::Suite::Contract),
+        of(run::Suite::Robustness),
+        names(APP_SCENARIOS.iter().map(|s| s.name).collect()),
+    )
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
