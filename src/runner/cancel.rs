@@ -36,7 +36,7 @@ impl std::fmt::Display for Halt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Halt::Signal(s) => write!(f, "interrupted by {}", signal_name(*s)),
-            Halt::Budget(d) => write!(f, "the run's budget of {} s was spent", d.as_secs()),
+            Halt::Budget(d) => write!(f, "the run's budget of {} s was spent", d.as_secs_f64()),
             Halt::Flooded => f.write_str("the runtime flooded its stdout"),
             Halt::Unusable => f.write_str("the runtime cannot be checked"),
         }
@@ -107,6 +107,10 @@ mod tests {
         assert_eq!(
             Halt::Budget(Duration::from_secs(300)).to_string(),
             "the run's budget of 300 s was spent"
+        );
+        assert_eq!(
+            Halt::Budget(Duration::from_millis(300)).to_string(),
+            "the run's budget of 0.3 s was spent"
         );
     }
 }

@@ -58,6 +58,12 @@ fn base(sub: &str, scratch: &std::path::Path) -> Vec<OsString> {
             .into_iter()
             .map(OsString::from)
             .collect(),
+        "fuzz merge" => vec!["--out".into(), out, NO_RUNTIME.into()],
+        "client" => ["--timeout", "2s", "--", NO_RUNTIME]
+            .into_iter()
+            .map(OsString::from)
+            .collect(),
+        "report" => vec!["--html".into(), out, "/nonexistent/dsh-report.json".into()],
         other => panic!("no base arguments for {other}"),
     };
     v
@@ -72,13 +78,20 @@ const SUBCOMMANDS: &[&str] = &[
     "model-stub",
     "bench",
     "fuzz",
+    "fuzz merge",
+    "client",
+    "report",
 ];
 
 /// `(flag, value name)` of every flag that takes a value, from `dsh-conformance SUB --help`.
 fn value_flags(sub: &str) -> Vec<(String, String)> {
-    let out = Command::new(KIT).args([sub, "--help"]).output().unwrap();
+    let out = Command::new(KIT)
+        .args(sub.split(' '))
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{sub} --help");
-    let re = regex::Regex::new(r"^\s+(?:-\w, )?(--[a-z-]+) <([A-Z_=]+)>").unwrap();
+    let re = regex::Regex::new(r"^\s+(?:-\w, )?(--[a-z-]+) <([A-Z][A-Za-z_=.]*)>").unwrap();
     let flags: Vec<(String, String)> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -150,7 +163,8 @@ fn shown(args: &[OsString]) -> String {
 /// Runs `sub FLAG VALUE base…` and asserts what every hostile value must give.
 fn judge(sub: &str, flag: &str, value_name: &str, value: &OsStr, must_reject: bool) {
     let dir = tempdir();
-    let mut args: Vec<OsString> = vec![sub.into(), flag.into(), value.into()];
+    let mut args: Vec<OsString> = sub.split(' ').map(OsString::from).collect();
+    args.extend([flag.into(), value.into()]);
     let mut rest = base(sub, &dir);
     // The flag under test replaces the base's own use of it.
     if let Some(i) = rest.iter().position(|a| a == flag) {

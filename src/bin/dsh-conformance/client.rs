@@ -26,7 +26,7 @@ pub(crate) struct ClientArgs {
     #[arg(long)]
     app: bool,
     /// The longest one driver operation (in app mode: one run of the app) may take (a hang ends its scenario).
-    #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
+    #[arg(long, value_name = "D", value_parser = duration, default_value = "15s", allow_negative_numbers = true)]
     timeout: Duration,
     /// A baseline of known client failures: `<check-id>  # <reason>` per line.
     #[arg(long, value_name = "FILE")]

@@ -48,11 +48,11 @@ pub(crate) struct FuzzArgs {
     #[arg(long)]
     strict_upstream: bool,
     /// Sequences run at once, each lane on its own runtime processes (1–64; default: the
-    /// number of CPUs). Results do not depend on timing across lanes: lane w of J runs cases w,
+    /// number of CPUs, at most 8, as `check`). Results do not depend on timing across lanes: lane w of J runs cases w,
     /// w+J, …, so a seed and a lane count give the same sequences on the same processes. Most of
     /// a sequence is waiting, so more lanes than CPUs pay off against a fast runtime (--jobs 16).
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
-    jobs: Option<u16>,
+    #[arg(long, default_value_t = crate::args::default_jobs(), value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Whether sequences share runtime processes: `fresh` starts one per sequence; `shared` runs
     /// the sequences the contract isolates (standard initialize, no lifecycle operation, sessions
     /// of their own) one after another on one process per lane; `auto` is `shared` with
@@ -208,10 +208,7 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         verify: !a.no_verify,
         progress: true,
         strict_upstream: a.strict_upstream,
-        jobs: a.jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get().min(64)),
-            usize::from,
-        ),
+        jobs: usize::from(a.jobs),
         processes: match a.processes {
             Processes::Fresh => blackbox::ProcessMode::Fresh,
             Processes::Shared => blackbox::ProcessMode::Shared,

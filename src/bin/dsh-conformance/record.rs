@@ -30,14 +30,14 @@ pub(crate) struct RecordArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Quiet time after which the next sends go out.
-    #[arg(long, value_name = "D", value_parser = duration, default_value = "500ms")]
+    #[arg(long, value_name = "D", value_parser = duration, default_value = "500ms", allow_negative_numbers = true)]
     settle: Duration,
     /// Longest wait for the answers to the requests sent so far; one still unanswered then fails
     /// the recording.
-    #[arg(long, value_name = "D", value_parser = duration, default_value = "30s")]
+    #[arg(long, value_name = "D", value_parser = duration, default_value = "30s", allow_negative_numbers = true)]
     max_wait: Duration,
     /// Longest wait for the exit the script's `== exit` line expects.
-    #[arg(long, value_name = "D", value_parser = duration, default_value = "15s")]
+    #[arg(long, value_name = "D", value_parser = duration, default_value = "15s", allow_negative_numbers = true)]
     exit_wait: Duration,
     /// Extra environment for the runtime (repeatable).
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_pair)]

@@ -22,10 +22,10 @@ pub(crate) struct ReplayArgs {
     #[arg(long, value_name = "E", default_value = "current")]
     edition: Edition,
     /// Default deadline of each expectation (e.g. 10s); a trace's `# timeout:` wins.
-    #[arg(long, value_name = "D", value_parser = duration)]
+    #[arg(long, value_name = "D", value_parser = duration, allow_negative_numbers = true)]
     frame_timeout: Option<Duration>,
     /// Bound on one case [default: 120s].
-    #[arg(long, value_name = "D", value_parser = duration)]
+    #[arg(long, value_name = "D", value_parser = duration, allow_negative_numbers = true)]
     case_timeout: Option<Duration>,
     /// Longest stdout line accepted, in bytes [default: 64 MiB].
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
