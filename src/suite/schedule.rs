@@ -190,7 +190,9 @@ pub(super) fn worker(
         b.blames.extend(blames);
         b.verdicts[i] = Some(verdict);
         b.durations[i] = started.elapsed();
-        if opts.progress {
+        // A rule judged over the others' transcripts is decided only when they all ran
+        // (`finish`): a progress line now would show a verdict the report may not keep.
+        if opts.progress && !mine.is_empty() {
             progress(b.done(), sel.len(), info.id, b.verdicts[i].as_ref());
         }
         ready.notify_all();
@@ -266,7 +268,7 @@ pub(super) fn finish(
                 && !cases.iter().any(|c| c.check.id == info.id)
             {
                 verdict = Verdict::NotTestable {
-                    reason: "no check ran, so no transcript could be judged".into(),
+                    reason: "it is judged over the other checks' transcripts and none ran (select it with checks that have traces, e.g. --filter frame. --filter stdout.)".into(),
                 };
             }
         }

@@ -414,3 +414,23 @@ fn an_edition_typo_is_a_usage_error_everywhere_it_enters() {
         );
     }
 }
+
+#[test]
+fn a_rule_judged_over_other_transcripts_alone_is_untestable_with_a_hint_and_no_progress_verdict() {
+    let alone = kit()
+        .args(["check", "--format", "json", "--progress", "always"])
+        .args(["--filter", "stdout.compact"])
+        .assert()
+        .code(5)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&alone.stderr);
+    assert!(!stderr.contains("PASS stdout.compact"), "{stderr}");
+    let report = JsonReport::parse(&String::from_utf8_lossy(&alone.stdout));
+    assert_eq!(report.with("UNTESTABLE"), BTreeSet::from([CheckId::StdoutCompact]));
+    assert!(report.0.to_string().contains("--filter frame."), "{}", report.0);
+    // With a check that has a trace, the same rule is judged over its transcript.
+    let args = ["--filter", "stdout.compact", "--filter", "frame.whitespace-trimmed"];
+    let both = report_of(&[&["check"][..], &args].concat(), 0);
+    assert!(both.with("PASS").contains(&CheckId::StdoutCompact), "{}", both.0);
+}
