@@ -434,3 +434,27 @@ fn a_rule_judged_over_other_transcripts_alone_is_untestable_with_a_hint_and_no_p
     let both = report_of(&[&["check"][..], &args].concat(), 0);
     assert!(both.with("PASS").contains(&CheckId::StdoutCompact), "{}", both.0);
 }
+
+#[test]
+fn color_is_on_only_when_asked_or_on_a_terminal_and_list_writes_to_output() {
+    let args = |c: &'static str| ["check", "--filter", "frame.whitespace-trimmed", "--color", c];
+    let has_escape = |s: String| s.contains("\x1b[");
+    assert!(has_escape(stdout_of(&args("always"), 0)));
+    assert!(!has_escape(stdout_of(&args("never"), 0)));
+    // Piped stdout: `auto` is off.
+    assert!(!has_escape(stdout_of(&args("auto"), 0)));
+    let file = temp_file("list.txt");
+    let to_file = ["check", "--list", "--output", file.to_str().unwrap()];
+    assert_eq!(stdout_of(&to_file, 0), "");
+    let listed = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(listed, stdout_of(&["check", "--list"], 0));
+    assert!(listed.contains("receipt.precedes-response"));
+}
+
+#[test]
+fn the_reference_runtime_answers_version_as_the_release_does() {
+    let out = Command::new(RUNTIME).arg("--version").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // The release prints its bare version (fixtures/real-0.2.1rc2); clients parse it.
+    assert_eq!(text, "0.2.1-rc.2\n");
+}
