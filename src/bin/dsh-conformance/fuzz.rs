@@ -31,8 +31,8 @@ pub(crate) struct FuzzArgs {
     /// Known, justified differences: `<class-pattern> [| <detail>]  # <reason>` per line.
     #[arg(long, value_name = "FILE")]
     allowlist: Option<std::path::PathBuf>,
-    /// Directory for the reproducing traces of findings.
-    #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+    /// Directory for the reproducing traces of findings (`--out` is an older spelling).
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "DIR", default_value = "fuzz-findings")]
     out: std::path::PathBuf,
     /// How long to wait for the barrier's answer (a runtime that takes longer hangs).
     #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
@@ -80,8 +80,8 @@ pub(crate) enum FuzzCmd {
     /// Join the finding classes and reproducing traces of several --out directories into one
     /// (one entry per class, counts added, the first directory's trace kept).
     Merge {
-        /// The merged directory.
-        #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+        /// The merged directory (`--out` is an older spelling).
+        #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "DIR", default_value = "fuzz-findings")]
         out: std::path::PathBuf,
         /// The --out directories of the runs.
         #[arg(required = true, value_name = "DIR")]

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 /// cells open the failure and its wire log.
 #[derive(clap::Args)]
 pub(crate) struct ReportArgs {
-    /// The page to write (self-contained: no network, no external assets).
-    #[arg(long, value_name = "OUT.html")]
+    /// The page to write (self-contained: no network, no external assets); `-o/--output` is
+    /// another spelling, as in the other subcommands.
+    #[arg(long, short = 'o', visible_alias = "output", value_name = "OUT.html")]
     html: PathBuf,
     /// Where the checks' docs/CONTRACT.md section links point (relative to the page, or a URL).
     #[arg(long, value_name = "URL", default_value = "docs/CONTRACT.md")]
