@@ -66,7 +66,7 @@ fn selected(opts: &Options) -> Result<Vec<&'static AppScenario>, String> {
 }
 
 /// Runs the selected app scenarios against `app` (argv; `{runtime}` and `{prompt}` replaced).
-pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
+pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let mut verdicts = Vec::new();
     for s in &selected(opts)? {
@@ -91,7 +91,7 @@ pub fn run(app: &[String], opts: &Options) -> Result<Report, String> {
 /// Runs one app scenario; `None` when the run was stopped before its end.
 fn scenario(
     s: &AppScenario,
-    app: &[String],
+    app: &[std::ffi::OsString],
     opts: &Options,
 ) -> Result<Option<AppObservation>, String> {
     if opts.cancel.halted().is_some() {

@@ -10,6 +10,7 @@ use crate::edition::Edition;
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, Halt, StdoutLimit};
 use crate::suite::report::Stopped;
 use crate::suite::{Baseline, CheckResult, Report, Verdict};
+use std::ffi::{OsStr, OsString};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -89,7 +90,7 @@ pub fn select(names: &[String], suite: Suite) -> Result<Vec<&'static Scenario>, 
 }
 
 /// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim).
-pub fn run(client: &[String], opts: &Options) -> Result<Report, String> {
+pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let mut verdicts = Vec::new();
     for s in select(&opts.scenarios, opts.suite)? {
@@ -125,7 +126,7 @@ pub(crate) fn not_run(
 /// The report of a client run: one verdict per check (the worst its scenarios gave), the
 /// baseline applied, and why the run stopped if it did.
 pub(crate) fn report(
-    client: &[String],
+    client: &[OsString],
     verdicts: Vec<(CheckId, Verdict, Duration)>,
     opts: &Options,
     started: Instant,
@@ -156,7 +157,11 @@ pub(crate) fn report(
         }
     });
     Report {
-        runtime: client.join(" "),
+        runtime: client
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
         edition: Edition::Current,
         results,
         duration: started.elapsed(),
@@ -244,7 +249,7 @@ pub(crate) fn spawn(
 pub(crate) fn setup(
     name: &str,
     layers: super::peer::Layers,
-    client: &[String],
+    client: &[OsString],
     kit: &Path,
     more: &[(&str, &str)],
 ) -> Result<Setup, String> {
@@ -262,15 +267,11 @@ pub(crate) fn setup(
     let t0 = Instant::now();
     super::peer::serve(listener, peers.clone(), layers, t0);
     let shim_path = dsh.display().to_string();
-    let argv: Vec<String> = client
-        .iter()
-        .map(|a| {
-            more.iter()
-                .fold(a.replace(PLACEHOLDER, &shim_path), |a, (k, v)| {
-                    a.replace(k, v)
-                })
-        })
+    let pairs: Vec<(&str, &str)> = [(PLACEHOLDER, shim_path.as_str())]
+        .into_iter()
+        .chain(more.iter().copied())
         .collect();
+    let argv: Vec<OsString> = client.iter().map(|a| substitute(a, &pairs)).collect();
     let cmd = CommandSpec::from_argv(&argv).ok_or("no client command")?;
     let path = format!(
         "{}:{}",
@@ -291,11 +292,30 @@ pub(crate) fn setup(
     })
 }
 
+/// `arg` with each `(placeholder, value)` replaced, byte-wise: an argument that is not UTF-8
+/// (a legal Unix path) passes through with its placeholders replaced too.
+fn substitute(arg: &OsStr, pairs: &[(&str, &str)]) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut bytes = arg.as_bytes().to_vec();
+    for (k, v) in pairs {
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = &bytes[..];
+        while let Some(i) = rest.windows(k.len()).position(|w| w == k.as_bytes()) {
+            out.extend_from_slice(&rest[..i]);
+            out.extend_from_slice(v.as_bytes());
+            rest = &rest[i + k.len()..];
+        }
+        out.extend_from_slice(rest);
+        bytes = out;
+    }
+    OsString::from_vec(bytes)
+}
+
 /// Runs one scenario: what the kit saw, and the end of the client's stderr; `None` when the run
 /// was stopped before the scenario's end.
 fn scenario(
     s: &Scenario,
-    client: &[String],
+    client: &[OsString],
     opts: &Options,
 ) -> Result<Option<(Observation, String)>, String> {
     if opts.cancel.halted().is_some() {
@@ -394,6 +414,15 @@ fn tail(child: &Child) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn substitute_replaces_every_placeholder_also_in_an_argument_that_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let arg = OsStr::from_bytes(b"\xff{runtime}:{runtime}/{prompt}");
+        let out = substitute(arg, &[(PLACEHOLDER, "/shim"), ("{prompt}", "hi")]);
+        assert_eq!(out.as_bytes(), b"\xff/shim:/shim/hi");
+        assert_eq!(substitute(OsStr::new("plain"), &[(PLACEHOLDER, "x")]), "plain");
+    }
+
     use super::*;
     use crate::suite::verdict::{Failure, FailureKind};
 

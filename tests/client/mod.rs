@@ -285,3 +285,23 @@ fn a_driver_that_answers_without_a_runtime_leaves_the_new_checks_untestable() {
     assert_eq!(report.with("UNTESTABLE"), all, "{}", report.0);
     assert_ne!(code, 0, "nothing was tested: {}", report.0);
 }
+
+#[test]
+fn a_driver_whose_path_is_not_utf8_runs() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("client-not-utf8-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join(std::ffi::OsStr::from_bytes(b"kit-\xff"));
+    std::os::unix::fs::symlink(KIT, &link).unwrap();
+    let out = Command::new(KIT)
+        .args(["client", "--format", "json", "--scenario", "handshake", "--"])
+        .arg(&link)
+        .arg("client-driver")
+        .output()
+        .unwrap();
+    let report = JsonReport::parse(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(out.status.code(), Some(0), "{}", report.0);
+    assert!(report.with("PASS").contains(&CheckId::ClientWaitsForInitialize));
+    let _ = std::fs::remove_dir_all(&dir);
+}

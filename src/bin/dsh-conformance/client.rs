@@ -39,7 +39,7 @@ pub(crate) struct ClientArgs {
     verbose: bool,
     /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
     #[arg(last = true, required = true)]
-    cmd: Vec<String>,
+    cmd: Vec<std::ffi::OsString>,
 }
 
 /// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
