@@ -59,6 +59,7 @@
 //! argument parsing, exit codes and printing live in `src/bin/`, and only they need an argument
 //! parser. A crate that only uses the library depends on it with `default-features = false`.
 
+#[doc(hidden)]
 pub mod blackbox;
 pub mod client;
 pub mod contract;
