@@ -5,6 +5,13 @@
 //!
 //! Where ripgrep's order is its parallel walk's, the reference walks each directory's files
 //! (oldest first) before its subdirectories (by name): the order the recordings show.
+//!
+//! Hand-written, not ripgrep's own crates: `ignore` walks the real disk in its own (parallel)
+//! order, while the tools here run over the session's [`super::fs::Fs`] (in memory too) and
+//! must list in the order the recordings show; the walk and the ignore rules are therefore the
+//! reference's. The glob-to-regex translation is the one piece `globset` could replace: it is
+//! kept because it is small and the same translation serves the ignore rules, and the
+//! recordings (`sdk_tool_glob_grep`, `sdk_tool_grep_ignores`) pin what it must match.
 
 use super::fs::{display, Found, Kind};
 use super::{arg, Call, Outcome};
