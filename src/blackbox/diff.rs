@@ -203,6 +203,10 @@ fn compare_sessions(
         let i = s.iter().zip(r).take_while(|(a, b)| a == b).count();
         let got = s.get(i).map_or("(end)", String::as_str);
         let want = r.get(i).map_or("(end)", String::as_str);
+        let before = i.checked_sub(1).and_then(|j| s.get(j)).map(String::as_str);
+        if arrival_race(before, got, want) {
+            continue;
+        }
         out.push(Finding {
             class: FindingClass::Diff(DiffKind::Events, format!("{want}->{got}")),
             detail: format!(
@@ -259,10 +263,40 @@ fn clip(s: &str) -> String {
     }
 }
 
+/// Whether the sequences part where a message's arrival time decides what comes next (§6), so
+/// that neither side is wrong and what follows cannot be compared:
+/// - after a `turn/end`, the next turn starts (the message was queued in time, or came after
+///   the idle) or the session stays idle (it was queued during a turn that ended in error,
+///   which stops the queue until the next prompt, or it had not arrived yet);
+/// - after a `step/end`, the turn goes on with the message spliced as its next step, or ends,
+///   or its next step starts before the message (a subagent's result) is spliced;
+/// - as a turn starts, the message is spliced into it before its first step, or is not (yet).
+fn arrival_race(before: Option<&str>, got: &str, want: &str) -> bool {
+    let pair = |x: &str, y: &str| (got == x && want == y) || (got == y && want == x);
+    match before {
+        Some("turn/end") => pair("turn/start", "status:idle"),
+        Some("step/end") => {
+            pair("turn/end", "agent/inbox/spliced") || pair("step/start", "agent/inbox/spliced")
+        }
+        Some("turn/start" | "agent/inbox/spliced") => pair("agent/inbox/spliced", "step/start"),
+        _ => false,
+    }
+}
+
 /// A session's events with the orders that are races of arrival times made one: see
 /// [`between_turns`] and [`wd_changes_last`].
 fn normal_order(v: &[String]) -> Vec<String> {
-    wd_changes_last(&between_turns(v))
+    subagent_ends_last(wd_changes_last(&between_turns(v)))
+}
+
+/// Moves each `subagent.finished` to the end: a child runs beside its parent, so where its end
+/// lands among the parent's later events depends on how long each one's steps take. How many
+/// children finished still counts.
+fn subagent_ends_last(v: Vec<String>) -> Vec<String> {
+    let (mut rest, ends): (Vec<String>, Vec<String>) =
+        v.into_iter().partition(|e| e != "subagent.finished");
+    rest.extend(ends);
+    rest
 }
 
 /// Moves each `working-directory/change` (with the `agent/inbox/spliced` that queues its notice
@@ -335,6 +369,88 @@ fn clip_list(v: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn events(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn session_diff(subject: &[&str], reference: &[&str]) -> Vec<Finding> {
+        let (mut s, mut r) = (Observed::default(), Observed::default());
+        s.events.insert("s1".into(), events(subject));
+        r.events.insert("s1".into(), events(reference));
+        compare_sessions(&s, &r, &BTreeSet::new())
+    }
+
+    #[test]
+    fn where_a_message_lands_by_its_arrival_time_is_no_difference_but_a_lost_turn_is() {
+        let head = [
+            "status:running",
+            "turn/start",
+            "agent/inbox/spliced",
+            "step/start",
+        ];
+        let ended = [&head[..], &["step/end", "turn/end", "status:idle"]].concat();
+        let queued = [
+            &head[..],
+            &["step/end", "turn/end", "turn/start", "step/start"],
+        ]
+        .concat();
+        let spliced = [
+            &head[..],
+            &["step/end", "agent/inbox/spliced", "step/start"],
+        ]
+        .concat();
+        assert!(session_diff(&ended, &queued).is_empty());
+        assert!(session_diff(&queued, &ended).is_empty());
+        assert!(session_diff(&spliced, &ended).is_empty());
+        assert!(session_diff(&ended, &spliced).is_empty());
+        let next_first = [
+            &head[..],
+            &["step/end", "step/start", "agent/inbox/spliced"],
+        ]
+        .concat();
+        assert!(session_diff(&next_first, &spliced).is_empty());
+        // Not races: a turn with no end, a turn that never started, an idle in mid-step.
+        let unended = [&head[..], &["step/end", "status:idle"]].concat();
+        assert_eq!(session_diff(&unended, &ended).len(), 1);
+        let unstarted = ["status:running", "status:idle"];
+        assert_eq!(session_diff(&unstarted, &ended).len(), 1);
+        let early_idle = [&head[..], &["status:idle"]].concat();
+        assert_eq!(session_diff(&early_idle, &ended).len(), 1);
+        // A message spliced into a starting turn, or not.
+        let claimed = [
+            "turn/start",
+            "agent/inbox/spliced",
+            "agent/inbox/spliced",
+            "step/start",
+        ];
+        assert!(session_diff(
+            &claimed,
+            &["turn/start", "agent/inbox/spliced", "step/start"]
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn where_a_subagent_ends_among_its_parents_events_is_no_difference_but_how_many_end_is() {
+        let early = [
+            "tool/call",
+            "subagent.started",
+            "subagent.finished",
+            "step/end",
+            "step/start",
+        ];
+        let late = [
+            "tool/call",
+            "subagent.started",
+            "step/end",
+            "step/start",
+            "subagent.finished",
+        ];
+        assert!(session_diff(&early, &late).is_empty());
+        let never = ["tool/call", "subagent.started", "step/end", "step/start"];
+        assert_eq!(session_diff(&never, &late).len(), 1);
+    }
 
     #[test]
     fn a_queued_turn_may_start_before_or_after_idle() {

@@ -160,6 +160,26 @@ fn differential_mode_finds_no_difference_between_the_reference_and_itself() {
     assert!(s.findings.is_empty(), "{}", s.human());
 }
 
+/// Seeds whose cases once showed the reference differing from itself by where a message's
+/// arrival time put it (queued or pending after an error turn, spliced or not at a step's end or
+/// a turn's start) or where a subagent's end landed: races of timing, no difference (§6).
+#[test]
+fn arrival_races_of_the_reference_with_itself_are_no_difference() {
+    let mut found = Vec::new();
+    for (seed, cases) in [(3, 500), (12, 100), (1, 240), (16, 240)] {
+        let mut o = options(reference(), seed, cases);
+        o.differential = true;
+        o.jobs = 2;
+        o.processes = blackbox::ProcessMode::Shared;
+        let s = blackbox::run(&o);
+        assert_eq!(s.sequences as u64, cases, "{}", s.human());
+        if !s.findings.is_empty() {
+            found.push(format!("seed {seed}: {}", s.human()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 #[test]
 fn shared_processes_serve_many_sequences_and_find_nothing_in_the_reference() {
     // Sequences that the contract isolates share a process (per lane), on both runtimes; the
