@@ -41,16 +41,83 @@ fn shown(p: &mut Page) -> Vec<String> {
 
 /// Picks `verdict` in the verdict filter (as a reader's change would); returns the rows shown.
 fn filter(p: &mut Page, verdict: &str) -> Vec<String> {
+    pick(p, "verdict", verdict)
+}
+
+/// Picks `value` in the filter `name` (verdict, severity, section); returns the rows shown.
+fn pick(p: &mut Page, name: &str, value: &str) -> Vec<String> {
+    let select = format!("document.querySelector('#filters select[name={name}]')");
     p.eval(&format!(
-        "(function (s) {{ s.value = '{verdict}'; \
-         s.dispatchEvent(new Event('change', {{bubbles: true}})); }})\
-         (document.querySelector('#filters select[name=verdict]'))"
+        "(function (s) {{ s.value = '{value}'; \
+         s.dispatchEvent(new Event('change', {{bubbles: true}})); }})({select})"
     ));
-    assert_eq!(
-        p.eval("document.querySelector('#filters select[name=verdict]').value"),
-        verdict
-    );
+    assert_eq!(p.eval(&format!("{select}.value")), value);
     shown(p)
+}
+
+/// The text of cell `col` of each row shown (1: severity, 2: sections).
+fn shown_cells(p: &mut Page, col: usize) -> Vec<String> {
+    let v = p.eval(&format!(
+        "Array.prototype.filter.call(document.querySelectorAll('table.matrix > tbody > tr'), \
+         function (r) {{ return !r.hidden; }}).map(function (r) {{ return r.cells[{col}].textContent; }})"
+    ));
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn the_severity_and_section_filters_show_exactly_the_rows_they_name() {
+    let Some(chrome) = chromium() else { return };
+    let side = side_by_side();
+    let dir = temp_dir();
+    let mut p = Page::open(&chrome, &dir.join("profile"), &url(&side.page));
+    let all = shown(&mut p);
+    let should = pick(&mut p, "severity", "SHOULD");
+    let severities = shown_cells(&mut p, 1);
+    assert!(!should.is_empty() && should.len() < all.len(), "{should:?}");
+    assert!(
+        severities.iter().all(|s| s.contains("SHOULD")),
+        "{severities:?}"
+    );
+    let must = pick(&mut p, "severity", "MUST");
+    assert_eq!(must.len() + should.len(), all.len());
+    assert!(shown_cells(&mut p, 1).iter().all(|s| s.contains("MUST")));
+    assert_eq!(pick(&mut p, "severity", ""), all);
+    // The second section offered (the first may hold every check).
+    let options = "Array.prototype.map.call(document.querySelectorAll('#filters select[name=section] option'), \
+                   function (o) { return [o.value, o.textContent]; })";
+    let options: Vec<(String, String)> = serde_json::from_value(p.eval(options)).unwrap();
+    let (value, label) = options[2].clone();
+    let rows = pick(&mut p, "section", &value);
+    let sections = shown_cells(&mut p, 2);
+    assert!(
+        !rows.is_empty() && rows.len() < all.len(),
+        "{label}: {rows:?}"
+    );
+    assert!(
+        // A chapter names its subsections too (§3 shows §3.1).
+        sections.iter().all(|s| s
+            .split_whitespace()
+            .any(|x| x == label || x.starts_with(&format!("{label}.")))),
+        "{label}: {sections:?}"
+    );
+    // Filters combine: a section and a severity show what both name.
+    let both = pick(&mut p, "severity", "MUST");
+    assert!(
+        both.iter().all(|r| rows.contains(r) && must.contains(r)),
+        "{both:?}"
+    );
+    // And no row the section names is hidden.
+    pick(&mut p, "severity", "");
+    pick(&mut p, "section", "");
+    let named = shown_cells(&mut p, 2)
+        .iter()
+        .filter(|s| {
+            s.split_whitespace()
+                .any(|x| x == label || x.starts_with(&format!("{label}.")))
+        })
+        .count();
+    assert_eq!(named, rows.len());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// From the filters (the last tab stop before the grid), Tab enters the grid at its tab stop.
