@@ -194,6 +194,8 @@ fn wire_log(w: &Value) -> String {
 pub(super) fn highlight(closest: &str, difference: &str) -> String {
     let found = difference.split_once(": ").and_then(|(ptr, rest)| {
         let got = rest.rsplit_once(", got ")?.1.trim();
+        // `got the error {…}`: a result expected, an error received; the error is marked.
+        let got = got.strip_prefix("the error ").unwrap_or(got);
         if got.is_empty() {
             return None;
         }

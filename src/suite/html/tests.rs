@@ -119,6 +119,12 @@ fn the_difference_is_marked_in_the_closest_frame_where_it_is_found() {
         esc(r#"{"a":"x","b":{"#) + "<mark>" + &esc(r#""a":"y""#) + "</mark>" + &esc("}}")
     );
     assert_eq!(cell::highlight(c, "/q: expected 1, got 7"), esc(c));
+    // A result expected, an error received: the error is marked.
+    let e = r#"{"id":1,"error":{"code":-1}}"#;
+    assert_eq!(
+        cell::highlight(e, r#"/result: expected {}, got the error {"code":-1}"#),
+        esc(r#"{"id":1,"error":"#) + "<mark>" + &esc(r#"{"code":-1}"#) + "</mark>" + &esc("}")
+    );
     assert_eq!(cell::highlight("<b>", ""), "&lt;b&gt;");
 }
 

@@ -153,6 +153,10 @@ fn the_page_of_the_reference_the_release_and_a_broken_runtime_reads_in_a_browser
         "&lt;&lt; received",
         // The runtime's markup is text in its stderr tail.
         "&lt;script&gt;document.body.setAttribute",
+        // The closest frame, its smallest difference highlighted.
+        "<dt>closest frame received</dt>",
+        "<mark>\"status\":\"running\"</mark>",
+        "<dt>difference</dt>",
     ] {
         assert!(td.contains(seen), "{seen} not in the opened cell: {td}");
     }
@@ -263,6 +267,14 @@ fn release_column(dom: &str, r: usize) {
         "{td}"
     );
     assert!(td.contains("cannot encode an empty path segment"), "{td}");
+    // The received frame by its stdout line, its difference marked. (Whether the stub's
+    // requests are attached depends on when the release's model request lands: unit-tested.)
+    for seen in [
+        "<dt>received (stdout line 13)</dt>",
+        "<mark>{\"code\":-32603",
+    ] {
+        assert!(td.contains(seen), "{seen} not in the release's cell: {td}");
+    }
     let pass = between(dom, &format!("<td id=\"cell-{r}-{BROKEN}\""), "</td>");
     assert!(pass.contains("<span class=\"label\">PASS</span>"), "{pass}");
     let causes = between(dom, &format!("<h3>#{r} "), "</h3>");
