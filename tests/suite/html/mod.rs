@@ -445,3 +445,58 @@ fn a_ten_runtime_page_of_seventy_checks_loads() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A runtime that writes much (300 stray lines and one of 5000 bytes before its frames) and
+/// fails a check: the JSON report keeps that case's last lines within the bound, says how many
+/// it left out and which line it clipped, and the page made from the report alone says so too.
+#[test]
+fn a_long_wire_log_is_kept_bounded_with_its_truncation_marked_in_the_report_and_the_page() {
+    use dsh_conformance::runner::wire_log::{LINE_BYTES, MAX_LINES};
+    let dir = temp_dir();
+    let (json, page) = (dir.join("chatty.json"), dir.join("chatty.html"));
+    let chatty = "for i in $(seq 300); do echo stray line $i; done; \
+                  head -c 5000 /dev/zero | tr '\\0' x; echo; exec \"$0\" mutant no-idle -- \"$1\"";
+    Command::new(KIT)
+        .args(["check", "--format", "json", "--filter", BROKEN, "--output"])
+        .arg(&json)
+        .args(["--", "sh", "-c", chatty, KIT, RUNTIME])
+        .assert()
+        .code(1);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == BROKEN);
+    let wire = &check.expect("the failing check")["failure"]["wire_log"];
+    let lines = wire["lines"].as_array().expect("the wire log's lines");
+    assert!(lines.len() <= MAX_LINES, "{} lines kept", lines.len());
+    let dropped = wire["dropped_lines"].as_u64().unwrap();
+    assert!(dropped > 0, "{wire:#}");
+    assert!(lines
+        .iter()
+        .all(|l| l["text"].as_str().unwrap().len() <= LINE_BYTES));
+    let clipped = lines.iter().filter(|l| l["clipped"] == true).count();
+    assert_eq!(clipped, 1, "the 5000-byte line is kept clipped: {wire:#}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["dir"] == "received"
+                && l["text"].as_str().unwrap().contains("session.status")),
+        "the case's last frames are kept: {wire:#}"
+    );
+    Command::new(KIT)
+        .args(["report", "--html"])
+        .arg(&page)
+        .arg(&json)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!(
+            "truncated: the first {dropped} lines of the case are not kept"
+        )),
+        "the page marks the truncation"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
