@@ -498,9 +498,18 @@ mod tests {
             json!({"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":t,"seq":0,"time":1,"data":data}}}).to_string()
         };
         let mut last = |line| frames(&s.output(line, 0)).pop().unwrap()["params"]["event"].clone();
-        let end = last(ev("turn/end", json!({"turn": 1, "reason": {"kind": "completed"}})));
-        assert_eq!(end["data"], json!({"turn": 1, "reason": {"kind": UNKNOWN_KIND}}));
-        let aborted = last(ev("turn/end", json!({"turn": 2, "reason": {"kind": "aborted"}})));
+        let end = last(ev(
+            "turn/end",
+            json!({"turn": 1, "reason": {"kind": "completed"}}),
+        ));
+        assert_eq!(
+            end["data"],
+            json!({"turn": 1, "reason": {"kind": UNKNOWN_KIND}})
+        );
+        let aborted = last(ev(
+            "turn/end",
+            json!({"turn": 2, "reason": {"kind": "aborted"}}),
+        ));
         assert_eq!(aborted["data"]["reason"]["kind"], "aborted");
         assert_eq!(last(ev("step/start", json!({})))["data"], json!({}));
     }

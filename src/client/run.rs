@@ -420,7 +420,10 @@ mod tests {
         let arg = OsStr::from_bytes(b"\xff{runtime}:{runtime}/{prompt}");
         let out = substitute(arg, &[(PLACEHOLDER, "/shim"), ("{prompt}", "hi")]);
         assert_eq!(out.as_bytes(), b"\xff/shim:/shim/hi");
-        assert_eq!(substitute(OsStr::new("plain"), &[(PLACEHOLDER, "x")]), "plain");
+        assert_eq!(
+            substitute(OsStr::new("plain"), &[(PLACEHOLDER, "x")]),
+            "plain"
+        );
     }
 
     use super::*;

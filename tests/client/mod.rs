@@ -221,7 +221,10 @@ fn an_unknown_scenario_is_a_usage_error() {
 #[test]
 fn client_help_names_every_scenario_of_every_suite_and_mode() {
     use dsh_conformance::client::{app::APP_SCENARIOS, run::Suite};
-    let out = Command::new(KIT).args(["client", "--help"]).output().unwrap();
+    let out = Command::new(KIT)
+        .args(["client", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     let names = Suite::All.scenarios().into_iter().map(|s| s.name);
     for name in names.chain(APP_SCENARIOS.iter().map(|s| s.name)) {
@@ -295,13 +298,22 @@ fn a_driver_whose_path_is_not_utf8_runs() {
     let link = dir.join(std::ffi::OsStr::from_bytes(b"kit-\xff"));
     std::os::unix::fs::symlink(KIT, &link).unwrap();
     let out = Command::new(KIT)
-        .args(["client", "--format", "json", "--scenario", "handshake", "--"])
+        .args([
+            "client",
+            "--format",
+            "json",
+            "--scenario",
+            "handshake",
+            "--",
+        ])
         .arg(&link)
         .arg("client-driver")
         .output()
         .unwrap();
     let report = JsonReport::parse(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(out.status.code(), Some(0), "{}", report.0);
-    assert!(report.with("PASS").contains(&CheckId::ClientWaitsForInitialize));
+    assert!(report
+        .with("PASS")
+        .contains(&CheckId::ClientWaitsForInitialize));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -427,17 +427,41 @@ fn a_rule_judged_over_other_transcripts_alone_is_untestable_with_a_hint_and_no_p
     let stderr = String::from_utf8_lossy(&alone.stderr);
     assert!(!stderr.contains("PASS stdout.compact"), "{stderr}");
     let report = JsonReport::parse(&String::from_utf8_lossy(&alone.stdout));
-    assert_eq!(report.with("UNTESTABLE"), BTreeSet::from([CheckId::StdoutCompact]));
-    assert!(report.0.to_string().contains("--filter frame."), "{}", report.0);
+    assert_eq!(
+        report.with("UNTESTABLE"),
+        BTreeSet::from([CheckId::StdoutCompact])
+    );
+    assert!(
+        report.0.to_string().contains("--filter frame."),
+        "{}",
+        report.0
+    );
     // With a check that has a trace, the same rule is judged over its transcript.
-    let args = ["--filter", "stdout.compact", "--filter", "frame.whitespace-trimmed"];
+    let args = [
+        "--filter",
+        "stdout.compact",
+        "--filter",
+        "frame.whitespace-trimmed",
+    ];
     let both = report_of(&[&["check"][..], &args].concat(), 0);
-    assert!(both.with("PASS").contains(&CheckId::StdoutCompact), "{}", both.0);
+    assert!(
+        both.with("PASS").contains(&CheckId::StdoutCompact),
+        "{}",
+        both.0
+    );
 }
 
 #[test]
 fn color_is_on_only_when_asked_or_on_a_terminal_and_list_writes_to_output() {
-    let args = |c: &'static str| ["check", "--filter", "frame.whitespace-trimmed", "--color", c];
+    let args = |c: &'static str| {
+        [
+            "check",
+            "--filter",
+            "frame.whitespace-trimmed",
+            "--color",
+            c,
+        ]
+    };
     let has_escape = |s: String| s.contains("\x1b[");
     assert!(has_escape(stdout_of(&args("always"), 0)));
     assert!(!has_escape(stdout_of(&args("never"), 0)));

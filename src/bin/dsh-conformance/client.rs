@@ -46,7 +46,14 @@ pub(crate) struct ClientArgs {
 fn scenario_help() -> String {
     use dsh_conformance::client::app::APP_SCENARIOS;
     let names = |s: Vec<&'static str>| s.join(", ");
-    let of = |suite| names(run::Suite::scenarios(suite).iter().map(|s| s.name).collect());
+    let of = |suite| {
+        names(
+            run::Suite::scenarios(suite)
+                .iter()
+                .map(|s| s.name)
+                .collect(),
+        )
+    };
     format!(
         "Only this scenario (repeatable).\n\
          Contract suite: {}.\n\

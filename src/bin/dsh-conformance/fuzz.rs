@@ -32,7 +32,13 @@ pub(crate) struct FuzzArgs {
     #[arg(long, value_name = "FILE")]
     allowlist: Option<std::path::PathBuf>,
     /// Directory for the reproducing traces of findings (`--out` is an older spelling).
-    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "DIR", default_value = "fuzz-findings")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR",
+        default_value = "fuzz-findings"
+    )]
     out: std::path::PathBuf,
     /// How long to wait for the barrier's answer (a runtime that takes longer hangs).
     #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
@@ -81,7 +87,13 @@ pub(crate) enum FuzzCmd {
     /// (one entry per class, counts added, the first directory's trace kept).
     Merge {
         /// The merged directory (`--out` is an older spelling).
-        #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "DIR", default_value = "fuzz-findings")]
+        #[arg(
+            short = 'o',
+            long = "output",
+            visible_alias = "out",
+            value_name = "DIR",
+            default_value = "fuzz-findings"
+        )]
         out: std::path::PathBuf,
         /// The --out directories of the runs.
         #[arg(required = true, value_name = "DIR")]
