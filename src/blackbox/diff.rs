@@ -10,6 +10,7 @@
 //! Known, justified differences are the [`super::allowlist`]'s.
 
 use super::class::{DiffKind, FindingClass};
+use super::events;
 use super::exec::{Observed, Outcome};
 use super::Finding;
 use crate::trace::ExitInfo;
@@ -183,8 +184,10 @@ fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<DiffKind> {
     }
 }
 
-/// The sessions whose event sequences differ (but those flagged, or `explained`): where they
-/// first part.
+/// The sessions whose event sequences differ (but those flagged, or `explained`) in their normal
+/// form ([`events::normal_form`]: the orders that are races of arrival times made one), and
+/// not only where a prompt's arrival decided whether it ran ([`events::equivalent`]): where
+/// they first part.
 fn compare_sessions(
     subject: &Observed,
     reference: &Observed,
@@ -195,18 +198,19 @@ fn compare_sessions(
         if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
             continue;
         }
-        let s = &normal_order(subject.events.get(sid).map_or(&[][..], Vec::as_slice));
-        let r = &normal_order(reference.events.get(sid).map_or(&[][..], Vec::as_slice));
-        if s == r {
+        let normal =
+            |o: &Observed| events::normal_form(o.events.get(sid).map_or(&[][..], Vec::as_slice));
+        let (ns, nr) = (normal(subject), normal(reference));
+        if events::equivalent(&ns, &nr) {
             continue;
+        }
+        let (s, r) = (&ns.items(), &nr.items());
+        if s == r {
+            continue; // the same items, parted otherwise (a pending receipt, a note)
         }
         let i = s.iter().zip(r).take_while(|(a, b)| a == b).count();
         let got = s.get(i).map_or("(end)", String::as_str);
         let want = r.get(i).map_or("(end)", String::as_str);
-        let before = i.checked_sub(1).and_then(|j| s.get(j)).map(String::as_str);
-        if arrival_race(before, got, want) {
-            continue;
-        }
         out.push(Finding {
             class: FindingClass::Diff(DiffKind::Events, format!("{want}->{got}")),
             detail: format!(
@@ -263,94 +267,6 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// Whether the sequences part where a message's arrival time decides what comes next (§6), so
-/// that neither side is wrong and what follows cannot be compared:
-/// - after a `turn/end`, the next turn starts (the message was queued in time, or came after
-///   the idle) or the session stays idle (it was queued during a turn that ended in error,
-///   which stops the queue until the next prompt, or it had not arrived yet);
-/// - after a `step/end`, the turn goes on with the message spliced as its next step, or ends,
-///   or its next step starts before the message (a subagent's result) is spliced;
-/// - as a turn starts, the message is spliced into it before its first step, or is not (yet).
-fn arrival_race(before: Option<&str>, got: &str, want: &str) -> bool {
-    let pair = |x: &str, y: &str| (got == x && want == y) || (got == y && want == x);
-    match before {
-        Some("turn/end") => pair("turn/start", "status:idle"),
-        Some("step/end") => {
-            pair("turn/end", "agent/inbox/spliced") || pair("step/start", "agent/inbox/spliced")
-        }
-        Some("turn/start" | "agent/inbox/spliced") => pair("agent/inbox/spliced", "step/start"),
-        _ => false,
-    }
-}
-
-/// A session's events with the orders that are races of arrival times made one: see
-/// [`between_turns`] and [`wd_changes_last`].
-fn normal_order(v: &[String]) -> Vec<String> {
-    subagent_ends_last(wd_changes_last(&between_turns(v)))
-}
-
-/// Moves each `subagent.finished` to the end: a child runs beside its parent, so where its end
-/// lands among the parent's later events depends on how long each one's steps take. How many
-/// children finished still counts.
-fn subagent_ends_last(v: Vec<String>) -> Vec<String> {
-    let (mut rest, ends): (Vec<String>, Vec<String>) =
-        v.into_iter().partition(|e| e != "subagent.finished");
-    rest.extend(ends);
-    rest
-}
-
-/// Moves each `working-directory/change` (with the `agent/inbox/spliced` that queues its notice
-/// right after it) to the end: where a change requested during a turn lands among the turn's step
-/// events depends on when the request arrives relative to the step's progress, in the real
-/// runtime as in the reference. How many changes there were still counts.
-fn wd_changes_last(v: &[String]) -> Vec<String> {
-    let mut rest = Vec::with_capacity(v.len());
-    let mut moved = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        if v[i] == "working-directory/change" {
-            moved.push(v[i].clone());
-            if v.get(i + 1).is_some_and(|n| n == "agent/inbox/spliced") {
-                i += 1;
-            }
-        } else {
-            rest.push(v[i].clone());
-        }
-        i += 1;
-    }
-    rest.extend(moved);
-    rest
-}
-
-/// Drops status changes and receipts between a `turn/end` and the next `turn/start`: whether a
-/// queued prompt's turn starts before the session reports idle is a race of arrival times.
-fn between_turns(v: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(v.len());
-    let mut since_end: Option<usize> = None;
-    for t in v {
-        match t.as_str() {
-            "turn/start" => {
-                if let Some(i) = since_end.take() {
-                    let tail: Vec<String> = out
-                        .drain(i..)
-                        .filter(|x| !x.starts_with("status:") && x != "agent/inbox/spliced")
-                        .collect();
-                    out.extend(tail);
-                }
-            }
-            "turn/end" => since_end = Some(out.len() + 1),
-            _ => {}
-        }
-        // Repeats collapse, but for the splice after a working-directory note's own (see the
-        // observation's collapse).
-        let after_note = out.len() >= 2 && out[out.len() - 2] == "working-directory/change";
-        if out.last() != Some(t) || after_note {
-            out.push(t.clone());
-        }
-    }
-    out
-}
-
 fn show(o: &Outcome) -> String {
     match o {
         Outcome::Result(r) => format!("result {}", crate::trace::explain::clip(r, 200)),
@@ -370,123 +286,242 @@ fn clip_list(v: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn events(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn session_diff(subject: &[&str], reference: &[&str]) -> Vec<Finding> {
+    /// The differences between two runs of session `s1` (`<reference>-><runtime>` of each
+    /// `diff:events` class), each run given as its
+    /// observed labels ([`events::label`]: `#` and the role of a splice, a `user/message` or a
+    /// `turn/end`) joined by spaces, `{..}` standing for [`TURN`] and `[..]` for [`STEP`].
+    fn session_diff(subject: &str, reference: &str) -> Vec<String> {
+        let labels = |v: &str| -> Vec<String> {
+            let v = v.replace("{..}", TURN).replace("[..]", STEP);
+            v.split_whitespace().map(String::from).collect()
+        };
         let (mut s, mut r) = (Observed::default(), Observed::default());
-        s.events.insert("s1".into(), events(subject));
-        r.events.insert("s1".into(), events(reference));
-        compare_sessions(&s, &r, &BTreeSet::new())
+        s.events.insert("s1".into(), labels(subject));
+        r.events.insert("s1".into(), labels(reference));
+        let d = compare_sessions(&s, &r, &BTreeSet::new());
+        d.iter()
+            .map(|f| match &f.class {
+                FindingClass::Diff(DiffKind::Events, what) => what.clone(),
+                c => c.to_string(),
+            })
+            .collect()
     }
 
-    #[test]
-    fn where_a_message_lands_by_its_arrival_time_is_no_difference_but_a_lost_turn_is() {
-        let head = [
-            "status:running",
-            "turn/start",
-            "agent/inbox/spliced",
-            "step/start",
-        ];
-        let ended = [&head[..], &["step/end", "turn/end", "status:idle"]].concat();
-        let queued = [
-            &head[..],
-            &["step/end", "turn/end", "turn/start", "step/start"],
-        ]
-        .concat();
-        let spliced = [
-            &head[..],
-            &["step/end", "agent/inbox/spliced", "step/start"],
-        ]
-        .concat();
-        assert!(session_diff(&ended, &queued).is_empty());
-        assert!(session_diff(&queued, &ended).is_empty());
-        assert!(session_diff(&spliced, &ended).is_empty());
-        assert!(session_diff(&ended, &spliced).is_empty());
-        let next_first = [
-            &head[..],
-            &["step/end", "step/start", "agent/inbox/spliced"],
-        ]
-        .concat();
-        assert!(session_diff(&next_first, &spliced).is_empty());
-        // Not races: a turn with no end, a turn that never started, an idle in mid-step.
-        let unended = [&head[..], &["step/end", "status:idle"]].concat();
-        assert_eq!(session_diff(&unended, &ended).len(), 1);
-        let unstarted = ["status:running", "status:idle"];
-        assert_eq!(session_diff(&unstarted, &ended).len(), 1);
-        let early_idle = [&head[..], &["status:idle"]].concat();
-        assert_eq!(session_diff(&early_idle, &ended).len(), 1);
-        // A message spliced into a starting turn, or not.
-        let claimed = [
-            "turn/start",
-            "agent/inbox/spliced",
-            "agent/inbox/spliced",
-            "step/start",
-        ];
-        assert!(session_diff(
-            &claimed,
-            &["turn/start", "agent/inbox/spliced", "step/start"]
-        )
-        .is_empty());
-    }
+    /// A new session's events (§5).
+    const NEW: &str = "permission/preset sandbox/mode approval/policy";
+    /// One step of a turn, answered by the model.
+    const STEP: &str =
+        "step/start user/message session-log-deepseek/delivery-accepted assistant/message step/end";
+    /// The rest of a prompt's turn after its claim: its step and its end.
+    const TURN: &str = "[..] turn/end";
+    const RECEIPT: &str = "agent/inbox/spliced#receipt";
+    const CLAIM: &str = "agent/inbox/spliced#claim";
 
+    /// Seen between two runs of the reference on the same sequence (seeds 1–21, 20 s each): a
+    /// second prompt reaching the session while its first turn runs (queued: the next turn starts
+    /// at once) or once it is idle; its receipt anywhere in the first turn.
     #[test]
-    fn where_a_subagent_ends_among_its_parents_events_is_no_difference_but_how_many_end_is() {
-        let early = [
-            "tool/call",
-            "subagent.started",
-            "subagent.finished",
-            "step/end",
-            "step/start",
-        ];
-        let late = [
-            "tool/call",
-            "subagent.started",
-            "step/end",
-            "step/start",
-            "subagent.finished",
-        ];
-        assert!(session_diff(&early, &late).is_empty());
-        let never = ["tool/call", "subagent.started", "step/end", "step/start"];
-        assert_eq!(session_diff(&never, &late).len(), 1);
-    }
-
-    #[test]
-    fn a_queued_turn_may_start_before_or_after_idle() {
-        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        let direct = v("turn/start step/start turn/end turn/start step/start turn/end status:idle");
-        let via_idle = v("turn/start step/start turn/end status:idle agent/inbox/spliced status:running turn/start step/start turn/end status:idle");
-        assert_eq!(between_turns(&direct), between_turns(&via_idle));
-        // Idle before turn/end stays visible.
-        let early = v("turn/start step/start status:idle turn/end");
-        assert_ne!(
-            between_turns(&early),
-            v("turn/start step/start turn/end status:idle")
+    fn a_prompt_queued_during_a_turn_or_sent_to_the_idle_session_is_no_difference() {
+        let via_idle = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle \
+             {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle"
         );
-    }
-
-    #[test]
-    fn a_working_directory_change_may_land_before_or_inside_a_step() {
-        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        let before = v(
-            "turn/start working-directory/change agent/inbox/spliced step/start step/end turn/end",
+        let queued = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {RECEIPT} {{..}} \
+             turn/start {CLAIM} {{..}} status:idle"
         );
-        let inside = v(
-            "turn/start step/start working-directory/change agent/inbox/spliced step/end turn/end",
+        let late = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} step/start user/message \
+             {RECEIPT} session-log-deepseek/delivery-accepted assistant/message step/end \
+             turn/end turn/start {CLAIM} {{..}} status:idle"
         );
-        assert_eq!(normal_order(&before), normal_order(&inside));
-        // A change that did not happen, or happened twice, still differs.
-        let none = v("turn/start step/start step/end turn/end");
-        assert_ne!(normal_order(&before), normal_order(&none));
-        let twice = v("turn/start working-directory/change agent/inbox/spliced step/start working-directory/change step/end turn/end");
-        assert_ne!(normal_order(&before), normal_order(&twice));
-        // A change made just before a prompt keeps the prompt's own splice in place.
-        let idle = v("working-directory/change agent/inbox/spliced agent/inbox/spliced status:running turn/start");
+        for (a, b) in [
+            (&via_idle, &queued),
+            (&queued, &via_idle),
+            (&late, &via_idle),
+        ] {
+            assert_eq!(session_diff(a, b), [] as [String; 0], "{a}\n{b}");
+        }
+        // Not races: a turn that never ran, a receipt after its turn started, an idle inside a
+        // turn (the contract fixes idle after `turn/end`), no idle at the end, never running.
+        let lost = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle {RECEIPT}"
+        );
         assert_eq!(
-            normal_order(&idle),
-            v("agent/inbox/spliced status:running turn/start working-directory/change")
+            session_diff(&lost, &via_idle),
+            ["agent/inbox/spliced->status:idle"]
         );
+        let unreceipted = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} \
+             turn/start {RECEIPT} {CLAIM} {{..}} status:idle"
+        );
+        assert_eq!(
+            session_diff(&unreceipted, &queued),
+            ["agent/inbox/spliced->turn/start"]
+        );
+        let early_idle = via_idle.replacen("{..} status:idle", "[..] status:idle turn/end", 1);
+        assert_eq!(
+            session_diff(&early_idle, &via_idle),
+            ["turn/end->status:idle"]
+        );
+        let no_idle = queued.strip_suffix(" status:idle").unwrap();
+        assert_eq!(session_diff(no_idle, &queued), ["status:idle->(end)"]);
+        let never_running = via_idle.replace(" status:running", "");
+        assert_eq!(
+            session_diff(&never_running, &via_idle),
+            ["status:running->agent/inbox/spliced"]
+        );
+    }
+
+    /// A missing event, an extra one, events in another order: differences wherever they are.
+    #[test]
+    fn what_a_turn_holds_still_differs() {
+        let two = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle \
+             {RECEIPT} status:running turn/start {CLAIM} step/start user/message session/title \
+             session-log-deepseek/delivery-accepted assistant/message step/end turn/end status:idle"
+        );
+        let untitled = two.replace(" session/title", "");
+        assert_eq!(
+            session_diff(&untitled, &two),
+            ["session/title->session-log-deepseek/delivery-accepted"]
+        );
+        assert_eq!(
+            session_diff(&two, &untitled),
+            ["session-log-deepseek/delivery-accepted->session/title"]
+        );
+        let swapped = two.replace(
+            "session/title session-log-deepseek/delivery-accepted",
+            "session-log-deepseek/delivery-accepted session/title",
+        );
+        assert_eq!(
+            session_diff(&swapped, &two),
+            ["session/title->session-log-deepseek/delivery-accepted"]
+        );
+        // After a race too: the second prompt queued during the first turn.
+        let queued = untitled.replacen(
+            &format!("{{..}} status:idle {RECEIPT} status:running"),
+            &format!("{RECEIPT} {{..}}"),
+            1,
+        );
+        assert!(queued.contains("{..} turn/start"), "{queued}");
+        assert_eq!(
+            session_diff(&queued, &two),
+            ["session/title->session-log-deepseek/delivery-accepted"]
+        );
+        // A second step no note asked for.
+        let stepped = two.replacen("step/end turn/end", "step/end [..] turn/end", 1);
+        assert_eq!(session_diff(&stepped, &two), ["turn/end->step/start"]);
+    }
+
+    /// A working-directory change lands among a turn's steps, or between turns: read by the
+    /// turn's next step (one more step when the model had answered), or by the next turn's first
+    /// (seen between two runs of the reference).
+    #[test]
+    fn where_a_working_directory_change_lands_is_no_difference_but_whether_it_happened_is() {
+        let change = "working-directory/change agent/inbox/spliced#note";
+        let note = "user/message#note";
+        let in_turn = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {change} {RECEIPT} [..] \
+             agent/inbox/spliced#claim-step step/start {note} session-log-deepseek/delivery-accepted \
+             assistant/message step/end turn/end turn/start {CLAIM} {{..}} status:idle"
+        );
+        let between = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle {change} \
+             {RECEIPT} status:running turn/start agent/inbox/spliced#claim-step {CLAIM} \
+             step/start {note} user/message user/message#context \
+             session-log-deepseek/delivery-accepted assistant/message step/end turn/end status:idle"
+        );
+        assert_eq!(session_diff(&in_turn, &between), [] as [String; 0]);
+        assert_eq!(session_diff(&between, &in_turn), [] as [String; 0]);
+        // What follows is still compared: a title the second turn lacks.
+        let tail = "session-log-deepseek/delivery-accepted assistant/message step/end turn/end status:idle";
+        let titled = between.replace(tail, &format!("session/title {tail}"));
+        assert_eq!(
+            session_diff(&in_turn, &titled),
+            ["session/title->session-log-deepseek/delivery-accepted"]
+        );
+        // Claimed by a step that was coming anyway (after a tool call): no step is added.
+        let tool = "step/start assistant/message tool/call tool/result step/end";
+        let by_tool_step = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {tool} {change} \
+             agent/inbox/spliced#claim-step step/start {note} assistant/message step/end turn/end \
+             status:idle"
+        );
+        let after = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {tool} step/start \
+             assistant/message step/end turn/end status:idle {change}"
+        );
+        assert_eq!(session_diff(&by_tool_step, &after), [] as [String; 0]);
+        // A change that did not happen, or a step after a tool call that did not either.
+        let unchanged = between.replace(change, "");
+        assert_eq!(
+            session_diff(&unchanged, &between),
+            ["working-directory/change->(end)"]
+        );
+        let short = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {tool} turn/end status:idle {change}"
+        );
+        assert_eq!(session_diff(&short, &after), ["step/start->turn/end"]);
+    }
+
+    /// A prompt queued while a turn that ends in error runs stays pending until the next prompt
+    /// (§6); one reaching the idle session runs (seen between two runs of the reference).
+    #[test]
+    fn a_prompt_stalled_behind_an_error_turn_is_no_difference_but_a_prompt_left_idle_is() {
+        let failed = "step/start user/message assistant/attempt step/end turn/end#error";
+        let stalled = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {RECEIPT} {failed} status:idle"
+        );
+        let ran = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {failed} status:idle \
+             {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle"
+        );
+        assert_eq!(session_diff(&stalled, &ran), [] as [String; 0]);
+        assert_eq!(session_diff(&ran, &stalled), [] as [String; 0]);
+        // With a next prompt, the stalled one runs first: the same turns.
+        let resumed = format!(
+            "{stalled} {RECEIPT} status:running turn/start {CLAIM} {{..}} \
+             turn/start {CLAIM} {{..}} status:idle"
+        );
+        let ran_both =
+            format!("{ran} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle");
+        assert_eq!(session_diff(&resumed, &ran_both), [] as [String; 0]);
+        // Not a stall: the prompt reached the session idle, or the turn did not fail.
+        let ignored = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {failed} status:idle {RECEIPT}"
+        );
+        assert_eq!(
+            session_diff(&ignored, &ran),
+            ["agent/inbox/spliced->status:idle"]
+        );
+        let completed = stalled.replace("turn/end#error", "turn/end");
+        let ran_completed = ran.replace("turn/end#error", "turn/end");
+        assert_eq!(
+            session_diff(&completed, &ran_completed),
+            ["agent/inbox/spliced->status:idle"]
+        );
+    }
+
+    /// A subagent ends when its steps are done: its `subagent.finished` and the parent's turn
+    /// that reads its result land among the parent's other turns by timing (§4).
+    #[test]
+    fn where_a_subagents_result_lands_is_no_difference_but_whether_it_came_is() {
+        let spawn = "step/start assistant/message tool/call subagent.started tool/result step/end";
+        let notice = "agent/inbox/spliced#notice";
+        let result_turn =
+            format!("{notice} status:running turn/start {CLAIM} subagent.finished {{..}}");
+        let early = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {spawn} {{..}} status:idle \
+             {result_turn} status:idle {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle"
+        );
+        let late = format!(
+            "{NEW} {RECEIPT} status:running turn/start {CLAIM} {spawn} {{..}} status:idle \
+             {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle {result_turn} status:idle"
+        );
+        assert_eq!(session_diff(&early, &late), [] as [String; 0]);
+        let never = late.replace(&format!(" {result_turn} status:idle"), "");
+        assert_eq!(session_diff(&never, &late), ["agent/inbox/spliced->(end)"]);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 pub mod allowlist;
 pub mod class;
 pub mod diff;
+pub mod events;
 pub mod exec;
 pub mod gen;
 pub mod latency;

@@ -32,7 +32,8 @@ pub struct Observed {
     /// Id echoes of requests never answered.
     pub unanswered: Vec<String>,
     /// Per session (uuids numbered by first appearance): event types and status changes, with
-    /// consecutive repeats collapsed (streaming chunk counts are not behaviour).
+    /// consecutive repeats collapsed (streaming chunk counts are not behaviour) but for splices;
+    /// each type with the role the comparison needs after `#` ([`super::events::label`]).
     pub events: BTreeMap<String, Vec<String>>,
     /// Per session (as [`Observed::events`] names them): each tool result, in order, as the
     /// tool's name and the result's text (normalised; `[error] ` first when `isError`).

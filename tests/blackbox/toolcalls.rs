@@ -44,8 +44,13 @@ fn a_sequence_of_valid_and_invalid_tool_calls_runs_each_call_under_both_profiles
         let r = exec::run_sequence(&seq, &target(under(p)), &rules, Default::default());
         assert!(r.findings.is_empty(), "{p}: {:?}", r.findings);
         let events = &r.observed.events[toolcall::TOOL_SESSION];
-        let results = events.iter().filter(|e| *e == "tool/result").count();
-        let turns = events.iter().filter(|e| *e == "turn/end").count();
+        let count = |ty: &str| {
+            events
+                .iter()
+                .filter(|e| blackbox::events::shown(e) == ty)
+                .count()
+        };
+        let (results, turns) = (count("tool/result"), count("turn/end"));
         // Every call is a turn whose tool result the model sees (an unoffered tool too).
         assert_eq!(
             (results, turns),

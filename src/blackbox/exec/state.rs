@@ -2,6 +2,7 @@
 //! rules and is noted for the differential comparison; every finding is kept once per class.
 
 use super::*;
+use crate::blackbox::events;
 use crate::wire::output::{Frame, NotAFrame, Output};
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -280,7 +281,10 @@ impl<'a> State<'a> {
         let (sid, what) = match v["method"].as_str() {
             Some("session.event") => (
                 params["sessionId"].as_str().unwrap_or(""),
-                params["event"]["type"].as_str().unwrap_or("").to_owned(),
+                events::label(
+                    params["event"]["type"].as_str().unwrap_or(""),
+                    &params["event"]["data"],
+                ),
             ),
             Some("session.status") => {
                 let sid = params["sessionId"].as_str().unwrap_or("");
@@ -308,11 +312,9 @@ impl<'a> State<'a> {
         let sid = self.session_label(sid);
         self.note_tool(&sid, &what, &params["event"]["data"]);
         let list = self.obs.events.entry(sid.clone()).or_default();
-        // Repeats collapse (streaming counts are not behaviour), except the splice after a
-        // working-directory note's own: the comparison moves the note and its splice
-        // (`diff::normal_order`), and what follows must keep its own.
-        let after_note = list.len() >= 2 && list[list.len() - 2] == "working-directory/change";
-        if list.last() != Some(&what) || after_note {
+        // Repeats collapse (streaming counts are not behaviour), but for splices: the comparison
+        // counts the messages queued and claims them in order (`events::normal_form`).
+        if list.last() != Some(&what) || !events::collapses(&what) {
             list.push(what);
         }
         Some(sid)
