@@ -169,7 +169,10 @@ impl Normal {
         out.extend(self.last_status.iter().cloned());
         out.extend(self.notices.iter().flatten().cloned());
         let splice = "agent/inbox/spliced".to_owned();
-        out.extend(std::iter::repeat(splice).take(self.pending + self.pending_notices));
+        out.extend(std::iter::repeat_n(
+            splice,
+            self.pending + self.pending_notices,
+        ));
         out.extend(self.floating.iter().cloned());
         out
     }

@@ -180,7 +180,7 @@ fn arrival_races_of_the_reference_with_itself_are_no_difference_but_mutants_stil
     let mut found = Vec::new();
     for (seed, cases) in [(3, 500), (12, 100), (1, 240), (16, 240)] {
         let s = run(reference(), seed, cases);
-        assert_eq!(s.sequences as u64, cases, "{}", s.human());
+        assert_eq!(s.sequences, cases, "{}", s.human());
         if !s.findings.is_empty() {
             found.push(format!("seed {seed}: {}", s.human()));
         }
