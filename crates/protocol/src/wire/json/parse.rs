@@ -49,6 +49,8 @@ pub(super) struct Parser<'a> {
     pub(super) text: &'a str,
     pub(super) pos: usize,
     last_number: Option<f64>,
+    /// Whether whitespace was skipped anywhere (the tape's [`Tape::plain`](super::Tape)).
+    pub(super) spaced: bool,
 }
 
 /// Parses one JSON text exactly as `JSON.parse` accepts it.
@@ -192,6 +194,7 @@ impl<'a> Parser<'a> {
             text,
             pos: 0,
             last_number: None,
+            spaced: false,
         }
     }
 
@@ -214,6 +217,7 @@ impl<'a> Parser<'a> {
     pub(super) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
+            self.spaced = true;
         }
     }
 

@@ -92,6 +92,10 @@ pub struct Tape {
     indexes: Vec<HashMap<String, usize>>,
     stack: Vec<Open>,
     root: usize,
+    /// Whether the text parsed is, byte for byte, what `JSON.stringify` writes for its value
+    /// (as far as parsing tells: no whitespace, no escape, no repeated key, every number a short
+    /// integer), so that [`TapeRef::writes`] need not compare it. `false` says only "compare".
+    plain: bool,
 }
 
 #[inline]
@@ -107,7 +111,7 @@ fn resolve<'a>(text: &'a str, decoded: &'a str, s: Str) -> &'a str {
 /// instructions a call); the rule checker's parse compares keys of a length (`type`, `time`,
 /// `turn`, `text`) for every object member of every frame.
 #[inline]
-fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() > 8 || b.len() != a.len() {
         return a == b;
@@ -220,6 +224,7 @@ impl Tape {
         self.indexes.clear();
         self.stack.clear();
         self.root = NONE;
+        self.plain = true;
         let mut p = Parser::new(text);
         'value: loop {
             p.ws();
@@ -289,7 +294,9 @@ impl Tape {
                 Some(b'n') => p.literal("null", Value::Null).map(|_| Kind::Null)?,
                 Some(b'-' | b'0'..=b'9') => {
                     // `+ 0.0`: `-0` reads as 0, as `parse`'s `Value` does.
-                    let (f, _) = p.number_f64()?;
+                    let (f, int) = p.number_f64()?;
+                    // A short integer (no fraction, exponent or `-0`) is written as read.
+                    self.plain &= int.is_some();
                     if f.is_finite() {
                         Kind::Num(f + 0.0)
                     } else {
@@ -330,6 +337,8 @@ impl Tape {
                     return Err(p.err("unexpected data after the JSON value"));
                 }
                 self.root = node;
+                // Strings are decoded into the tape only when they had escapes.
+                self.plain &= !p.spaced && self.decoded.is_empty();
                 return Ok(());
             };
             let parent = open.node;
@@ -413,6 +422,7 @@ impl Tape {
             }
         };
         if let Some(m) = found {
+            self.plain = false;
             return m;
         }
         let m = self.push(
@@ -526,6 +536,40 @@ mod tests {
             (Ok(p), Ok(())) => same(&p.value, t.root(text)),
             (Err(a), Err(b)) => assert_eq!(a, b, "{text:?}"),
             (a, b) => panic!("{text:?}: parse {a:?}, tape {b:?}"),
+        }
+    }
+
+    /// A tape is plain exactly where its text is compact, unescaped, without repeated keys and
+    /// with short integers only; a plain text is then what the tape writes, unwritten.
+    #[test]
+    fn a_plain_tape_is_one_whose_text_is_its_writing() {
+        let mut t = Tape::default();
+        for (text, plain) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"a":[true,null,-5,"x"]}}"#,
+                true,
+            ),
+            (r#"{"a":[],"b":{},"c":0}"#, true),
+            (r#"{"a":1, "b":2}"#, false),
+            (" 1", false),
+            ("1\n", false),
+            (r#"{"a":1,"b":2,"a":3}"#, false),
+            (r#""\u0061""#, false),
+            (r#"{"\n":1}"#, false),
+            ("1.5", false),
+            ("-0", false),
+            ("1e400", false),
+            ("1234567890123456", false),
+        ] {
+            t.parse(text).unwrap();
+            assert_eq!(t.plain, plain, "{text}");
+            let mut written = Vec::new();
+            t.root(text).write(&mut written);
+            assert!(!plain || written == text.as_bytes(), "{text}");
+            assert_eq!(
+                t.root(text).writes(text.as_bytes()),
+                written == text.as_bytes()
+            );
         }
     }
 
