@@ -35,7 +35,7 @@ mod write;
 pub use deep::Deep;
 pub use number::{js_number, number_value};
 pub use parse::{parse, parse_inline, JsonError, Parsed};
-pub use tape::{same, tape_parses, Tape, TapeRef};
+pub use tape::{tape_parses, Tape, TapeRef};
 pub use view::{JsonKind, JsonView};
 pub(crate) use write::{plain_words, write_int, write_str_body};
 pub use write::{to_string, write_js_number, write_number, write_str, write_value};

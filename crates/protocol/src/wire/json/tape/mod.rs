@@ -111,7 +111,7 @@ fn resolve<'a>(text: &'a str, decoded: &'a str, s: Str) -> &'a str {
 /// instructions a call); the rule checker's parse compares keys of a length (`type`, `time`,
 /// `turn`, `text`) for every object member of every frame.
 #[inline]
-pub fn same(a: &str, b: &str) -> bool {
+fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() > 8 || b.len() != a.len() {
         return a == b;
