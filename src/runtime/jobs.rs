@@ -144,11 +144,14 @@ fn bound_summary(s: &str) -> String {
 pub struct Jobs(Vec<Job>);
 
 /// A job tool's answer: its text, whether it is an error, and `job/settled` data to stream
-/// before and after the result.
+/// before and after the result. `ended` are jobs the tool found ended on their own (the model
+/// gets their completion notices); `before` a job the tool waited for (no notice: the release's
+/// `awaited`).
 #[derive(Default)]
 pub struct Answer {
     pub text: String,
     pub is_error: bool,
+    pub ended: Vec<Value>,
     pub before: Vec<Value>,
     pub after: Option<Value>,
 }
@@ -167,10 +170,21 @@ impl Jobs {
         self.0.push(job);
     }
 
+    /// Whether a job's process may still be running (nobody saw it end yet).
+    pub fn running(&self) -> bool {
+        self.0.iter().any(|j| j.settled.is_none())
+    }
+
+    /// Settles the jobs whose processes ended on their own since the last look: their
+    /// `job/settled` data, in registration order.
+    pub fn reap(&mut self, now: u64) -> Vec<Value> {
+        self.0.iter_mut().filter_map(|j| j.refresh(now)).collect()
+    }
+
     /// Runs job tool `tool` (its arguments checked against its schema) at `now`.
     pub fn run(&mut self, tool: &str, args: &Value, now: u64) -> Answer {
-        let mut before: Vec<Value> = self.0.iter_mut().filter_map(|j| j.refresh(now)).collect();
-        let mut a = if tool == "job_list" {
+        let ended = self.reap(now);
+        let a = if tool == "job_list" {
             Answer {
                 text: self.list(),
                 ..Answer::default()
@@ -178,9 +192,7 @@ impl Jobs {
         } else {
             self.one(tool, args, now)
         };
-        before.append(&mut a.before);
-        a.before = before;
-        a
+        Answer { ended, ..a }
     }
 
     fn list(&self) -> String {

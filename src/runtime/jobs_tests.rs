@@ -97,9 +97,38 @@ fn a_job_that_ended_on_its_own_settles_when_a_tool_looks() {
         a.text,
         "quick\n[stderr]\nwarn\n[status: completed, exit code: 0]"
     );
-    assert_eq!(a.before.len(), 1, "its job/settled comes before the result");
-    assert_eq!(a.before[0]["cause"], "producer");
-    assert!(run(&mut jobs, "job_list", json!({})).before.is_empty());
+    assert_eq!(a.ended.len(), 1, "its job/settled comes before the result");
+    assert_eq!(a.ended[0]["cause"], "producer");
+    assert!(a.before.is_empty(), "nobody waited for it");
+    assert!(run(&mut jobs, "job_list", json!({})).ended.is_empty());
+    assert!(!jobs.running());
+}
+
+#[test]
+fn a_job_that_ends_is_reaped_once() {
+    let mut jobs = Jobs::default();
+    let done = Fake {
+        out: Vec::new(),
+        err: Vec::new(),
+        end: Some(Ran {
+            exit_code: Some(3),
+            ..Ran::default()
+        }),
+    };
+    jobs.push(job("bash-4", "exit 3", done));
+    assert!(jobs.running(), "nobody looked yet");
+    let reaped = jobs.reap(9);
+    assert_eq!(reaped.len(), 1);
+    assert_eq!(
+        (
+            &reaped[0]["status"],
+            &reaped[0]["detail"],
+            &reaped[0]["finishedAt"]
+        ),
+        (&json!("completed"), &json!("exit code: 3"), &json!(9))
+    );
+    assert!(!jobs.running());
+    assert!(jobs.reap(10).is_empty(), "settled once");
 }
 
 #[test]

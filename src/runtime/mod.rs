@@ -53,6 +53,7 @@ mod model;
 pub mod patch;
 pub mod persist;
 pub mod profile;
+mod reaper;
 pub mod sandbox;
 pub mod sandbox_io;
 mod sandbox_job;
@@ -73,7 +74,7 @@ use crate::wire;
 use crate::wire::json::Deep;
 use serde_json::Value;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::rc::Rc;
 
 /// The route `initialize` committed: what new sessions are created with.
@@ -221,7 +222,13 @@ pub struct Runtime {
     tape: wire::json::Tape,
     /// Cancels a running `sdk-minimal` command when the process is going away.
     cancel: shell::Cancel,
+    /// Sessions with a background job that may still be running ([`reaper`]).
+    job_sessions: BTreeSet<Box<str>>,
 }
+
+/// How often a driver should poll while [`Runtime::watching_jobs`]: a job's end is seen at most
+/// this late.
+pub const JOB_POLL_MS: u64 = 50;
 
 impl Runtime {
     /// A runtime with no sessions, not yet initialized.
@@ -250,6 +257,7 @@ impl Runtime {
             anonymous: 0,
             tape: Default::default(),
             cancel: shell::Cancel::default(),
+            job_sessions: BTreeSet::new(),
         }
     }
 
@@ -282,6 +290,7 @@ impl Runtime {
     /// can write them out before continuing (bounded memory with thousands of busy sessions).
     /// Returns whether due work is left.
     pub fn poll_bounded(&mut self, now_ms: u64, out: &mut Vec<u8>, budget: usize) -> bool {
+        self.reap_jobs(now_ms, out);
         while let Some(Reverse((due, _, _))) = self.heap.peek() {
             if *due > now_ms {
                 break;
@@ -299,6 +308,7 @@ impl Runtime {
                     s.sched = 0;
                 }
                 self.run_phase(&sid, due, out);
+                self.watch_jobs(&sid);
             }
         }
         false

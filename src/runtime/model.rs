@@ -121,10 +121,11 @@ impl Runtime {
         match script {
             Script::Reply(text) => {
                 a.replied(s, ev, &[Block::Text(&text)], "stop");
-                if !s.next_step.is_empty() {
-                    // A working-directory notice waits for the next step: the model reads it
-                    // there (the scripted model answers a runtime notice `ok`).
-                    return Next::Step("ok".into());
+                if let Some(last) = s.next_step.last() {
+                    // A notice waits for the next step: the model reads it there, the last one
+                    // as the request's last user message (the scripted model answers a runtime
+                    // notice `ok`, and echoes a job's completion notice).
+                    return Next::Step(super::script::notice_reply(&last["content"]));
                 }
                 Next::End(json!({"kind":"completed"}))
             }
@@ -248,6 +249,9 @@ impl Runtime {
         let args = crate::wire::json::to_string(&input);
         let call_seq = a.tool_call(s, ev, &name, &args);
         let r = s.jobs.run(&name, &input, a.now);
+        for data in &r.ended {
+            super::reaper::ended_in_turn(s, ev, data);
+        }
         for data in &r.before {
             ev.event(s, "job/settled", data);
         }

@@ -173,6 +173,16 @@ pub fn for_content(content: &Value) -> Step {
     }
 }
 
+/// What the scripted model answers to a notice the runtime wrote (`content`, its blocks) when it
+/// is the request's last user message: `ok` to a runtime text, else what [`for_content`] says
+/// (a job's completion notice is echoed, as the model stand-in echoes it).
+pub fn notice_reply(content: &Value) -> String {
+    match for_content(content).script {
+        Script::Reply(t) => t,
+        _ => NOTICE_REPLY.into(),
+    }
+}
+
 /// Maps a stub directive to the runtime's step (nested `slow`s add up).
 fn from_directive(d: Directive) -> Step {
     let script = match d {

@@ -225,7 +225,9 @@ fn run_loop(
         ok
     };
     loop {
-        let msg = match rt.next_deadline() {
+        // A background job's end is seen by polling (the core has no clock of its own).
+        let watch = rt.watching_jobs().then(|| epoch_ms() + super::JOB_POLL_MS);
+        let msg = match rt.next_deadline().into_iter().chain(watch).min() {
             Some(due) => {
                 let now = epoch_ms();
                 if due <= now {

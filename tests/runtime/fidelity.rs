@@ -11,6 +11,7 @@
 
 use crate::support::sandbox::Host;
 use dsh_conformance::runtime::sandbox::Sandbox;
+use dsh_conformance::runtime::JOB_POLL_MS;
 use dsh_conformance::runtime::{Config, Runtime};
 use dsh_conformance::wire::{json, LineDecoder, LineEvent};
 use serde_json::Value;
@@ -179,6 +180,8 @@ fn replay(
         .collect();
     let mut ended = vec![false; procs];
     let mut prev_in = 0.0f64;
+    // The recording shows a job settling since the last send.
+    let mut job_ended = false;
     for (i, r) in recs {
         let p = &mut ps[*i];
         if ended[*i] {
@@ -192,9 +195,16 @@ fn replay(
             }
         }
         if let (true, Rec::In { t, .. }) = (real_gaps, r) {
+            if job_ended {
+                await_jobs(p, prev_in, *t);
+            }
             let gap = (t - prev_in).clamp(0.0, REAL_GAP);
             std::thread::sleep(std::time::Duration::from_secs_f64(gap));
             prev_in = *t;
+            job_ended = false;
+        }
+        if let Rec::Out { line, .. } = r {
+            job_ended |= line.contains(r#""type":"job/settled""#);
         }
         if let Rec::In { t, .. } = r {
             // The other processes ran meanwhile: their work due by now is done.
@@ -257,6 +267,27 @@ fn replay(
         })
         .collect()
 }
+
+/// A background job settled on the release between two sends (from `from` to `to`, seconds of
+/// the recording): our runtime is given the same real time to see its jobs end, polled as the
+/// stdio loop polls it, so that what it does on its own (the notice, a wake-up turn) comes
+/// before the next send as it did there.
+fn await_jobs(p: &mut Proc, from: f64, to: f64) {
+    // The work the last send started (a job among it) runs first.
+    p.rt.poll(EPOCH + (from * 1000.0) as u64, &mut p.out);
+    let start = std::time::Instant::now();
+    while p.rt.watching_jobs() {
+        let at = from + start.elapsed().as_secs_f64();
+        if at >= to.min(from + MAX_JOB_WAIT) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(JOB_POLL_MS));
+        p.rt.poll(EPOCH + (at * 1000.0) as u64, &mut p.out);
+    }
+}
+
+/// The longest [`await_jobs`] waits for a job to end.
+const MAX_JOB_WAIT: f64 = 10.0;
 
 /// The id of the last job a `job/registered` event in `out` named (`""` for none).
 fn last_job(out: &[u8]) -> String {

@@ -4,9 +4,9 @@
 //! call promoted to a job and killed. The byte-exact comparison with the release is the
 //! fidelity test's (`sandbox_bash_jobs`, `sandbox_bash_jobs_no_backend`).
 
-use super::harness::{cfg, events, prompt, H};
+use super::harness::{cfg, events, prompt, statuses, H};
 use crate::support::sandbox::bwrap_usable;
-use dsh_conformance::runtime::sandbox::{Backend, Confined, Ran, Request, Sandbox};
+use dsh_conformance::runtime::sandbox::{Backend, Confined, Ran, Request, Running, Sandbox};
 use dsh_conformance::runtime::Edition;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -201,4 +201,199 @@ fn a_call_that_outlasts_its_timeout_becomes_a_job_that_job_kill_ends() {
     );
     assert_eq!(settled["cause"], "kill");
     let _ = std::fs::remove_dir_all(&ws);
+}
+
+/// A backend whose commands run until the test opens the gate (or a job tool waits for them),
+/// then end with `done` on stdout.
+#[derive(Clone, Default)]
+struct Gate(Arc<Mutex<bool>>);
+
+impl Gate {
+    fn open(&self) {
+        *self.0.lock().unwrap() = true;
+    }
+}
+
+impl Running for Gate {
+    fn output(&self) -> (Vec<u8>, Vec<u8>) {
+        let open = *self.0.lock().unwrap();
+        (
+            if open { b"done\n".to_vec() } else { Vec::new() },
+            Vec::new(),
+        )
+    }
+    /// A wait of any length sees it end (as if it ended meanwhile).
+    fn wait(&mut self, d: Duration) -> Option<Ran> {
+        if !d.is_zero() {
+            self.open();
+        }
+        let open = *self.0.lock().unwrap();
+        open.then(|| Ran {
+            stdout: "done\n".into(),
+            exit_code: Some(0),
+            ..Ran::default()
+        })
+    }
+    fn terminate(&mut self) -> Ran {
+        self.open();
+        self.wait(Duration::ZERO).unwrap()
+    }
+}
+
+impl Backend for Gate {
+    fn run(&self, _: &Request<'_>) -> Confined {
+        Confined::Ran(Ran::default())
+    }
+    fn start(&self, _: &Request<'_>) -> Result<Box<dyn Running>, Confined> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+fn gated() -> (H, Gate) {
+    let gate = Gate::default();
+    let mut c = cfg(Edition::Current);
+    c.sandbox = Sandbox::with(Arc::new(gate.clone()));
+    let mut h = H::with(c);
+    h.init();
+    (h, gate)
+}
+
+/// Starts the background job `work` with prompt 2: its id, and the turn's events.
+fn start_work(h: &mut H) -> (String, Vec<Value>) {
+    let ev = turn(
+        h,
+        2,
+        &bash(json!({"command":"work","run_in_background": true})),
+    );
+    let id = of(&ev, "job/registered")[0]["jobId"].as_str().unwrap();
+    (id.to_owned(), ev)
+}
+
+const NOTICE: &str =
+    "(bash: work) finished [status: completed, exit code: 0]. Read its output with job_output.";
+
+/// The texts of a list of events' assistant messages.
+fn replies(ev: &[Value]) -> Vec<String> {
+    of(ev, "assistant/message")
+        .iter()
+        .map(|m| {
+            m["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_that_ends_while_its_session_is_idle_opens_a_turn_with_its_notice() {
+    let (mut h, gate) = gated();
+    let (id, ev) = start_work(&mut h);
+    assert!(of(&ev, "job/settled").is_empty(), "it still runs");
+    assert!(h.rt.watching_jobs());
+    h.now += 1000;
+    assert!(h.poll().is_empty(), "nothing happens while it runs");
+    gate.open();
+    h.now += 1000;
+    let frames = h.poll();
+    let ev = events(&frames, "s");
+    let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        &types[..4],
+        [
+            "job/settled",
+            "agent/inbox/spliced",
+            "turn/start",
+            "agent/inbox/spliced"
+        ],
+        "{types:?}"
+    );
+    let settled = of(&ev, "job/settled")[0];
+    assert_eq!(
+        (
+            &settled["status"],
+            &settled["cause"],
+            &settled["detail"],
+            &settled["finishedAt"]
+        ),
+        (
+            &json!("completed"),
+            &json!("producer"),
+            &json!("exit code: 0"),
+            &json!(h.now)
+        )
+    );
+    let splice = of(&ev, "agent/inbox/spliced")[0];
+    assert_eq!(splice["target"], "next-turn");
+    let notice = &splice["inserted"][0];
+    let text = format!("background job {id} {NOTICE}");
+    assert_eq!(notice["content"][0]["text"], text);
+    assert_eq!(notice["source"]["kind"], "tool-jobs");
+    assert_eq!(replies(&ev), [text], "the stand-in model echoes the notice");
+    assert_eq!(statuses(&frames, "s"), ["running", "idle"]);
+    assert_eq!(of(&ev, "turn/end")[0]["reason"]["kind"], "completed");
+    assert!(!h.rt.watching_jobs());
+    // Its output is still there to read, and the job is settled once.
+    let ev = turn(
+        &mut h,
+        3,
+        &format!("call: job_output {{\"job_id\":\"{id}\"}}"),
+    );
+    assert_eq!(result_text(&ev), "done\n[status: completed, exit code: 0]");
+    assert!(of(&ev, "job/settled").is_empty());
+}
+
+#[test]
+fn a_job_that_ends_during_a_turn_is_read_at_its_next_step() {
+    let (mut h, gate) = gated();
+    let (id, _) = start_work(&mut h);
+    // A turn whose model answers in 5 s: the job ends meanwhile.
+    let mut ev = events(&h.send(prompt(3, "s", "slow:5 reply: later")), "s");
+    gate.open();
+    h.now += 1000;
+    ev.extend(events(&h.poll(), "s"));
+    let splice = of(&ev, "agent/inbox/spliced")
+        .into_iter()
+        .find(|s| s["target"] == "next-step")
+        .cloned()
+        .expect("the notice waits for the next step");
+    assert_eq!(splice["inserted"][0]["source"]["kind"], "tool-jobs");
+    assert!(of(&ev, "turn/start").len() == 1, "no turn of its own");
+    ev.extend(events(&h.settle(), "s"));
+    let text = format!("background job {id} {NOTICE}");
+    assert_eq!(replies(&ev), ["later".to_owned(), text]);
+    let steps: Vec<&Value> = of(&ev, "step/start");
+    assert_eq!(steps.len(), 2, "the notice's step follows the answer's");
+    assert_eq!(of(&ev, "turn/end").len(), 1);
+}
+
+#[test]
+fn a_job_the_model_kills_or_waits_for_brings_no_notice() {
+    let (mut h, gate) = gated();
+    let (id, _) = start_work(&mut h);
+    let ev = turn(
+        &mut h,
+        3,
+        &format!("call: job_kill {{\"job_id\":\"{id}\"}}"),
+    );
+    assert_eq!(of(&ev, "job/settled")[0]["cause"], "kill");
+    gate.open();
+    h.now += 1000;
+    let after = h.poll();
+    assert!(after.is_empty(), "{after:?}");
+    assert!(!h.rt.watching_jobs());
+    let (mut h, _) = gated();
+    let (id, _) = start_work(&mut h);
+    let ev = turn(
+        &mut h,
+        3,
+        &format!("call: job_output {{\"job_id\":\"{id}\",\"wait\":true}}"),
+    );
+    assert_eq!(result_text(&ev), "done\n[status: completed, exit code: 0]");
+    assert_eq!(of(&ev, "job/settled")[0]["cause"], "producer");
+    let notices = of(&ev, "user/message")
+        .into_iter()
+        .filter(|m| m["source"]["kind"] == "tool-jobs")
+        .count();
+    assert_eq!(notices, 0, "{ev:?}");
 }

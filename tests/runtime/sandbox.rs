@@ -73,9 +73,13 @@ fn a_backend_runs_each_call_in_the_session_directory_and_its_job_completes() {
     assert_eq!(result["meta"], json!({"cwd": cwd}));
 }
 
-/// Runs `command` as the `sdk` bash of the reference binary in `cwd` (PATH `path`); returns the
-/// tool result text.
-fn binary_bash(cwd: &Path, path: &str, command: &str) -> String {
+/// The reference binary under `--profile sdk` in `cwd` (PATH `path`), sent `initialize` and the
+/// prompt `text` for session `s`: the process and its stdin.
+fn sdk_binary(
+    cwd: &Path,
+    path: &str,
+    text: &str,
+) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = Command::new(BIN)
         .args(["--profile", "sdk"])
         .current_dir(cwd)
@@ -88,8 +92,14 @@ fn binary_bash(cwd: &Path, path: &str, command: &str) -> String {
     let mut stdin = child.stdin.take().unwrap();
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"cwd": cwd,
         "provider":"deepseek-official","model":"deepseek-v4-flash"}});
-    let text = format!("tool: {command}");
-    writeln!(stdin, "{init}\n{}", prompt(2, "s", &text)).unwrap();
+    writeln!(stdin, "{init}\n{}", prompt(2, "s", text)).unwrap();
+    (child, stdin)
+}
+
+/// Runs `command` as the `sdk` bash of the reference binary in `cwd` (PATH `path`); returns the
+/// tool result text.
+fn binary_bash(cwd: &Path, path: &str, command: &str) -> String {
+    let (mut child, stdin) = sdk_binary(cwd, path, &format!("tool: {command}"));
     let mut result = None;
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
@@ -104,15 +114,16 @@ fn binary_bash(cwd: &Path, path: &str, command: &str) -> String {
             break;
         }
     }
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc":"2.0","id":3,"method":"shutdown"})
-    )
-    .unwrap();
+    shut_down(child, stdin);
+    result.expect("a tool result")
+}
+
+/// Sends `shutdown`, closes stdin and waits for the process.
+fn shut_down(mut child: std::process::Child, mut stdin: std::process::ChildStdin) {
+    let shutdown = json!({"jsonrpc":"2.0","id":3,"method":"shutdown"});
+    writeln!(stdin, "{shutdown}").unwrap();
     drop(stdin);
     child.wait().unwrap();
-    result.expect("a tool result")
 }
 
 fn workspace(name: &str) -> std::path::PathBuf {
@@ -150,5 +161,52 @@ fn the_binary_refuses_bash_on_a_host_without_a_sandbox_backend() {
         "{text}"
     );
     assert!(!ws.join("made.txt").exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(&ws);
+}
+
+#[test]
+fn the_binary_wakes_an_idle_session_when_its_background_job_ends() {
+    if !bwrap_usable("the reference binary's background job that ends on its own") {
+        return;
+    }
+    let ws = workspace("wakeup");
+    let call = r#"call: bash {"description":"d","command":"sleep 0.3; echo late","run_in_background":true}"#;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (mut child, stdin) = sdk_binary(&ws, &path, call);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    // Nothing is sent after the prompt: the second turn is the runtime's own.
+    let mut ev = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ev
+        .iter()
+        .any(|e: &Value| e["type"] == "turn/end" && e["data"]["turn"] == 2)
+    {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx.recv_timeout(left).expect("the wake-up turn within 30 s");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "session.event" {
+            ev.push(v["params"]["event"].clone());
+        }
+    }
+    let types: Vec<&str> = ev.iter().filter_map(|e| e["type"].as_str()).collect();
+    let settled = types.iter().position(|t| *t == "job/settled").unwrap();
+    assert_eq!(types[settled + 2], "turn/start", "{types:?}");
+    let notice = ev
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "user/message")
+        .unwrap();
+    assert_eq!(notice["data"]["source"]["kind"], "tool-jobs");
+    let text = notice["data"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.ends_with("(bash: sleep 0.3; echo late) finished [status: completed, exit code: 0]. Read its output with job_output."), "{text}");
+    shut_down(child, stdin);
     let _ = std::fs::remove_dir_all(&ws);
 }

@@ -157,11 +157,7 @@ impl Answer<'_> {
                 let settled = sandbox::settle(c);
                 let data = self.settled_data(job.clone(), &settled);
                 ev.event(s, "job/settled", &data);
-                let notice = crate::runtime::jobs::notice(&data);
-                let splice =
-                    json!({"target":"next-step","start": s.next_step.len(),"inserted":[&notice]});
-                ev.event(s, "agent/inbox/spliced", &splice);
-                s.next_step.push(notice);
+                crate::runtime::reaper::inject(s, ev, crate::runtime::jobs::notice(&data));
                 let (status, detail) = (settled.status.to_string(), settled.detail);
                 s.jobs
                     .push(crate::runtime::jobs::Job::finished(job, (status, detail)));
