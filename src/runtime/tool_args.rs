@@ -3,9 +3,10 @@
 //! the release's check of a call's arguments against them (probed against 0.2.1rc2 with
 //! `call:` directives; docs/CONTRACT.md#s13.5).
 //!
-//! Every property is a required string. The release lists first each missing property, in the
-//! schema's order (`missing required property "description"`), then each present one that is not
-//! a string (`"command" must be a string`), joined by `; `; other members are allowed. The call then
+//! Every property listed is a required string. The release lists first each missing property, in
+//! the schema's order (`missing required property "description"`), then each present one that is
+//! not a string (`"command" must be a string`), then the problems of `bash`'s optional properties
+//! ([`optional`]), joined by `; `; other members are allowed. The call then
 //! fails with `Error: invalid arguments: <problems>` and the tool result carries
 //! `error: {name: ToolArgsError, code: INVALID_ARGS}`.
 
@@ -20,6 +21,19 @@ pub(super) fn schema(tool: &str) -> Option<&'static [&'static str]> {
         "read_image" => Some(&["file_path"]),
         _ => None,
     }
+}
+
+/// The optional properties of `tool`'s arguments, as a schema in the release's order: the `sdk`
+/// bash's `timeoutMs`, `workdir`, `run_in_background` and escalation (read in the 0.2.1rc2
+/// executable, `dsh-tool-bash`; recorded: `sandbox_bash_escalation`).
+fn optional(tool: &str) -> Option<Value> {
+    (tool == "bash").then(|| {
+        serde_json::json!({"type":"object","properties":{
+            "timeoutMs":{"type":"number"},"workdir":{"type":"string"},
+            "run_in_background":{"type":"boolean"},
+            "sandbox_permissions":{"type":"string","enum":["workspace-write","danger-full-access"]},
+            "justification":{"type":"string"}}})
+    })
 }
 
 /// The problems of `args` (the parsed arguments; `None` when they are not JSON) against `tool`'s
@@ -41,6 +55,13 @@ pub(super) fn check(tool: &str, args: Option<&Value>) -> Result<(), String> {
                 .filter(|p| o.get(**p).is_some_and(|v| !v.is_string()))
                 .map(|p| format!("\"{p}\" must be a string")),
         );
+    }
+    if let (Some(o), Some(more)) = (obj, optional(tool)) {
+        problems.extend(super::files::schema::problems(
+            &more,
+            &Value::Object(o.clone()),
+            "",
+        ));
     }
     if problems.is_empty() {
         Ok(())

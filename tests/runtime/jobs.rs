@@ -397,3 +397,38 @@ fn a_job_the_model_kills_or_waits_for_brings_no_notice() {
         .count();
     assert_eq!(notices, 0, "{ev:?}");
 }
+
+#[test]
+fn an_escalation_nobody_can_approve_is_refused_before_anything_runs() {
+    let backend = Arc::new(Dirs::default());
+    let mut c = cfg(Edition::Current);
+    c.sandbox = Sandbox::with(backend.clone());
+    let mut h = H::with(c);
+    h.init();
+    let cases = [
+        (json!({"sandbox_permissions":"danger-full-access","justification":"why"}),
+         "Error: sandbox escalation to \"danger-full-access\" requires approval, but no approval channel is available", 2),
+        (json!({"sandbox_permissions":"danger-full-access"}),
+         "Error: invalid escalation: sandbox_permissions requires a justification", 0),
+        (json!({"sandbox_permissions":"read-only","justification":"why"}),
+         "Error: invalid arguments: \"sandbox_permissions\" must be one of [\"workspace-write\",\"danger-full-access\"]", 0),
+        (json!({"timeoutMs":"5","workdir":1}),
+         "Error: invalid arguments: \"timeoutMs\" must be a number; \"workdir\" must be a string", 0),
+    ];
+    for (i, (args, text, approvals)) in cases.into_iter().enumerate() {
+        let ev = turn(&mut h, 2 + i as u32, &bash(args.clone()));
+        assert_eq!(result_text(&ev), text, "{args}");
+        assert!(of(&ev, "job/registered").is_empty(), "{args}");
+        let asked = of(&ev, "approval/asked").len() + of(&ev, "approval/decided").len();
+        assert_eq!(asked, approvals, "{args}");
+    }
+    assert!(backend.0.lock().unwrap().is_empty(), "nothing ran");
+    // Its own mode is no escalation: the call runs.
+    let ev = turn(
+        &mut h,
+        9,
+        &bash(json!({"sandbox_permissions":"workspace-write","justification":"why"})),
+    );
+    assert_eq!(of(&ev, "job/settled")[0]["status"], "completed");
+    assert_eq!(backend.0.lock().unwrap().len(), 1);
+}

@@ -155,10 +155,17 @@ fn arg<'v>(args: &'v Value, key: &str) -> &'v str {
 
 /// The outcome of a call's escalation request, when it makes one (write, edit).
 fn escalated(tool: &str, args: &Value, c: &Call<'_>) -> Option<Outcome> {
+    escalation(tool, args, c.call_id)
+}
+
+/// The outcome of call `call_id`'s escalation request (`sandbox_permissions`, `justification`)
+/// when it makes one: the release's error, after the approval nobody could answer (write,
+/// edit, and the `sdk` bash).
+pub fn escalation(tool: &str, args: &Value, call_id: &str) -> Option<Outcome> {
     let (message, asked) = policy::escalation(args)?;
     let mut o = Outcome::plain(&message);
     if let Some(reason) = asked {
-        o.events = policy::unanswered(tool, c.call_id, &reason).into();
+        o.events = policy::unanswered(tool, call_id, &reason).into();
     }
     Some(o)
 }

@@ -108,6 +108,14 @@ impl Answer<'_> {
         sb: &Sandbox,
     ) -> Next {
         let call_seq = self.tool_call(s, ev, "bash", args);
+        let parsed = crate::wire::json::parse(args).map_or(Value::Null, |p| p.value);
+        if let Some(o) = crate::runtime::files::escalation("bash", &parsed, TOOL_CALL_ID) {
+            for (ty, data) in &o.events {
+                ev.event(s, ty, data);
+            }
+            let tr = self.tool_result(&o.text, true);
+            return self.tool_answered(s, ev, &tr, call_seq, &o.text);
+        }
         let input = crate::runtime::bash_input::BashInput::of(args, &s.cwd);
         if let Err(text) = &input.timeout {
             let tr = self.tool_result(text, true);
