@@ -277,7 +277,7 @@ pub fn attempt(turn: u32, step: u32, failure: &Value, partial: Option<&str>, now
 /// session this process reopened from the store (`"reason":"resume"`, else `"initial"`).
 /// `child`: a subagent's session, whose route names the effort it inherited (so it is not an
 /// adapter default, and comes before `maxTokens`).
-pub fn request_header(model: &str, max_tokens: Option<f64>, resumed: bool, child: bool) -> Value {
+pub fn request_header(model: &str, max_tokens: Option<f64>, reason: &str, child: bool) -> Value {
     let max = max_tokens
         .map(crate::wire::json::number_value)
         .unwrap_or(json!(256000));
@@ -297,5 +297,5 @@ pub fn request_header(model: &str, max_tokens: Option<f64>, resumed: bool, child
     json!({"header":{"config": config,
         "adapterDefaults": defaults,
         "tools":[{"name":"bash"},{"name":"subagent"}]},
-        "reason": if resumed { "resume" } else { "initial" }})
+        "reason": reason})
 }

@@ -43,6 +43,8 @@ pub use events::seed_ids;
 mod bash_input;
 mod fast;
 pub mod files;
+mod goal_rounds;
+mod goals;
 pub(crate) mod image;
 mod inspect;
 mod jobs;
@@ -154,6 +156,8 @@ struct Session {
     files: files::State,
     /// The `sdk` profile's background jobs (promoted or `run_in_background` bash calls).
     jobs: jobs::Jobs,
+    /// Its current goal (the `sdk` profile's goal tools; [`goals`]).
+    goal: Option<goals::Goal>,
     /// Notices a tool spliced with target `next-step` (a `working_directory` change), claimed
     /// by the turn's next step.
     next_step: Vec<Value>,
@@ -191,6 +195,7 @@ impl Session {
             shell: None,
             files: files::State::default(),
             jobs: jobs::Jobs::default(),
+            goal: None,
             next_step: Vec::new(),
             context_cwd: None,
             last_time: 0,

@@ -20,6 +20,7 @@ use super::script::Script;
 use super::{profile, tool_args, Phase, Profile, Runtime, Session};
 use serde_json::{json, Value};
 
+mod state;
 mod tools;
 use tools::bash_args;
 
@@ -181,12 +182,12 @@ impl Runtime {
                     self.file_call(a, ev, tool, input)
                 }
             }
-            Script::Call { tool, input, .. } if super::jobs::TOOLS.contains(&tool.as_str()) => {
+            Script::Call { tool, input, .. } if stateful(&tool) => {
+                // The session's jobs or goal answer a call whose arguments are valid.
                 let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
-                if super::files::schema::check(&tool, &v).is_ok() {
-                    self.job_call(a, ev, tool, v)
-                } else {
-                    self.file_call(a, ev, tool, input)
+                match super::files::schema::check(&tool, &v) {
+                    Err(_) => self.file_call(a, ev, tool, input),
+                    Ok(()) => self.state_call(a, ev, tool, v),
                 }
             }
             Script::Call { tool, input, .. } if super::files::answers(&tool, &input) => {
@@ -234,9 +235,8 @@ impl Runtime {
         a.tool_answered(s, ev, &tr, call_seq, &o.text)
     }
 
-    /// A call of `job_list`, `job_output` or `job_kill` (its arguments valid): the session's
-    /// jobs answer it ([`super::jobs`]), a job it finds or makes settled streamed around it.
-    fn job_call(
+    /// A call of a job or goal tool (its arguments valid), on the session's state.
+    fn state_call(
         &mut self,
         a: &mut Answer<'_>,
         ev: &mut Events<'_>,
@@ -248,21 +248,11 @@ impl Runtime {
         };
         let args = crate::wire::json::to_string(&input);
         let call_seq = a.tool_call(s, ev, &name, &args);
-        let r = s.jobs.run(&name, &input, a.now);
-        for data in &r.ended {
-            super::reaper::ended_in_turn(s, ev, data);
+        if super::jobs::TOOLS.contains(&name.as_str()) {
+            state::job_call(a, s, ev, &name, &input, call_seq)
+        } else {
+            state::goal_call(a, s, ev, &name, &input, call_seq)
         }
-        for data in &r.before {
-            ev.event(s, "job/settled", data);
-        }
-        let tr = a.tool_result(&r.text, r.is_error);
-        ev.answer(s, "tool/result", &tr, &[call_seq]);
-        a.step_end(s, ev);
-        // A killed job settles after the step that killed it ends.
-        if let Some(data) = &r.after {
-            ev.event(s, "job/settled", data);
-        }
-        Next::Step(format!("tool result: {}", r.text))
     }
 
     /// A call of one of the `sdk` profile's file tools: it runs as [`super::files`] says.
@@ -464,4 +454,9 @@ fn retried_failure(script: &Script) -> (Value, bool) {
         ),
         _ => (json!({"message":"fake overloaded","code":"SERVER"}), true),
     }
+}
+
+/// Whether `tool` acts on a session's state: its jobs or its goal.
+fn stateful(tool: &str) -> bool {
+    super::jobs::TOOLS.contains(&tool) || super::goals::TOOLS.contains(&tool)
 }

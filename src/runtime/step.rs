@@ -118,9 +118,19 @@ fn first_step(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
     if !primed || s.context_cwd.as_ref() != Some(&s.cwd) {
         runtime_context(cfg, s, ev);
     }
-    if !s.header_sent {
+    let round = t
+        .msg
+        .as_ref()
+        .is_some_and(|m| super::goal_rounds::is_round(&m.value));
+    if !s.header_sent || round {
+        // `initial`, `resume` (a session reopened from the store), or `series` (a goal's round).
+        let reason = match (s.header_sent, primed) {
+            (true, _) => "series",
+            (false, true) => "resume",
+            (false, false) => "initial",
+        };
         s.header_sent = true;
-        let h = request_header(cfg, s, primed);
+        let h = request_header(cfg, s, reason);
         ev.event(s, "request/header", &h);
     }
     if !primed {
@@ -148,10 +158,10 @@ fn first_step(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
 
 /// The `request/header` data of a session's first request here (`primed` before it: the
 /// session was reopened from the store).
-fn request_header(cfg: &Config, s: &Session, primed: bool) -> Value {
+fn request_header(cfg: &Config, s: &Session, reason: &str) -> Value {
     let roster = profile::roster(cfg);
     let child = s.parent.is_some();
-    let mut h = events::request_header(&s.route.model, s.route.max_tokens, primed, child);
+    let mut h = events::request_header(&s.route.model, s.route.max_tokens, reason, child);
     h["header"]["tools"] = if cfg.profile == Profile::SdkMinimal {
         profile::minimal_tool_schemas(&roster)
     } else {

@@ -134,6 +134,7 @@ impl Runtime {
         if let Some(p) = parent {
             self.child_settled(&p, sid, now, out);
         }
+        self.drive_goal(sid, now, out);
     }
 
     /// Starts a child session for `subagent: P`; returns its id.

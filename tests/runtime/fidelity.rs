@@ -226,8 +226,14 @@ fn replay(
                 let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", &cwd);
                 // A send naming the last registered job (recorded as `{{job}}`) names ours.
                 let text = text.replace("{{job}}", &last_job(&p.out));
+                // And one naming the last goal (`{{goal}}`, `"{{rev}}"`) names ours.
+                let (goal, rev) = last_goal(&p.out);
+                let text = text
+                    .replace("{{goal}}", &goal)
+                    .replace(r#"\"{{rev}}\""#, &rev);
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
                     && !bytes.windows(7).any(|w| w == b"{{cwd}}" || w == b"{{job}}")
+                    && !bytes.windows(8).any(|w| w == b"{{goal}}")
                 {
                     bytes.clone()
                 } else {
@@ -288,6 +294,21 @@ fn await_jobs(p: &mut Proc, from: f64, to: f64) {
 
 /// The longest [`await_jobs`] waits for a job to end.
 const MAX_JOB_WAIT: f64 = 10.0;
+
+/// The id and revision of the goal the last `goal/change` event in `out` showed.
+fn last_goal(out: &[u8]) -> (String, String) {
+    let text = String::from_utf8_lossy(out);
+    let last = text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["params"]["event"]["type"] == "goal/change");
+    let g = last.map_or(Value::Null, |v| {
+        v["params"]["event"]["data"]["goal"].clone()
+    });
+    let id = g["id"].as_str().unwrap_or_default().to_owned();
+    (id, g["revision"].to_string())
+}
 
 /// The id of the last job a `job/registered` event in `out` named (`""` for none).
 fn last_job(out: &[u8]) -> String {
@@ -380,6 +401,8 @@ const TIMING: &[&str] = &[
     "startedAt",
     "finishedAt",
     "childCreatedAt",
+    "createdAt",
+    "updatedAt",
     "delayMs",
 ];
 

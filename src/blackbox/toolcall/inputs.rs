@@ -134,7 +134,13 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
         "job_output" => json!({"job_id": "job-1", "wait": false}),
         "job_kill" => json!({"job_id": "job-1", "reason": d}),
         "exit_plan_mode" => json!({"plan": "p"}),
-        "update_goal" => json!({"goal_id": "g1", "revision": 1, "action": "pause"}),
+        "update_goal" => {
+            let action = pick(rng, &["pause", "resume", "complete", "edit", "blocked"]);
+            json!({"goal_id": "g1", "revision": 1, "action": action})
+        }
+        // A small round cap: a goal runs its rounds as turns of their own (256 by default).
+        "create_goal" => json!({"objective": pick(rng, &["ship it", "  spaced  ", "say \"hi\""]),
+            "max_goal_rounds": 1 + rng.below(2)}),
         "send_message" => json!({"agent_id": "a1", "message": "m"}),
         "list_agents" => json!({"scope": pick(rng, &["children", "descendants"])}),
         "interrupt_agent" => json!({"agent_id": "a1"}),
@@ -148,8 +154,8 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
             json!({"file_path": png.unwrap_or_else(|| some_file(rng, ws))})
         }
         // `web_search` goes to the DeepSeek endpoint: off this machine. The reference does not
-        // run valid calls of `create_goal`, `subagent_fork` and `workflow` (docs/CONTRACT.md
-        // §13.4; the release runs a workflow's script): nothing to compare.
+        // run valid calls of `subagent_fork` and `workflow` (docs/CONTRACT.md §13.4; the
+        // release runs a workflow's script): nothing to compare.
         _ => return None,
     })
 }

@@ -1,7 +1,7 @@
 //! The `sdk` profile's other tools, answered as the 0.2.1rc2 release answers them in a session
 //! of the SDK app (recorded: `sdk_tool_others`): no background jobs (the runtime answers its
 //! sessions' job tools through `runtime::jobs`; these are a session's with none), subagents,
-//! skills, goals or plan mode to act on, no approval answerer, and no network (`web_search` goes to the
+//! skills or plan mode to act on (goals: `runtime::goals`), no approval answerer, and no network (`web_search` goes to the
 //! DeepSeek endpoint and fails as the release fails offline; `web_fetch` refuses what is not
 //! a public URL and fails to resolve the rest).
 
@@ -20,8 +20,6 @@ pub const TOOLS: &[&str] = &[
     "skill",
     "web_fetch",
     "web_search",
-    "get_goal",
-    "update_goal",
 ];
 
 const SEARCH_ENDPOINT: &str = "https://api.deepseek.com/anthropic/v1/messages";
@@ -49,9 +47,7 @@ pub fn run(tool: &str, args: &Value, c: &Call<'_>) -> Outcome {
             arg(args, "name")
         )),
         "web_fetch" => fetch(arg(args, "url")),
-        "web_search" => search(args, c.model),
-        "get_goal" => Outcome::ok("{\"goal\":null}".into(), None),
-        _ => Outcome::coded("no current goal", "GoalError", "GOAL_NOT_FOUND"),
+        _ => search(args, c.model),
     }
 }
 

@@ -208,10 +208,8 @@ fn the_other_tools_answer_as_the_release_in_an_sdk_session() {
     );
     let o = call(&cwd, st, "web_search", json!({"queries":["q"]}));
     assert_eq!(o.events[0].1["body"]["model"], "m");
-    assert_eq!(
-        call(&cwd, st, "get_goal", json!({})).text,
-        "{\"goal\":null}"
-    );
+    // The goal tools with valid arguments are `runtime::goals`'.
+    assert!(!answers("get_goal", "{}"));
     assert_eq!(
         call(&cwd, st, "workflow", json!({})).text,
         "Error: invalid arguments: missing required property \"script\"; missing required property \"meta\""
