@@ -141,6 +141,8 @@ struct Session {
     turn: Option<Turn>,
     running: bool,
     parent: Option<Box<str>>,
+    /// A `subagent_fork` child (`subagent.finished.provider` `fork`).
+    forked: bool,
     children: u32,
     /// Content of the last assistant message (for `subagent.finished`).
     last_reply: Option<Value>,
@@ -186,6 +188,7 @@ impl Session {
             turn: None,
             running: false,
             parent: None,
+            forked: false,
             children: 0,
             last_reply: None,
             last_end: None,

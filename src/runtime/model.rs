@@ -190,6 +190,18 @@ impl Runtime {
                     Ok(()) => self.state_call(a, ev, tool, v),
                 }
             }
+            Script::Call { tool, input, .. }
+                if tool == "subagent_fork" && !super::files::answers(&tool, &input) =>
+            {
+                // A valid fork: a subagent whose turns continue the parent's numbering.
+                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+                let field = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+                let written = Written {
+                    args: crate::wire::json::to_string(&v),
+                    label: field("description"),
+                };
+                self.subagent_call(a, ev, &field("prompt"), Some(written), true)
+            }
             Script::Call { tool, input, .. } if super::files::answers(&tool, &input) => {
                 self.file_call(a, ev, tool, input)
             }
@@ -202,7 +214,7 @@ impl Runtime {
                 let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
                 a.bash(s, ev, &cmd, &args, &self.cfg.sandbox)
             }
-            Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written),
+            Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written, false),
         }
     }
 
@@ -303,6 +315,7 @@ impl Runtime {
         ev: &mut Events<'_>,
         prompt: &str,
         written: Option<Written>,
+        fork: bool,
     ) -> Next {
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
@@ -317,13 +330,14 @@ impl Runtime {
                 (args, "probe child".into())
             }
         };
-        let call_seq = a.tool_call(s, ev, "subagent", &args);
+        let tool = if fork { "subagent_fork" } else { "subagent" };
+        let call_seq = a.tool_call(s, ev, tool, &args);
         if s.parent.is_some() {
             // A subagent's own subagent call: the release allows one level.
             let tr = a.tool_result(tool_args::DEPTH_REFUSAL, true);
             return a.tool_answered(s, ev, &tr, call_seq, tool_args::DEPTH_REFUSAL);
         }
-        let child = self.spawn_child(a.sid, prompt, a.now, ev.out());
+        let child = self.spawn_child(a.sid, prompt, fork, a.now, ev.out());
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };

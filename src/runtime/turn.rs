@@ -142,6 +142,7 @@ impl Runtime {
         &mut self,
         parent: &str,
         prompt: &str,
+        fork: bool,
         now: u64,
         out: &mut Vec<u8>,
     ) -> String {
@@ -157,9 +158,18 @@ impl Runtime {
             s.cwd = p.cwd.clone();
             s.route = p.route.clone();
             p.children += 1;
+            // The child's setup events (seq 0..2) are not streamed by the real runtime.
+            s.seq = 3;
+            // A fork continues the parent's log up to the request that forked it: its first
+            // turn is the parent's current one, and the system prompt, request context and
+            // title are already in it (its request header is a `resume`).
+            if fork {
+                s.turns = p.turns.saturating_sub(1);
+                s.seq = p.turn.as_ref().map_or(p.seq, |t| t.through);
+                (s.primed, s.titled) = (true, true);
+            }
         }
-        // The child's setup events (seq 0..2) are not streamed by the real runtime.
-        s.seq = 3;
+        s.forked = fork;
         s.parent = Some(Box::from(parent));
         self.adopt(&child, s);
         let note = format!("Your parent agent id is {}. Before you finish, send your result to that agent with send_message({{ agent_id: {}, message: \"<self-contained result>\" }}). The parent shares your workspace but does not automatically receive your transcript, tool output, or reasoning. Send earlier messages as well when a finding changes what the parent should do next; sending a message does not end your turn.", events::js_quote(parent), events::js_quote(parent));
@@ -188,6 +198,7 @@ impl Runtime {
         };
         let reason = c.last_end.clone();
         let last = c.last_reply.clone();
+        let forked = c.forked;
         let Some(p) = self.sessions.get_mut(parent) else {
             return;
         };
@@ -204,7 +215,8 @@ impl Runtime {
             .and_then(|r| r.get("kind"))
             .cloned()
             .unwrap_or(json!("error"));
-        let mut finished = json!({"provider":"spawn","agentId": child,"parentSessionId": parent,"childSessionId": child,
+        let provider = if forked { "fork" } else { "spawn" };
+        let mut finished = json!({"provider": provider,"agentId": child,"parentSessionId": parent,"childSessionId": child,
             "status": if ok_status(reason.as_ref(), mtas) { "ok" } else { "error" },"stopReason": stop});
         if let Some(l) = last.filter(|l| l.as_array().is_some_and(|a| !a.is_empty())) {
             finished["lastAssistantMessage"] = l;

@@ -153,9 +153,10 @@ fn valid(tool: &str, rng: &mut Rng, ws: &mut Workspace) -> Option<Value> {
             let png = ws.files.iter().find(|f| f.ends_with(".png")).cloned();
             json!({"file_path": png.unwrap_or_else(|| some_file(rng, ws))})
         }
+        "subagent_fork" => json!({"description": d, "prompt": "reply: forked"}),
         // `web_search` goes to the DeepSeek endpoint: off this machine. The reference does not
-        // run valid calls of `subagent_fork` and `workflow` (docs/CONTRACT.md §13.4; the
-        // release runs a workflow's script): nothing to compare.
+        // run valid calls of `workflow` (docs/CONTRACT.md §13.4; the release runs a workflow's
+        // script): nothing to compare.
         _ => return None,
     })
 }

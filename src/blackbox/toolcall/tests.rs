@@ -17,7 +17,7 @@ fn seen(p: Profile, seqs: u64) -> BTreeSet<(String, Kind)> {
 }
 
 /// The tools the fuzzer calls with invalid inputs only (see `inputs.rs`).
-const NO_VALID_CALL: [&str; 3] = ["web_search", "subagent_fork", "workflow"];
+const NO_VALID_CALL: [&str; 2] = ["web_search", "workflow"];
 
 #[test]
 fn every_offered_tool_is_called_with_valid_and_invalid_inputs_in_both_profiles() {
