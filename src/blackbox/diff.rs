@@ -215,8 +215,8 @@ fn compare_sessions(
             class: FindingClass::Diff(DiffKind::Events, format!("{want}->{got}")),
             detail: format!(
                 "session {sid:?}, item {i}: the runtime sent {got}, the reference {want}\n  runtime:   {}\n  reference: {}",
-                clip_list(s),
-                clip_list(r)
+                window(s, i),
+                window(r, i)
             ),
         });
     }
@@ -274,9 +274,17 @@ fn show(o: &Outcome) -> String {
     }
 }
 
-fn clip_list(v: &[String]) -> String {
-    let mut s = v.iter().take(24).cloned().collect::<Vec<_>>().join(" ");
-    if v.len() > 24 {
+/// The items around `at` (where two runs part): up to 12 before and 12 from it on, with how
+/// many are left out before and how many there are in all.
+fn window(v: &[String], at: usize) -> String {
+    let start = at.saturating_sub(12);
+    let end = at.saturating_add(12).min(v.len());
+    let mut s = String::new();
+    if start > 0 {
+        s.push_str(&format!("… ({start} items) "));
+    }
+    s.push_str(&v.get(start..end).unwrap_or_default().join(" "));
+    if end < v.len() {
         s.push_str(&format!(" … ({} items)", v.len()));
     }
     s
@@ -285,6 +293,16 @@ fn clip_list(v: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_difference_is_shown_with_the_items_around_it() {
+        let v: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+        assert_eq!(window(&v[..5], 2), "0 1 2 3 4");
+        let w = window(&v, 30);
+        assert!(w.starts_with("… (18 items) 18 19"), "{w}");
+        assert!(w.ends_with("29 30 31 32 33 34 35 36 37 38 39"), "{w}");
+        assert!(window(&v, 3).ends_with("14 … (40 items)"));
+    }
 
     /// The differences between two runs of session `s1` (`<reference>-><runtime>` of each
     /// `diff:events` class), each run given as its

@@ -9,8 +9,22 @@ use super::{goals, script, Msg, Runtime};
 use crate::wire::json::Deep;
 use serde_json::json;
 
+/// How long after the idle a round is admitted: the release first flushes the session log
+/// (its `drive` awaits a checkpoint; 3–14 ms in the recordings), so a prompt sent at the idle can
+/// still run first.
+const CHECKPOINT_MS: u64 = 5;
+
 impl Runtime {
-    /// Session `sid` just went idle: its goal's next round, or the block at its limit.
+    /// Session `sid` just went idle: its goal is driven after the checkpoint, unless a turn
+    /// starts meanwhile (its schedule replaces this one).
+    pub(super) fn goal_idle(&mut self, sid: &str, now: u64) {
+        let armed = self.sessions.get(sid).and_then(|s| s.goal.as_ref());
+        if armed.is_some_and(|g| g.armed && g.phase == "active") {
+            self.schedule(sid, now.saturating_add(CHECKPOINT_MS));
+        }
+    }
+
+    /// The goal's next round, or the block at its limit, when the session is still idle.
     pub(super) fn drive_goal(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
         let Some(s) = self.sessions.get_mut(sid) else {
             return;

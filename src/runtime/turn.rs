@@ -80,7 +80,8 @@ impl Runtime {
     pub(super) fn run_phase(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
         let phase = match self.sessions.get(sid).and_then(|s| s.turn.as_ref()) {
             Some(t) => t.phase,
-            None => return,
+            // Idle: what was scheduled is the goal's next round (see `goal_rounds`).
+            None => return self.drive_goal(sid, now, out),
         };
         match phase {
             Phase::Pre => {
@@ -134,7 +135,7 @@ impl Runtime {
         if let Some(p) = parent {
             self.child_settled(&p, sid, now, out);
         }
-        self.drive_goal(sid, now, out);
+        self.goal_idle(sid, now);
     }
 
     /// Starts a child session for `subagent: P`; returns its id.

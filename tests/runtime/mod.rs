@@ -1,6 +1,7 @@
 //! The reference runtime: in-memory behaviour, the binary, fidelity and SDK interop.
 
 mod fidelity;
+mod goals;
 mod harness;
 mod hostile;
 mod interop;

@@ -175,7 +175,9 @@ impl Checker {
                         format!("{sid:?}: turn/start {n} while turn {open} is open"),
                     );
                 }
-                let want = t.last_turn.map(|l| l + 1).or(created.then_some(1));
+                // A child's first turn may continue its parent's numbering (a fork's does).
+                let first = (created && !t.child).then_some(1);
+                let want = t.last_turn.map(|l| l + 1).or(first);
                 if want.is_some_and(|w| w != n) {
                     sink.add(
                         counts,

@@ -235,6 +235,22 @@ fn turn_counts_and_end_reason() {
     ];
     let no_reason: Vec<&str> = no_reason.iter().map(String::as_str).collect();
     assert_eq!(check(&[], &no_reason), [CheckId::TurnEndReason]);
+    // A forked child continues its parent's numbering; later turns still count up by one.
+    let started = r#"{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"s","childSessionId":"c"}}"#.to_owned();
+    let fork = |second: u64| {
+        vec![
+            started.clone(),
+            event("c", 27, "turn/start", r#"{"turn":4}"#),
+            event("c", 28, "turn/end", &end(4)),
+            event("c", 29, "turn/start", &format!(r#"{{"turn":{second}}}"#)),
+            event("c", 30, "turn/end", &end(second)),
+        ]
+    };
+    let (ok, bad) = (fork(5), fork(7));
+    let ok: Vec<&str> = ok.iter().map(String::as_str).collect();
+    assert!(check(&[], &ok).is_empty(), "{:?}", check(&[], &ok));
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    assert_eq!(check(&[], &bad), [CheckId::TurnCountsPerSession]);
 }
 
 #[test]
