@@ -224,8 +224,17 @@ impl Runtime {
         }
         let step = super::script::for_content(&content);
         let source = json!({"kind":"subagent-settled","form":"notice","summary": summary,"senderSessionId": child});
+        let notice = events::user_message(content, source, new_id());
+        if p.turn.is_some() {
+            // A busy parent reads it at its next step, told at once (recorded: a fork whose
+            // parent had a prompt queued).
+            let mut ev = Events::new(out, parent, now);
+            super::reaper::inject(p, &mut ev, notice);
+            write::notification(ev.out(), "subagent.finished", Some(&finished));
+            return;
+        }
         let msg = Msg {
-            value: Deep::new(events::user_message(content, source, new_id())),
+            value: Deep::new(notice),
             step,
             finished: Some(finished),
         };

@@ -530,3 +530,35 @@ fn a_working_directory_change_during_a_step_is_read_in_a_next_step() {
     );
     assert_eq!(turn_end(&f, "s1")[0]["reason"]["kind"], "completed");
 }
+
+#[test]
+fn a_subagent_that_ends_while_its_parent_is_busy_is_read_at_the_parents_next_step() {
+    let mut h = H::new(Edition::Current);
+    h.init();
+    let mut f = h.send(prompt(2, "p", "subagent: reply: child"));
+    // Queued behind the first turn: the parent is busy (5 s) when the child ends.
+    f.extend(h.send(prompt(3, "p", "slow:5 reply: later")));
+    f.extend(h.settle());
+    let ev = events(&f, "p");
+    let splice = ev
+        .iter()
+        .find(|e| e["type"] == "agent/inbox/spliced" && e["data"]["target"] == "next-step")
+        .expect("the notice waits for the busy parent's next step");
+    assert_eq!(
+        splice["data"]["inserted"][0]["source"]["kind"],
+        "subagent-settled"
+    );
+    let finished = f
+        .iter()
+        .filter(|m| m["method"] == "subagent.finished")
+        .count();
+    assert_eq!(finished, 1);
+    let turns = ev.iter().filter(|e| e["type"] == "turn/start").count();
+    assert_eq!(turns, 2, "no notice turn of its own");
+    let replies: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "assistant/message")
+        .filter_map(|e| e["data"]["message"]["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(replies.last(), Some(&"ok"), "{replies:?}");
+}
