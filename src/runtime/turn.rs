@@ -164,8 +164,9 @@ impl Runtime {
             // A fork continues the parent's log up to the request that forked it: its first
             // turn is the parent's current one, and the system prompt, request context and
             // title are already in it (its request header is a `resume`).
-            if fork {
-                s.turns = p.turns.saturating_sub(1);
+            s.turns = if fork { p.turns.saturating_sub(1) } else { 0 };
+            // A fork in the parent's first turn has nothing to continue: it starts afresh.
+            if fork && p.turns > 1 {
                 s.seq = p.turn.as_ref().map_or(p.seq, |t| t.through);
                 (s.primed, s.titled) = (true, true);
             }
