@@ -172,29 +172,36 @@ impl Runtime {
                 let v = crate::wire::json::parse(&input).map_or(json!({}), |p| p.value);
                 self.minimal_call(a, ev, tool, input, v)
             }
-            Script::Call { tool, input, .. } if tool == "working_directory" => {
-                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
-                if super::files::schema::check(&tool, &v).is_ok() {
-                    // As under `sdk-minimal` (its arguments checked first).
-                    let args = crate::wire::json::to_string(&v);
-                    self.minimal_call(a, ev, tool, args, v)
-                } else {
-                    self.file_call(a, ev, tool, input)
-                }
+            Script::Call { tool, input, .. } => self.sdk_call(a, ev, tool, input),
+            Script::Tool(cmd) => {
+                let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
+                a.bash(s, ev, &cmd, &args, &self.cfg.sandbox)
             }
-            Script::Call { tool, input, .. } if stateful(&tool) => {
-                // The session's jobs or goal answer a call whose arguments are valid.
-                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
-                match super::files::schema::check(&tool, &v) {
-                    Err(_) => self.file_call(a, ev, tool, input),
-                    Ok(()) => self.state_call(a, ev, tool, v),
-                }
+            Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written, false),
+        }
+    }
+
+    /// A call of an `sdk` tool other than `bash`, `subagent` and `read_image`: whoever runs it
+    /// answers (its arguments checked first where the release checks them first).
+    fn sdk_call(
+        &mut self,
+        a: &mut Answer<'_>,
+        ev: &mut Events<'_>,
+        tool: String,
+        input: String,
+    ) -> Next {
+        let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+        let valid = super::files::schema::check(&tool, &v).is_ok();
+        match tool.as_str() {
+            // As under `sdk-minimal` (its arguments checked first).
+            "working_directory" if valid => {
+                let args = crate::wire::json::to_string(&v);
+                self.minimal_call(a, ev, tool, args, v)
             }
-            Script::Call { tool, input, .. }
-                if tool == "subagent_fork" && !super::files::answers(&tool, &input) =>
-            {
-                // A valid fork: a subagent whose turns continue the parent's numbering.
-                let v = crate::wire::json::parse(&input).map_or(Value::Null, |p| p.value);
+            // The session's jobs or goal answer a call whose arguments are valid.
+            t if stateful(t) && valid => self.state_call(a, ev, tool, v),
+            // A valid fork: a subagent that continues its parent's log and numbering.
+            "subagent_fork" if valid => {
                 let field = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
                 let written = Written {
                     args: crate::wire::json::to_string(&v),
@@ -202,19 +209,17 @@ impl Runtime {
                 };
                 self.subagent_call(a, ev, &field("prompt"), Some(written), true)
             }
-            Script::Call { tool, input, .. } if super::files::answers(&tool, &input) => {
+            t if super::files::answers(t, &input) || stateful(t) || t == "working_directory" => {
                 self.file_call(a, ev, tool, input)
             }
-            Script::Call { tool, .. } => {
+            _ => {
                 // Only reachable with a roster that offers a tool the reference does not run.
+                let Some(s) = self.sessions.get_mut(a.sid) else {
+                    return Next::Nothing;
+                };
                 let failure = json!({"message": format!("model-stub: the reference runtime does not run the `{tool}` tool"),"code":"INVALID_REQUEST","status":400});
                 a.failed(s, ev, failure, None)
             }
-            Script::Tool(cmd) => {
-                let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
-                a.bash(s, ev, &cmd, &args, &self.cfg.sandbox)
-            }
-            Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written, false),
         }
     }
 

@@ -227,10 +227,13 @@ fn replay(
                 // A send naming the last registered job (recorded as `{{job}}`) names ours.
                 let text = text.replace("{{job}}", &last_job(&p.out));
                 // And one naming the last goal (`{{goal}}`, `"{{rev}}"`) names ours.
-                let (goal, rev) = last_goal(&p.out);
-                let text = text
-                    .replace("{{goal}}", &goal)
-                    .replace(r#"\"{{rev}}\""#, &rev);
+                let text = if text.contains("{{goal}}") {
+                    let (goal, rev) = last_goal(&p.out);
+                    text.replace("{{goal}}", &goal)
+                        .replace(r#"\"{{rev}}\""#, &rev)
+                } else {
+                    text
+                };
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
                     && !bytes.windows(7).any(|w| w == b"{{cwd}}" || w == b"{{job}}")
                     && !bytes.windows(8).any(|w| w == b"{{goal}}")
