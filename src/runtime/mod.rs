@@ -97,6 +97,32 @@ struct Msg {
     finished: Option<Value>,
 }
 
+impl Msg {
+    /// A copy for a fork child's inbox, without recursing (the content may be arbitrarily deep):
+    /// the same message, its notice (if any) left to the parent.
+    fn fork_copy(&self) -> Msg {
+        let mut text = Vec::new();
+        wire::json::write_value(&self.value, &mut text);
+        let text = String::from_utf8(text).unwrap_or_default();
+        let value = wire::json::parse(&text).map_or(Value::Null, |p| p.value);
+        Msg {
+            value: Deep::new(value),
+            step: self.step.clone(),
+            finished: None,
+        }
+    }
+}
+
+/// A session's log through its last completed turn: what the release's `subagent_fork` seeds
+/// a child with ("the latest completed-turn prefix").
+#[derive(Debug, Clone, Copy, Default)]
+struct Seed {
+    /// The seq after that turn's `turn/end`.
+    next_seq: u64,
+    /// How many messages the inbox held then.
+    pending: usize,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Next: `step/start` and the request-building events.
@@ -135,6 +161,8 @@ struct Session {
     cwd: Rc<str>,
     route: Rc<Route>,
     inbox: VecDeque<Msg>,
+    /// Its log as its last completed turn left it: the seed of a fork made now.
+    seed: Seed,
     /// The inbox holds prompts a failed turn left queued: nothing runs them until the next
     /// prompt (and the session counts as idle).
     stalled: bool,
@@ -184,6 +212,7 @@ impl Session {
             cwd: route.cwd.clone(),
             route,
             inbox: VecDeque::new(),
+            seed: Seed::default(),
             stalled: false,
             turn: None,
             running: false,

@@ -116,6 +116,10 @@ impl Runtime {
         let failed = s.last_end.as_ref().is_some_and(|r| r["kind"] == "error");
         s.stalled = failed && !s.inbox.is_empty();
         let more = !s.inbox.is_empty() && !failed;
+        s.seed = super::Seed {
+            next_seq: s.seq,
+            pending: s.inbox.len(),
+        };
         drop(t);
         self.save(sid, stored);
         if more {
@@ -167,8 +171,12 @@ impl Runtime {
             s.turns = if fork { p.turns.saturating_sub(1) } else { 0 };
             // A fork in the parent's first turn has nothing to continue: it starts afresh.
             if fork && p.turns > 1 {
-                s.seq = p.turn.as_ref().map_or(p.seq, |t| t.through);
+                // Its seq goes on from the seed's, past 4 events the release logs but does not
+                // stream (`session/end-seed`, `subagent/descriptor`, `sandbox/mode`,
+                // `approval/policy`; read in its session log).
+                s.seq = p.seed.next_seq + 4;
                 (s.primed, s.titled) = (true, true);
+                s.inbox = inherited_inbox(p);
             }
         }
         s.forked = fork;
@@ -241,4 +249,21 @@ impl Runtime {
         };
         self.deliver(parent, msg, now, out);
     }
+}
+
+/// What a fork child of `p` finds in its inbox: the fork's seed is `p`'s log through its last
+/// completed turn (the release's "latest completed-turn prefix"), so it inherits the messages
+/// `p`'s inbox held then: the one `p`'s current turn claimed since, and those still queued behind
+/// it. Each runs as a turn of the child before its own task (recorded: `sdk_tool_fork_queued`).
+fn inherited_inbox(p: &super::Session) -> std::collections::VecDeque<Msg> {
+    if p.seed.pending == 0 {
+        return Default::default();
+    }
+    let current = p.turn.as_ref().and_then(|t| t.msg.as_ref());
+    let queued = p.inbox.iter().take(p.seed.pending - 1);
+    current
+        .into_iter()
+        .chain(queued)
+        .map(Msg::fork_copy)
+        .collect()
 }

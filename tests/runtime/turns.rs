@@ -562,3 +562,75 @@ fn a_subagent_that_ends_while_its_parent_is_busy_is_read_at_the_parents_next_ste
         .collect();
     assert_eq!(replies.last(), Some(&"ok"), "{replies:?}");
 }
+
+/// The prompts of `sid`'s turns (their `user/message` texts, the first block), in order.
+fn prompts_of(frames: &[Value], sid: &str) -> Vec<String> {
+    events(frames, sid)
+        .iter()
+        .filter(|e| e["type"] == "user/message" && e["data"]["source"]["kind"] == "user")
+        .filter_map(|e| e["data"]["content"][0]["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Runs `texts` in session `p`, all sent at once (`queued`) or each after the last settled;
+/// returns the frames and the one fork child's id.
+fn fork_run(texts: &[&str], queued: bool) -> (Vec<Value>, String) {
+    let mut h = H::new(Edition::Current);
+    h.init();
+    let lines: Vec<String> = (0..texts.len())
+        .map(|i| prompt(i + 2, "p", texts[i]).to_string())
+        .collect();
+    let mut f = Vec::new();
+    if queued {
+        let all: Vec<&str> = lines.iter().map(String::as_str).collect();
+        f.extend(h.lines(&all));
+    } else {
+        for l in &lines {
+            f.extend(h.lines(&[l]));
+            f.extend(h.settle());
+        }
+    }
+    f.extend(h.settle());
+    let child = f
+        .iter()
+        .find(|m| m["method"] == "subagent.started")
+        .expect("a fork child")["params"]["childSessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (f, child)
+}
+
+#[test]
+fn a_fork_child_first_runs_the_prompts_its_parent_had_queued_at_its_last_turn_end() {
+    let fork = r#"call: subagent_fork {"description":"d","prompt":"reply: forked"}"#;
+    let texts = ["reply: one", "reply: two", fork, "reply: four"];
+    // Sent at once (recorded: sdk_tool_fork_queued): at the end of turn 2, the parent's inbox
+    // held the forking prompt and the one behind it; the child runs both, then its task.
+    let (f, child) = fork_run(&texts, true);
+    assert_eq!(
+        prompts_of(&f, &child),
+        [fork, "reply: four", "reply: forked"]
+    );
+    let ev = events(&f, &child);
+    assert_eq!(
+        ev[0]["data"]["start"], 2,
+        "its task queued behind the inherited two"
+    );
+    let turns: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["type"] == "turn/start")
+        .map(|e| &e["data"]["turn"])
+        .collect();
+    assert_eq!(turns, [3, 4, 5]);
+    // Its log goes on from the parent's through turn 2, past 4 unstreamed seed events.
+    let end2 = events(&f, "p")
+        .into_iter()
+        .find(|e| e["type"] == "turn/end" && e["data"]["turn"] == 2)
+        .unwrap();
+    assert_eq!(ev[0]["seq"].as_u64(), end2["seq"].as_u64().map(|s| s + 5));
+    // The same prompts sent one after another: nothing was queued, the child runs its task.
+    let (f, child) = fork_run(&texts, false);
+    assert_eq!(prompts_of(&f, &child), ["reply: forked"]);
+    assert_eq!(events(&f, &child)[0]["data"]["start"], 0);
+}
