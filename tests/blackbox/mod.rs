@@ -648,3 +648,61 @@ fn an_unwritable_out_directory_is_an_error_not_a_lost_reproducer() {
 }
 
 mod toolcalls;
+
+/// Work a runtime does on its own once idle (a subagent's end reaching its parent, an active
+/// goal's rounds) starts a few ms late on the release, and a `shutdown` sent before it begins
+/// ends it unseen. The run waits for it before its ending: behind a proxy that starts it 300 ms
+/// late (and drops it at a shutdown), the reference shows what it shows unproxied.
+#[test]
+fn a_run_waits_for_the_work_a_runtime_does_on_its_own_once_idle() {
+    use dsh_conformance::blackbox::gen::{initialize, End, Sequence};
+    use dsh_conformance::blackbox::{diff, exec, toolcall};
+    use dsh_conformance::directive::Directive;
+    let proxy = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/runtimes/late_own_work.py"
+    );
+    let late = CommandSpec::new("python3")
+        .arg(proxy)
+        .arg("--")
+        .arg(REFERENCE);
+    let plain = CommandSpec::new(REFERENCE);
+    let rules = dsh_conformance::rules::Profile::for_edition(Default::default(), false);
+    // One prompt each: its receipt comes before any late work (the proxy holds notifications).
+    for (tool, input, shows) in [
+        (
+            "subagent",
+            r#"{"description":"d","prompt":"reply: c"}"#,
+            "subagent.finished",
+        ),
+        (
+            "create_goal",
+            r#"{"objective":"o","max_goal_rounds":1}"#,
+            "goal/change",
+        ),
+    ] {
+        let call = Directive::Call {
+            tool: tool.into(),
+            input: input.into(),
+        };
+        let seq = Sequence {
+            ops: vec![initialize(), toolcall::prompt(call, 0)],
+            end: End::Shutdown,
+        };
+        let run = |c: &CommandSpec| {
+            let sdk = c.clone().arg("--profile").arg("sdk");
+            exec::run_sequence(&seq, &target(sdk), &rules, Deadlines::default())
+        };
+        let (late, plain) = (run(&late), run(&plain));
+        assert!(late.findings.is_empty(), "{tool}: {:?}", late.findings);
+        let events = &late.observed.events[toolcall::TOOL_SESSION];
+        // The notice turn, or the goal's round and its block (its second change).
+        let seen = events.iter().filter(|e| *e == shows).count();
+        assert!(
+            seen >= 1 + usize::from(tool == "create_goal"),
+            "{tool}: {events:?}"
+        );
+        let d = diff::compare(&late.observed, &plain.observed);
+        assert!(d.is_empty(), "{tool}: {d:?}");
+    }
+}

@@ -27,6 +27,9 @@ use state::{list, Phase, State};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// How long the settle waits, once everything is idle, for the work a runtime does on its own
+/// (a subagent's end reported, a goal's rounds) to begin.
+const OWN_WORK_GRACE: Duration = Duration::from_secs(2);
 /// Longest stdout line accepted.
 const MAX_LINE: usize = 16 << 20;
 /// Longest `Advance` pause, in milliseconds (ops carry up to 65 s; real time is precious).
@@ -254,9 +257,19 @@ fn drive_ops(
     let may_hang = seq.may_hang();
     let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle)
         + Duration::from_secs_f64(seq.slow_secs());
-    let settled = pump(child, st, Instant::now() + settle, |s| {
-        s.ck.pending().is_empty() && !s.running.values().any(|r| *r)
-    });
+    let quiet = |s: &State<'_>| s.ck.pending().is_empty() && !s.running.values().any(|r| *r);
+    let mut settled = pump(child, st, Instant::now() + settle, quiet);
+    // Work a runtime does on its own once idle: a subagent's end reaches its parent (a notice
+    // turn, or the parent's next step), an active goal runs its rounds until blocked. Wait for
+    // `subagent.finished` and the goal's change (a while only: not every runtime sends them),
+    // then for those turns. Without this, the ending would race them.
+    let owed = |s: &State<'_>| !s.children.is_empty() || !s.goals.is_empty();
+    if settled && owed(st) {
+        let grace = settle.min(OWN_WORK_GRACE);
+        if pump(child, st, Instant::now() + grace, |s| !owed(s)) {
+            settled = pump(child, st, Instant::now() + settle, quiet);
+        }
+    }
     if st.cut {
         return None;
     }

@@ -52,6 +52,12 @@ pub(super) struct State<'a> {
     pub(super) until: Option<FindingClass>,
     /// The tool each `tool/call` id named.
     pub(super) tool_names: HashMap<String, String>,
+    /// Subagents started (`subagent.started`) and not yet reported finished: each one's end
+    /// still reaches its parent, as a notice turn or at its next step.
+    pub(super) children: std::collections::HashSet<String>,
+    /// Sessions whose goal is active (`goal/change`): once idle, each runs a round or has its
+    /// goal blocked.
+    pub(super) goals: std::collections::HashSet<String>,
 }
 
 impl<'a> State<'a> {
@@ -82,6 +88,8 @@ impl<'a> State<'a> {
             latency: None,
             until: None,
             tool_names: HashMap::new(),
+            children: Default::default(),
+            goals: Default::default(),
         }
     }
 
@@ -279,13 +287,16 @@ impl<'a> State<'a> {
         let v = p.value;
         let params = &v["params"];
         let (sid, what) = match v["method"].as_str() {
-            Some("session.event") => (
-                params["sessionId"].as_str().unwrap_or(""),
-                events::label(
-                    params["event"]["type"].as_str().unwrap_or(""),
-                    &params["event"]["data"],
-                ),
-            ),
+            Some("session.event") => {
+                let sid = params["sessionId"].as_str().unwrap_or("");
+                let (ty, data) = (&params["event"]["type"], &params["event"]["data"]);
+                if ty == "goal/change" && data["goal"]["phase"] == "active" {
+                    self.goals.insert(sid.to_owned());
+                } else if ty == "goal/change" {
+                    self.goals.remove(sid);
+                }
+                (sid, events::label(ty.as_str().unwrap_or(""), data))
+            }
             Some("session.status") => {
                 let sid = params["sessionId"].as_str().unwrap_or("");
                 let running = params["status"] == "running";
@@ -302,10 +313,18 @@ impl<'a> State<'a> {
                     format!("status:{}", params["status"].as_str().unwrap_or("")),
                 )
             }
-            Some(m @ ("subagent.started" | "subagent.finished")) => (
-                params["parentSessionId"].as_str().unwrap_or(""),
-                m.to_owned(),
-            ),
+            Some(m @ ("subagent.started" | "subagent.finished")) => {
+                let child = params["childSessionId"].as_str().unwrap_or("").to_owned();
+                if m == "subagent.started" {
+                    self.children.insert(child);
+                } else {
+                    self.children.remove(&child);
+                }
+                (
+                    params["parentSessionId"].as_str().unwrap_or(""),
+                    m.to_owned(),
+                )
+            }
             Some(m) => ("", m.to_owned()),
             None => return None,
         };
