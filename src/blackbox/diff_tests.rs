@@ -247,6 +247,54 @@ fn where_a_subagents_result_lands_is_no_difference_but_whether_it_came_is() {
     assert_eq!(session_diff(&never, &late), ["agent/inbox/spliced->(end)"]);
 }
 
+/// Seen between the release and the reference (seed 201, case 15): a `subagent_fork` child runs
+/// the prompts its parent had queued when its last turn ended before its task, so how many
+/// depends on when they reached the parent; what the task's turn does still counts.
+#[test]
+fn the_prompts_a_fork_child_inherited_are_no_difference_but_its_task_turn_is() {
+    let task = |inherited: usize, reply: &str| {
+        let receipt = match inherited {
+            0 => RECEIPT.to_owned(),
+            n => format!("{RECEIPT}@{n}"),
+        };
+        let mut v = format!("{receipt} status:running");
+        let tool = "step/start user/message assistant/message tool/call tool/result step/end";
+        // The session's first request sends its header, whichever turn that is.
+        let mut header = " request/header";
+        for _ in 0..inherited {
+            v += &format!(
+                " turn/start {CLAIM} {}",
+                tool.replace(" assistant", &format!("{header} assistant"))
+            );
+            v += " [..] turn/end";
+            header = "";
+        }
+        let reply = reply.replacen(" assistant", &format!("{header} assistant"), 1);
+        v + &format!(" turn/start {CLAIM} step/start {reply} step/end turn/end status:idle")
+    };
+    let answer = "user/message assistant/message";
+    assert_eq!(
+        session_diff(&task(2, answer), &task(0, answer)),
+        [] as [String; 0]
+    );
+    assert_eq!(
+        session_diff(&task(1, answer), &task(2, answer)),
+        [] as [String; 0]
+    );
+    let called = "user/message assistant/message tool/call";
+    assert_eq!(
+        session_diff(&task(2, called), &task(0, answer)),
+        ["step/end->tool/call"]
+    );
+    // A receipt behind queued prompts in a session that ran turns before is not a fork's.
+    let queued = format!(
+        "{NEW} {RECEIPT} status:running turn/start {CLAIM} {RECEIPT}@1 {{..}} \
+         turn/start {CLAIM} {{..}} status:idle"
+    );
+    let one = format!("{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle");
+    assert_ne!(session_diff(&queued, &one), [] as [String; 0]);
+}
+
 #[test]
 fn a_result_against_an_error_is_an_outcome_difference() {
     let mut a = Observed::default();

@@ -21,7 +21,10 @@
 //!   and the parent's turns that claimed a notice (a message the runtime queued, not the
 //!   client) are compared apart from the prompts' turns, as a sorted list;
 //! - the splices that cancel what is pending at end of input (§6): what was pending depends on
-//!   the above.
+//!   the above;
+//! - which prompts a `subagent_fork` child inherits (§13.5): its parent's inbox as its last
+//!   turn ended, so the prompts that had reached the parent by then. The child runs them before
+//!   its task, whose receipt is its first splice, at `start` N; its first N turns are left out.
 //!
 //! What is still compared: the session's creation, every turn of a prompt in order with its
 //! steps and their events, a receipt before the turn that claims it, the net status changes
@@ -48,6 +51,10 @@ pub fn label(ty: &str, data: &Value) -> String {
         _ => None,
     };
     match role {
+        // A receipt behind messages already queued: for a fork child's first, those it inherited.
+        Some("receipt") if data["start"].as_u64().is_some_and(|n| n > 0) => {
+            format!("{ty}#receipt@{}", data["start"])
+        }
         Some(r) => format!("{ty}#{r}"),
         None => ty.to_owned(),
     }
@@ -106,6 +113,7 @@ fn kind(label: &str) -> Kind {
     match label {
         l if l.starts_with("status:") => Kind::Status,
         "agent/inbox/spliced#receipt" => Kind::Receipt(false),
+        l if l.starts_with("agent/inbox/spliced#receipt@") => Kind::Receipt(false),
         "agent/inbox/spliced#notice" => Kind::Receipt(true),
         "turn/start" => Kind::TurnStart,
         "turn/end" | "turn/end#error" => Kind::TurnEnd,
@@ -181,6 +189,7 @@ impl Normal {
 /// The normal form of a session's observed labels ([`label`], consecutive repeats collapsed as
 /// [`collapses`] says).
 pub fn normal_form(v: &[String]) -> Normal {
+    let v = &without_inherited(v)[..];
     let kinds: Vec<Kind> = v.iter().map(|l| kind(l)).collect();
     let receipts: Vec<(usize, bool)> = kinds
         .iter()
@@ -290,6 +299,40 @@ pub fn normal_form(v: &[String]) -> Normal {
         pending_notices,
         floating,
     }
+}
+
+/// `v` without the turns of messages a fork child inherited (see the module's documentation):
+/// when its first splice, before any turn, is a receipt at `start` N, its first N turns claim
+/// what it inherited. Their receipts, statuses and floating items stay, and the request header
+/// the first of them sent moves to the first request left, where it would be without them.
+fn without_inherited(v: &[String]) -> std::borrow::Cow<'_, [String]> {
+    let first_turn = v.iter().position(|l| kind(l) == Kind::TurnStart);
+    let inherited = v[..first_turn.unwrap_or(0)]
+        .iter()
+        .find(|l| l.starts_with("agent/inbox/spliced"))
+        .and_then(|l| l.strip_prefix("agent/inbox/spliced#receipt@"))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    if inherited == 0 {
+        return v.into();
+    }
+    let (mut out, mut turns, mut header) = (Vec::with_capacity(v.len()), 0, false);
+    for l in v {
+        let k = kind(l);
+        turns += usize::from(k == Kind::TurnStart);
+        if turns == 0 || turns > inherited {
+            out.push(l.clone());
+            if header && l == "user/message" {
+                out.push("request/header".to_owned());
+                header = false;
+            }
+        } else if matches!(k, Kind::Receipt(_) | Kind::Status | Kind::Floating) {
+            out.push(l.clone());
+        } else {
+            header |= l == "request/header";
+        }
+    }
+    out.into()
 }
 
 /// Appends `l` to the last turn, or to the head before the first.
