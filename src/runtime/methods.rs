@@ -113,18 +113,21 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> Answer {
         let content = p.shift_remove("contentBlocks").map(Deep::new);
-        // Only a string id is kept (never clone a client value: it may be 100 000 levels deep).
+        // Never cloned: a client value may be 100 000 levels deep.
         let sid = match p.get("sessionId") {
-            None => None,
-            Some(Value::String(s)) => Some(Value::String(s.clone())),
-            Some(_) => Some(Value::Null),
+            None => SessionArg::Missing,
+            Some(Value::String(s)) => SessionArg::Str(s.clone()),
+            Some(v @ (Value::Object(_) | Value::Array(_))) => {
+                SessionArg::Composite(super::script::js_string(v))
+            }
+            Some(_) => SessionArg::Other,
         };
         self.prompt_inner(sid, content, id, now, out)
     }
 
     fn prompt_inner(
         &mut self,
-        sid: Option<Value>,
+        sid: SessionArg,
         content: Option<Deep>,
         id: &crate::wire::Id,
         now: u64,
@@ -135,14 +138,22 @@ impl Runtime {
             return Err(NOT_INITIALIZED.into());
         }
         let sid = match sid {
-            Some(Value::String(s)) => s,
-            None => {
+            SessionArg::Str(s) => s,
+            SessionArg::Missing => {
                 let n = self.anonymous_open();
                 return Err(format!(
                     "agent id \"undefined\" does not match session id \"session-{n}\""
                 ));
             }
-            Some(_) => return Err("format v4 header id must be a string".into()),
+            // The session's header holds a copy of the id: an object or array is not the same
+            // value any more (`!==`) and fails that check; other values reach the format's
+            // (recorded: prompt_session_id_types).
+            SessionArg::Composite(s) => {
+                return Err(format!(
+                    "session header id \"{s}\" does not match session id \"{s}\""
+                ))
+            }
+            SessionArg::Other => return Err("format v4 header id must be a string".into()),
         };
         self.open_session(&sid, now, out)?;
         let content = match content {
@@ -288,6 +299,16 @@ impl Runtime {
     }
 }
 
+/// A prompt's `sessionId`, as far as it decides the answer.
+enum SessionArg {
+    Missing,
+    Str(String),
+    /// An object or an array: `String(id)`.
+    Composite(String),
+    /// Any other value.
+    Other,
+}
+
 /// `Number.isSafeInteger(v) && v > 0`.
 fn positive_safe_integer(v: &Value) -> bool {
     v.as_f64()
@@ -296,15 +317,7 @@ fn positive_safe_integer(v: &Value) -> bool {
 
 /// `String(v)` for a JSON value (`undefined` when absent).
 fn js_string(v: Option<&Value>) -> String {
-    match v {
-        None => "undefined".into(),
-        Some(Value::Null) => "null".into(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => js_number(n.as_f64().unwrap_or(f64::NAN)),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(_)) => "".into(),
-        Some(Value::Object(_)) => "[object Object]".into(),
-    }
+    v.map_or_else(|| "undefined".into(), super::script::js_string)
 }
 
 /// Node's `path.resolve(base, cwd)`, with its type error for a non-string.

@@ -66,7 +66,7 @@ pub fn text_not_string(text: Option<&Value>) -> String {
 /// `String(v)` in JavaScript for a JSON value: arrays are joined with `,` (null elements empty),
 /// objects are `[object Object]`. Arrays nested deeper than [`JS_STRING_DEPTH`] print as empty
 /// (JavaScript itself runs out of stack somewhere past that; the wire allows any depth).
-fn js_string(v: &Value) -> String {
+pub(super) fn js_string(v: &Value) -> String {
     let mut out = String::new();
     push_js_string(v, 0, &mut out);
     out
