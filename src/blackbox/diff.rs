@@ -195,7 +195,7 @@ fn compare_sessions(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for sid in union_keys(&subject.events, &reference.events) {
-        if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
+        if flagged_tree(subject, reference, sid) || explained.contains(sid) {
             continue;
         }
         let normal =
@@ -223,6 +223,24 @@ fn compare_sessions(
     out
 }
 
+/// Whether `sid` or a session it descends from (as either run saw its subagents start) broke a
+/// rule: a subagent of a session whose turns broke one may not even exist in the other run.
+fn flagged_tree(subject: &Observed, reference: &Observed, sid: &str) -> bool {
+    let mut at = Some(sid);
+    for _ in 0..=subject.parents.len() + reference.parents.len() {
+        let Some(s) = at else { break };
+        if subject.flagged.sessions.contains(s) {
+            return true;
+        }
+        at = subject
+            .parents
+            .get(s)
+            .or_else(|| reference.parents.get(s))
+            .map(String::as_str);
+    }
+    false
+}
+
 /// The sessions whose tool results differ in text (but those flagged, or `explained`): the
 /// first differing result of each (results only one side has are the events' difference).
 fn compare_tool_results(
@@ -232,7 +250,7 @@ fn compare_tool_results(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for (sid, s) in &subject.tool_results {
-        if subject.flagged.sessions.contains(sid) || explained.contains(sid) {
+        if flagged_tree(subject, reference, sid) || explained.contains(sid) {
             continue;
         }
         let r = reference

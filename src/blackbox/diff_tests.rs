@@ -211,6 +211,18 @@ fn a_prompt_stalled_behind_an_error_turn_is_no_difference_but_a_prompt_left_idle
     );
     let ran_both = format!("{ran} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle");
     assert_eq!(session_diff(&resumed, &ran_both), [] as [String; 0]);
+    // Queued behind the turn before the one that failed (seed 203, case 199): stalled as well.
+    let ok = "[..] turn/end";
+    let behind = format!(
+        "{NEW} {RECEIPT} status:running turn/start {CLAIM} {RECEIPT} {RECEIPT}@1 {ok} \
+         turn/start {CLAIM} {failed} status:idle"
+    );
+    let ran_after = format!(
+        "{NEW} {RECEIPT} status:running turn/start {CLAIM} {ok} status:idle \
+         {RECEIPT} status:running turn/start {CLAIM} {failed} status:idle \
+         {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle"
+    );
+    assert_eq!(session_diff(&behind, &ran_after), [] as [String; 0]);
     // Not a stall: the prompt reached the session idle, or the turn did not fail.
     let ignored =
         format!("{NEW} {RECEIPT} status:running turn/start {CLAIM} {failed} status:idle {RECEIPT}");
@@ -293,6 +305,32 @@ fn the_prompts_a_fork_child_inherited_are_no_difference_but_its_task_turn_is() {
     );
     let one = format!("{NEW} {RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle");
     assert_ne!(session_diff(&queued, &one), [] as [String; 0]);
+}
+
+/// Seen against the release (seed 203, case 607): a session whose model requests fail (a rule
+/// broke there, reported as such) spawned no subagent, which the reference's did.
+#[test]
+fn the_subagents_of_a_session_that_broke_a_rule_are_not_compared() {
+    let child = "{{uuid#1}}".to_owned();
+    let (mut s, mut r) = (Observed::default(), Observed::default());
+    s.events.insert("p".into(), vec!["turn/end".into()]);
+    r.events
+        .insert("p".into(), vec!["tool/call".into(), "turn/end".into()]);
+    r.events
+        .insert(child.clone(), vec!["status:running".into()]);
+    r.parents.insert(child.clone(), "p".into());
+    let classes = |s: &Observed| -> Vec<String> {
+        let d = compare_sessions(s, &r, &BTreeSet::new());
+        d.iter().map(|f| f.class.to_string()).collect()
+    };
+    assert_eq!(
+        classes(&s).len(),
+        2,
+        "the parent and its child: {:?}",
+        classes(&s)
+    );
+    s.flagged.sessions.insert("p".into());
+    assert_eq!(classes(&s), [] as [String; 0]);
 }
 
 #[test]

@@ -149,7 +149,8 @@ pub struct Normal {
     last_failed: bool,
     /// Receipts of prompts no turn claimed (pending, or canceled at end of input).
     pending: usize,
-    /// Of those, the ones queued while the last turn ran (before its `turn/end`).
+    /// Of those, the ones queued before the last turn ended (during it, or behind it before it
+    /// started): a turn that ends in error leaves every queued prompt pending (§6).
     stalled: usize,
     /// Receipts of notices no turn claimed.
     pending_notices: usize,
@@ -218,7 +219,7 @@ pub fn normal_form(v: &[String]) -> Normal {
     let last_end = (0..v.len()).rev().find(|&i| kinds[i] == Kind::TurnEnd);
     let stalled = receipts[claimed..]
         .iter()
-        .filter(|(at, n)| !n && starts.last() < Some(at) && Some(*at) < last_end)
+        .filter(|(at, n)| !n && Some(*at) < last_end)
         .count();
     for (at, _) in &receipts[claimed..] {
         moved[*at] = true;
@@ -399,7 +400,7 @@ fn settle(items: Vec<String>) -> Vec<String> {
 /// next prompt, which then runs it first; with no next prompt it never runs. So one session
 /// may run fewer turns than the other, when they agree on every turn it ran, its last turn
 /// ended in error, as many more of its prompts are pending as it ran fewer turns, and at least
-/// that many were queued while that turn ran (a prompt that reached it idle must run). All else
+/// that many were queued before that turn ended (a prompt that reached it idle must run). All else
 /// (creation, last status, notices, changes) must agree.
 pub fn equivalent(a: &Normal, b: &Normal) -> bool {
     if a == b {

@@ -52,6 +52,8 @@ pub struct Observed {
     /// The `sessionId` strings the requests of each id echo named (see
     /// [`super::diff::compare_explained`]).
     pub request_sessions: BTreeMap<String, BTreeSet<String>>,
+    /// Each subagent's parent (`subagent.started`), both as [`Observed::events`] names them.
+    pub parents: BTreeMap<String, String>,
 }
 
 /// Parts of a run whose frames broke a rule: comparing them with the reference would only

@@ -316,6 +316,9 @@ impl<'a> State<'a> {
             Some(m @ ("subagent.started" | "subagent.finished")) => {
                 let child = params["childSessionId"].as_str().unwrap_or("").to_owned();
                 if m == "subagent.started" {
+                    let parent = params["parentSessionId"].as_str().unwrap_or("");
+                    let (c, p) = (self.session_label(&child), self.session_label(parent));
+                    self.obs.parents.insert(c, p);
                     self.children.insert(child);
                 } else {
                     self.children.remove(&child);
