@@ -307,6 +307,25 @@ fn the_prompts_a_fork_child_inherited_are_no_difference_but_its_task_turn_is() {
     assert_ne!(session_diff(&queued, &one), [] as [String; 0]);
 }
 
+/// Seen against the release (seed 204, case 440): a goal is blocked at its round limit once its
+/// session is idle, after whichever turn ended last by then; a tool's change stays in place.
+#[test]
+fn after_which_turn_a_goal_is_blocked_is_no_difference_but_whether_it_was_is() {
+    let turn = format!("{RECEIPT} status:running turn/start {CLAIM} {{..}} status:idle");
+    let early = format!("{NEW} {turn} goal/change {turn}");
+    let late = format!("{NEW} {turn} {turn} goal/change");
+    assert_eq!(session_diff(&early, &late), [] as [String; 0]);
+    let never = format!("{NEW} {turn} {turn}");
+    assert_eq!(session_diff(&never, &late), ["goal/change->(end)"]);
+    let tool = |at: &str| {
+        format!("{NEW} {RECEIPT} status:running turn/start {CLAIM} step/start {at} turn/end status:idle")
+    };
+    assert_eq!(
+        session_diff(&tool("goal/change step/end"), &tool("step/end goal/change")),
+        ["step/end->goal/change"]
+    );
+}
+
 /// Seen against the release (seed 203, case 607): a session whose model requests fail (a rule
 /// broke there, reported as such) spawned no subagent, which the reference's did.
 #[test]

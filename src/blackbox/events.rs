@@ -22,6 +22,9 @@
 //!   client) are compared apart from the prompts' turns, as a sorted list;
 //! - the splices that cancel what is pending at end of input (§6): what was pending depends on
 //!   the above;
+//! - after which turn a goal is blocked at its round limit: once the session is idle, so after
+//!   the last turn of the prompts that had arrived by then; a `goal/change` between turns is
+//!   counted at the end (one inside a turn, a tool's, stays where it is);
 //! - which prompts a `subagent_fork` child inherits (§13.5): its parent's inbox as its last
 //!   turn ended, so the prompts that had reached the parent by then. The child runs them before
 //!   its task, whose receipt is its first splice, at `start` N; its first N turns are left out.
@@ -263,6 +266,9 @@ pub fn normal_form(v: &[String]) -> Normal {
             }
             Kind::Dropped => {}
             Kind::Floating => floating.push(shown(l).to_owned()),
+            // A goal's change between turns is the goal's own (a block at its round limit):
+            // after whichever turn ended before the session's idle, a race of arrivals.
+            Kind::Fixed if gap_from.is_some() && l == "goal/change" => floating.push(l.clone()),
             _ => item = Some(l),
         }
         if let Some(l) = item {
@@ -272,10 +278,11 @@ pub fn normal_form(v: &[String]) -> Normal {
     let last_status = gap_from
         .filter(|from| *from != status)
         .map(|_| status.to_owned());
-    // A change before its note, then subagent ends.
+    // A change before its note, then subagent ends, then goals' changes.
     floating.sort_by_key(|l| match l.as_str() {
         "working-directory/change" => 0,
         "agent/inbox/spliced" => 1,
+        "goal/change" => 3,
         _ => 2,
     });
     let mut prompts = Vec::new();

@@ -100,14 +100,20 @@ pub(super) fn normalise_value(v: &mut Value, dirs: &CaseDirs) {
 
 /// An error message with the case's directories, uuids and the request's method name replaced.
 pub(super) fn normalise(msg: &str, dirs: &CaseDirs, method: &str) -> String {
-    let mut s = msg
-        .replace(&*dirs.cwd.to_string_lossy(), "{{cwd}}")
-        .replace(&*dirs.home.to_string_lossy(), "{{home}}");
+    let mut pairs = vec![(dirs.cwd.as_path(), "{{cwd}}"), (&dirs.home, "{{home}}")];
     // The case root (the parent of cwd, reached by `..`): canonical, and as created.
-    if let Some(root) = dirs.cwd.parent() {
-        s = s.replace(&*root.to_string_lossy(), "{{cwd}}/..");
+    pairs.extend(dirs.cwd.parent().map(|root| (root, "{{cwd}}/..")));
+    pairs.push((dirs.root(), "{{cwd}}/.."));
+    let mut s = msg.to_owned();
+    for (dir, name) in &pairs {
+        s = s.replace(&*dir.to_string_lossy(), name);
     }
-    s = s.replace(&*dirs.root().to_string_lossy(), "{{cwd}}/..");
+    // The same relative to `/` (a tool's result for a search from the root names them so).
+    for (dir, name) in &pairs {
+        if let Ok(rel) = dir.strip_prefix("/") {
+            s = s.replace(&*rel.to_string_lossy(), name);
+        }
+    }
     const UNKNOWN: &str = "unknown DeepSeek Harness SDK runtime method: ";
     if s.starts_with(UNKNOWN) {
         // Which of several requests sharing an id an error belongs to is not observable.
@@ -159,5 +165,23 @@ mod tests {
         assert_eq!(n(&m("session-3")), n(&m("session-1")));
         assert_ne!(n(&m("session-x")), n(&m("session-1")));
         assert_eq!(n("session \"s\" not found"), "session \"s\" not found");
+    }
+
+    /// Seen against the release (seed 204, case 615): a glob from `/` lists the case's files
+    /// relative to it.
+    #[test]
+    fn the_case_directories_are_named_absolute_or_relative_to_the_root() {
+        let (a, b) = (CaseDirs::new(false).unwrap(), CaseDirs::new(false).unwrap());
+        let listing = |d: &CaseDirs| {
+            let rel = d.cwd.strip_prefix("/").unwrap().join("w.txt");
+            let abs = d.home.join("x");
+            format!("{}\n{}", rel.display(), abs.display())
+        };
+        let (na, nb) = (
+            normalise(&listing(&a), &a, ""),
+            normalise(&listing(&b), &b, ""),
+        );
+        assert_eq!(na, nb);
+        assert_eq!(na, "{{cwd}}/w.txt\n{{home}}/x");
     }
 }
