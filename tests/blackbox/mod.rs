@@ -429,17 +429,20 @@ fn the_real_runtime_allowlist_parses_and_gives_every_entry_a_reason() {
     assert!(a.allows(&missing("{{uuid#1}}", 0)).is_some());
     assert!(a.allows(&missing("{{uuid#1}}", 4)).is_none());
     assert!(a.allows(&missing("q7-s2", 0)).is_none());
-    // A detail with JSON escapes is matched as written (seed 27).
-    let joined = blackbox::Finding {
+    // A detail with JSON escapes is matched as written (seed 204).
+    let said = |runtime: &str, reference: &str| blackbox::Finding {
         class: blackbox::FindingClass::Diff(
-            blackbox::class::DiffKind::ErrorMessage,
-            "session/prompt".into(),
+            blackbox::class::DiffKind::ToolResult,
+            "create_goal".into(),
         ),
-        detail: r#"session/prompt id 45517: the runtime answered error -32603 "session header id \"\" does not match session id \"\"", the reference error -32603 "format v4 header id must be a string""#.into(),
+        detail: format!(
+            r#"session "q4-tools", tool result 3 (create_goal): the runtime said "[error] Error: goal \"goal-{{{{uuid}}}}\" already exists with phase \"{runtime}\"", the reference "[error] Error: goal \"goal-{{{{uuid}}}}\" already exists with phase \"{reference}\"""#
+        ),
     };
     assert!(a
-        .allows(&joined)
-        .is_some_and(|e| e.reason.contains("non-string sessionId")));
+        .allows(&said("active", "blocked"))
+        .is_some_and(|e| e.reason.contains("still active")));
+    assert!(a.allows(&said("blocked", "active")).is_none());
 }
 
 #[test]
