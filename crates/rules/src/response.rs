@@ -20,6 +20,35 @@ fn requests_of(methods: &[String]) -> String {
     }
 }
 
+/// Whether an error answer is a parse error's (-32700).
+fn is_parse_error(frame: TapeRef<'_>) -> bool {
+    frame
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(JsonView::as_i64)
+        == Some(-32700)
+}
+
+/// Whether an answer to no request may answer a line of the silence rule `rule`: a parse error
+/// answers a line that is no JSON object, anything else a line that names a method — or, echoing
+/// an id of its own, a line that carried one (a batch element, a response): no kind is preferred.
+fn fits(parse_error: bool, key: &str, rule: &CheckId) -> bool {
+    if parse_error {
+        matches!(
+            rule,
+            CheckId::FrameMalformedIgnored | CheckId::FrameNonObjectIgnored
+        )
+    } else {
+        key != "null"
+            || matches!(
+                rule,
+                CheckId::FrameNotificationsIgnored
+                    | CheckId::FrameIdInvalidIsNotification
+                    | CheckId::FrameNonStringMethodIgnored
+            )
+    }
+}
+
 impl Checker {
     /// The pending id echo a response id answers after changing its type (`"7"` for 7, `7` for
     /// `"7"`), if any.
@@ -33,6 +62,60 @@ impl Checker {
             _ => return None,
         };
         self.pending.contains_key(&alt).then_some(alt)
+    }
+
+    /// Whether an answer to id echo `key`, which a pending request carries, answers an earlier
+    /// line that must get no answer instead. Runtimes answer in the order they read, and a slow
+    /// runtime's answer may come after the kit has sent more: then the null answer of a
+    /// notification read before that request, while a request read between them (answered at
+    /// once, not deferred) still waits, is the notification's, not the later request's.
+    fn answers_out_of_turn(&self, key: &str, frame: TapeRef<'_>) -> bool {
+        let Some(&first) = (key == "null")
+            .then(|| self.sent_at.get(key).and_then(|q| q.front()))
+            .flatten()
+        else {
+            return false;
+        };
+        let parse_error = is_parse_error(frame);
+        let waiting = |i: usize| self.waiting.range(i + 1..first).any(|(_, d)| !*d);
+        self.ignored.iter().any(|(i, r)| {
+            *i > self.last_answered && *i < first && fits(parse_error, key, r) && waiting(*i)
+        })
+    }
+
+    /// An answer no request waits for: blamed on a line read that must get no answer.
+    fn unrequested(
+        &mut self,
+        key: String,
+        frame: TapeRef<'_>,
+        ok: bool,
+        sink: &mut Sink,
+    ) -> Received {
+        // Runtimes answer in the order they read: the line answered was read after the last
+        // request answered so far, when there is such a line. Among those, the answer tells its
+        // kind (`fits`).
+        let parse_error = is_parse_error(frame);
+        let after = |i: &usize| *i > self.last_answered;
+        let at = (self.ignored.iter())
+            .position(|(i, r)| after(i) && fits(parse_error, &key, r))
+            .or_else(|| self.ignored.iter().position(|(i, _)| after(i)))
+            .unwrap_or(0);
+        let (_, rule) = self.ignored.remove(at);
+        let carried = if self.pending.contains_key(&key) {
+            "which a request read later carries while earlier ones still wait"
+        } else {
+            "which no request carries"
+        };
+        sink.add_kind(
+            rule,
+            ViolationKind::Unrequested,
+            format!("response to id {key}, {carried}: it answers a line that must get no answer"),
+        );
+        Received::Response {
+            key,
+            method: None,
+            ok,
+        }
     }
 
     pub(super) fn response(
@@ -57,6 +140,9 @@ impl Checker {
                 ),
             );
         }
+        if self.answers_out_of_turn(&key, frame) {
+            return self.unrequested(key, frame, ok, sink);
+        }
         if !self.pending.contains_key(&key) {
             match self.retyped(&id) {
                 Some(alt) => {
@@ -74,50 +160,7 @@ impl Checker {
                     && !self.ignored.is_empty()
                     && (key == "null" || !self.requested.contains(&key)) =>
                 {
-                    // Runtimes answer in the order they read: the line answered was read after
-                    // the last request answered so far, when there is such a line. Among those,
-                    // the answer tells its kind: a parse error (-32700) answers a line that is no
-                    // JSON object, anything else a line that names a method.
-                    let parse_error = frame
-                        .get("error")
-                        .and_then(|e| e.get("code"))
-                        .and_then(JsonView::as_i64)
-                        == Some(-32700);
-                    let fits = |rule: &CheckId| {
-                        let unparsed = matches!(
-                            rule,
-                            CheckId::FrameMalformedIgnored | CheckId::FrameNonObjectIgnored
-                        );
-                        let named = matches!(
-                            rule,
-                            CheckId::FrameNotificationsIgnored
-                                | CheckId::FrameIdInvalidIsNotification
-                                | CheckId::FrameNonStringMethodIgnored
-                        );
-                        if parse_error {
-                            unparsed
-                        } else {
-                            // An answer echoing an id of its own comes from a line that carried
-                            // one (a batch element, a response): no kind is preferred then.
-                            named || key != "null"
-                        }
-                    };
-                    let after = |i: &usize| *i > self.last_answered;
-                    let at = (self.ignored.iter())
-                        .position(|(i, r)| after(i) && fits(r))
-                        .or_else(|| self.ignored.iter().position(|(i, _)| after(i)))
-                        .unwrap_or(0);
-                    let (_, rule) = self.ignored.remove(at);
-                    sink.add_kind(
-                        rule,
-                        ViolationKind::Unrequested,
-                        format!("response to id {key}, which no request carries: it answers a line that must get no answer"),
-                    );
-                    return Received::Response {
-                        key,
-                        method: None,
-                        ok,
-                    };
+                    return self.unrequested(key, frame, ok, sink);
                 }
                 None => {
                     sink.add_kind(
@@ -139,6 +182,7 @@ impl Checker {
         };
         if let Some(i) = self.sent_at.get_mut(&key).and_then(|q| q.pop_front()) {
             self.last_answered = self.last_answered.max(i);
+            self.waiting.remove(&i);
         }
         let open = &self.pending[&key];
         if open.methods.len() <= open.floating {

@@ -56,6 +56,8 @@ pub struct Checker {
     /// How many lines were read, and the send index of each request id echo's requests.
     pub(super) sent_lines: usize,
     pub(super) sent_at: HashMap<String, std::collections::VecDeque<usize>>,
+    /// The send index of every request not answered yet, and whether its method is deferred.
+    pub(super) waiting: std::collections::BTreeMap<usize, bool>,
     /// The latest send index of a request answered so far.
     pub(super) last_answered: usize,
     /// Every request id echo read so far (a second answer to one of them is no silence rule's).
@@ -108,6 +110,7 @@ impl Checker {
             ignored: Vec::new(),
             sent_lines: 0,
             sent_at: HashMap::new(),
+            waiting: Default::default(),
             last_answered: 0,
             requested: HashSet::new(),
             responses_seen: HashSet::new(),
@@ -149,6 +152,8 @@ impl Checker {
             .entry(key.clone())
             .or_default()
             .push_back(self.sent_lines);
+        let deferred = self.profile.deferred.iter().any(|m| m == method);
+        self.waiting.insert(self.sent_lines, deferred);
         self.pending
             .entry(key.clone())
             .or_default()

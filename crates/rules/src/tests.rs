@@ -494,3 +494,32 @@ fn answers_to_no_request_and_requests_never_answered_carry_their_kind() {
     let other = ck.received_text("hello").violations;
     assert_eq!(other[0].kind, ViolationKind::Other);
 }
+
+#[test]
+fn a_null_answer_comes_in_read_order_even_after_the_kit_sent_a_null_id_request() {
+    let note = r#"{"jsonrpc":"2.0","method":"session/working-directory/set","params":true}"#;
+    let get = r#"{"jsonrpc":"2.0","id":2,"method":"session/working-directory/get","params":{"sessionId":""}}"#;
+    let wait = r#"{"jsonrpc":"2.0","id":2,"method":"session/wait","params":{"sessionId":""}}"#;
+    let cancel = r#"{"jsonrpc":"2.0","id":1e400,"method":"session/cancel"}"#;
+    let wd =
+        r#""code":-32603,"message":"working-directory requests require a non-empty sessionId"}}"#;
+    let note_answer = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{{wd}"#);
+    let get_answer = format!(r#"{{"jsonrpc":"2.0","id":2,"error":{{{wd}"#);
+    let cancel_answer = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: session/cancel"}}"#;
+    let answers = [note_answer.as_str(), get_answer.as_str(), cancel_answer];
+    // A slow runtime: everything was sent before its first answer came. The null answer that
+    // comes while the request read before the cancel waits is the notification's.
+    assert_eq!(
+        check(&[note, get, cancel], &answers),
+        [CheckId::FrameNotificationsIgnored]
+    );
+    // The same as a fast runtime's, the cancel sent after the first answers: the same blame.
+    let mut ck = checker();
+    let mut got = broken(&mut ck, &[note, get], &answers[..2]);
+    got.extend(broken(&mut ck, &[cancel], &answers[2..]));
+    assert_eq!(got, [CheckId::FrameNotificationsIgnored]);
+    // Nothing read between them waits (or only a deferred request): the null answer is the
+    // request's, in order, and nothing is blamed.
+    assert_eq!(check(&[note, cancel], &[cancel_answer]), []);
+    assert_eq!(check(&[note, wait, cancel], &[cancel_answer]), []);
+}
