@@ -7,10 +7,10 @@
 //! The scenarios and their judges are in `app_judge.rs` (sans-IO).
 
 use super::log::PeerLog;
-use super::run::{not_run, report, setup, spawn, Options, Setup, Suite, POLL};
+use super::run::{confirmed, not_run, report, setup, spawn, Options, Setup, Suite, POLL};
 use crate::check::CheckId;
 use crate::runner::Event;
-use crate::suite::Report;
+use crate::suite::{Report, Verdict};
 use crate::trace::ExitInfo;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
@@ -71,16 +71,25 @@ pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String>
     let mut verdicts = Vec::new();
     for s in &selected(opts)? {
         let t = Instant::now();
-        let Some(obs) = scenario(s, app, opts)? else {
-            not_run(&mut verdicts, s.checks, opts);
-            continue;
+        let judged = || -> Result<Option<Vec<Verdict>>, String> {
+            let Some(obs) = scenario(s, app, opts)? else {
+                return Ok(None);
+            };
+            if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
+                eprintln!("{obs:#?}");
+            }
+            let judge = (s.judge)(&obs).into_iter();
+            Ok(Some(
+                judge
+                    .map(|v| super::log::with_evidence(v, s.name, &obs.peers, &obs.stderr))
+                    .collect(),
+            ))
         };
-        if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
-            eprintln!("{obs:#?}");
-        }
-        for (id, v) in s.checks.iter().zip((s.judge)(&obs)) {
-            let v = super::log::with_evidence(v, s.name, &obs.peers, &obs.stderr);
-            verdicts.push((*id, v, t.elapsed()));
+        match confirmed(s.checks, judged)? {
+            Some(vs) => {
+                verdicts.extend(s.checks.iter().zip(vs).map(|(id, v)| (*id, v, t.elapsed())))
+            }
+            None => not_run(&mut verdicts, s.checks, opts),
         }
     }
     // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
