@@ -69,7 +69,7 @@ pub struct Request<'a> {
     pub command: &'a str,
     /// The process's working directory (the session's).
     pub cwd: &'a Path,
-    /// The writable workspace root.
+    /// The writable workspace root: the directory the session opened in.
     pub workspace: &'a Path,
 }
 

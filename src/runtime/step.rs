@@ -23,6 +23,11 @@ impl Runtime {
         let mut ev = Events::new(out, sid, now);
         let claimed = claim_notices(s, &mut t, &mut ev);
         ev.event(s, "step/start", &json!({"turn": t.n, "step": t.step}));
+        // A new session's conversation opens with its system prompt, ahead of any notice
+        // (recorded: `sandbox_workspace_is_the_origin`, a directory change before the first turn).
+        if t.step == 1 {
+            system_prompt(cfg, s, &t, &mut ev);
+        }
         for notice in &claimed {
             ev.appended(s, "user/message", notice);
         }
@@ -102,15 +107,20 @@ fn runtime_context(cfg: &Config, s: &mut Session, ev: &mut Events<'_>) {
     s.context_cwd = Some(s.cwd.clone());
 }
 
-/// A turn's first step: the system prompt and the prompt, the runtime context, and what a
-/// session sends once (request header and context, title).
-fn first_step(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
-    let primed = s.primed;
-    if let Some(content) = profile::system_content(cfg).filter(|_| !primed) {
+/// A session's system prompt, at its first turn's first step (a session reopened from the store
+/// had it already).
+fn system_prompt(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
+    if let Some(content) = profile::system_content(cfg).filter(|_| !s.primed) {
         let sys = json!({"turn": t.n, "step": t.step, "message": {"role":"system",
             "content": content, "source":{"kind":"system-prompt"},"id": new_id()}});
         ev.appended(s, "system/message", &sys);
     }
+}
+
+/// A turn's first step ([`system_prompt`] before it): the prompt, the runtime context, and what a
+/// session sends once (request header and context, title).
+fn first_step(cfg: &Config, s: &mut Session, t: &Turn, ev: &mut Events<'_>) {
+    let primed = s.primed;
     let mut prompt_seq = s.seq;
     if let Some(m) = &t.msg {
         prompt_seq = ev.appended(s, "user/message", &m.value);

@@ -58,7 +58,7 @@ pub fn run(args: &Value, c: &mut Call<'_>) -> Outcome {
         }
         Some(Seen::Present(v)) => *v,
     };
-    if !policy::may_write(c.fs, &[c.root, c.cwd], &target) {
+    if !policy::may_write(c.fs, c.root, &target) {
         return Outcome::fs(policy::DENIED, "FS_SANDBOX_DENIED");
     }
     let changed = format!("cannot edit \"{shown}\": file changed since it was read");

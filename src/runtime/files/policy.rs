@@ -1,10 +1,12 @@
 //! The `sdk` profile's file policy under `workspace-write` (`@deepseek-ai/dsh-fs-sandbox`, read
 //! in the 0.2.1rc2 executable): reads go anywhere; a write or edit must land, canonically, under
-//! the workspace the session opened in (`initialize`'s `cwd`: found by the tool-call fuzzing, a
-//! session moved into a subdirectory still writes beside it), the session's directory, `/tmp` or
-//! the platform temp directory (`TMPDIR`), else it is denied
-//! with the release's sandbox marker and escalation hint. An escalation (`sandbox_permissions`)
-//! needs an approval answerer, which the SDK app does not have.
+//! the session's workspace, `/tmp` or the platform temp directory (`TMPDIR`), else it is denied
+//! with the release's sandbox marker and escalation hint. The workspace is the directory the
+//! session opened in (its header's `cwd`, `initialize`'s then: `SandboxPolicyService.resolve`),
+//! not the one it is in now: a session moved into a subdirectory still writes beside it, and
+//! one moved out of its workspace may not write where it is (both found by the tool-call
+//! fuzzing). An escalation (`sandbox_permissions`) needs an approval answerer, which the SDK
+//! app does not have.
 
 use super::fs::{canonical, Fs};
 use serde_json::{json, Value};
@@ -13,24 +15,21 @@ use std::path::{Path, PathBuf};
 /// The denial a fenced mutation answers (error code `FS_SANDBOX_DENIED`).
 pub const DENIED: &str = "[sandbox: file access denied under workspace-write mode]\n[sandbox: escalation available \u{2014} retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]";
 
-/// The roots a mutation may land under, canonical: `dirs` (the workspace, the session's
-/// directory), `/tmp` and `TMPDIR`.
-pub fn writable_roots(fs: &dyn Fs, dirs: &[&str]) -> Vec<PathBuf> {
+/// The roots a mutation may land under, canonical: the session's `workspace`, `/tmp` and
+/// `TMPDIR` (the release's `writableRoots`).
+pub fn writable_roots(fs: &dyn Fs, workspace: &str) -> Vec<PathBuf> {
     let tmpdir = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into());
-    let mut roots: Vec<PathBuf> = dirs
+    let mut roots: Vec<PathBuf> = [workspace, "/tmp", tmpdir.as_str()]
         .iter()
-        .copied()
-        .chain(["/tmp", tmpdir.as_str()])
         .map(|r| canonical(fs, r))
         .collect();
     roots.dedup();
     roots
 }
 
-/// Whether the canonical `target` may be written from a session with `dirs` (its workspace and
-/// directory).
-pub fn may_write(fs: &dyn Fs, dirs: &[&str], target: &Path) -> bool {
-    writable_roots(fs, dirs)
+/// Whether the canonical `target` may be written from a session whose workspace is `workspace`.
+pub fn may_write(fs: &dyn Fs, workspace: &str, target: &Path) -> bool {
+    writable_roots(fs, workspace)
         .iter()
         .any(|r| target.starts_with(r))
 }

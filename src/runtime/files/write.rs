@@ -49,7 +49,7 @@ pub fn run(args: &Value, c: &mut Call<'_>) -> Outcome {
     let shown = display(c.cwd, written);
     let target = canonical(c.fs, &shown);
     let seen = c.state.seen.get(&target).copied();
-    if !policy::may_write(c.fs, &[c.root, c.cwd], &target) {
+    if !policy::may_write(c.fs, c.root, &target) {
         return Outcome::fs(policy::DENIED, "FS_SANDBOX_DENIED");
     }
     let existing = c.fs.kind(&target);

@@ -126,12 +126,14 @@ impl Answer<'_> {
         let job = json!({"jobId": job_id,"owner": self.sid,"kind":"bash","label": cmd,"startedAt": now,
             "toolCall":{"callId": TOOL_CALL_ID,"rootCallId": TOOL_CALL_ID}});
         ev.event(s, "job/registered", &job);
-        let cwd = std::path::PathBuf::from(&*s.cwd);
+        // The writable root is the session's workspace (the directory it opened in), not the
+        // one it is in now: the release binds its policy's `workspaceRoot` (`bwrapProfileArgs`).
+        let workspace = std::path::PathBuf::from(&*s.route.cwd);
         let workdir = std::path::PathBuf::from(&input.workdir);
         let req = sandbox::Request {
             command: cmd,
             cwd: &workdir,
-            workspace: &cwd,
+            workspace: &workspace,
         };
         let started = sb.start(&req);
         let meta = json!({"cwd": &input.workdir});
