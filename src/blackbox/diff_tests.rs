@@ -259,6 +259,52 @@ fn where_a_subagents_result_lands_is_no_difference_but_whether_it_came_is() {
     assert_eq!(session_diff(&never, &late), ["agent/inbox/spliced->(end)"]);
 }
 
+/// Seen between the release and the reference (seed 205, case 625, and the notice allowlist
+/// entries of earlier rounds): a subagent's result that lands while its parent's turn runs is
+/// spliced for the turn's next step (an extra step when the model had answered, or read by the
+/// step a tool call brought); one that lands while the parent is idle gets a turn of its own.
+/// Only how many results came is compared.
+#[test]
+fn whether_a_subagents_result_is_read_at_a_step_or_in_a_turn_of_its_own_is_no_difference() {
+    let spawn = "step/start assistant/message tool/call subagent.started tool/result step/end";
+    let (notice, note) = (
+        "agent/inbox/spliced#notice",
+        "agent/inbox/spliced#notice-note",
+    );
+    let read = "agent/inbox/spliced#claim-step step/start user/message#notice \
+                session-log-deepseek/delivery-accepted assistant/message step/end";
+    let own_turn = |n: &str| {
+        format!("{notice} status:running turn/start {CLAIM} subagent.finished step/start user/message#notice session-log-deepseek/delivery-accepted assistant/message {n} step/end turn/end status:idle")
+    };
+    let prompt = format!("{NEW} {RECEIPT} status:running turn/start {CLAIM} {spawn} {spawn}");
+    // The step that answers after the tool calls.
+    let answer = "step/start session-log-deepseek/delivery-accepted assistant/message step/end";
+    // Both results in turns of their own, or the second read at the first one's next step.
+    let two_turns = format!(
+        "{prompt} {answer} turn/end status:idle {} {}",
+        own_turn(""),
+        own_turn("")
+    );
+    let merged = own_turn(&format!("subagent.finished {note}")).replace(
+        "turn/end status:idle",
+        &format!("{read} turn/end status:idle"),
+    );
+    let one_turn = format!("{prompt} {answer} turn/end status:idle {merged}");
+    assert_eq!(session_diff(&one_turn, &two_turns), [] as [String; 0]);
+    // The second read by the prompt's own last step (a tool call brought it), or at an extra one.
+    let at_step = format!(
+        "{prompt} subagent.finished {note} {read} turn/end status:idle {}",
+        own_turn("")
+    );
+    assert_eq!(session_diff(&at_step, &two_turns), [] as [String; 0]);
+    // A result that never came is a difference.
+    let one_result = format!("{prompt} {answer} turn/end status:idle {}", own_turn(""));
+    assert_eq!(
+        session_diff(&one_result, &two_turns),
+        ["agent/inbox/spliced->subagent.finished"]
+    );
+}
+
 /// Seen between the release and the reference (seed 201, case 15): a `subagent_fork` child runs
 /// the prompts its parent had queued when its last turn ended before its task, so how many
 /// depends on when they reached the parent; what the task's turn does still counts.

@@ -17,9 +17,11 @@
 //!   next turn's first step, claimed right after its `turn/start`. The change and its note are
 //!   counted at the end; their claims, the note and runtime-context `user/message`s they make
 //!   a step read, and the extra step are left out;
-//! - when a subagent's result reaches its parent (§4): `subagent.finished` is counted at the end,
-//!   and the parent's turns that claimed a notice (a message the runtime queued, not the
-//!   client) are compared apart from the prompts' turns, as a sorted list;
+//! - when a subagent's result reaches its parent (§4, §13.5): `subagent.finished` is counted at
+//!   the end, and so is the notice (a message the runtime queued, not the client), whether a
+//!   turn of its own claimed it (the parent was idle: that turn is left out) or it was spliced
+//!   for a running turn's next step (the parent was busy: the notice's `user/message` is left
+//!   out, and so is the extra step it made after an answer);
 //! - the splices that cancel what is pending at end of input (§6): what was pending depends on
 //!   the above;
 //! - after which turn a goal is blocked at its round limit: once the session is idle, so after
@@ -32,7 +34,7 @@
 //! What is still compared: the session's creation, every turn of a prompt in order with its
 //! steps and their events, a receipt before the turn that claims it, the net status changes
 //! between turns and any status within one, and how many receipts, notices, directory changes
-//! and subagent ends there were.
+//! and subagent ends there were (not what a notice's turn did).
 //! One branch stays: a prompt that arrives while a turn that ends in error runs stays pending
 //! until the next prompt (§6), so a session may run fewer turns than another that got it after
 //! the turn; see [`equivalent`].
@@ -48,6 +50,7 @@ pub fn label(ty: &str, data: &Value) -> String {
         "user/message" => match data["source"]["kind"].as_str() {
             Some("working-directory") => Some("note"),
             Some("runtime-context") => Some("context"),
+            Some("subagent-settled") => Some("notice"),
             _ => None,
         },
         "turn/end" => (data["reason"]["kind"] == "error").then_some("error"),
@@ -77,7 +80,10 @@ fn splice_role(d: &Value) -> Option<&'static str> {
             Some(_) => Some("notice"),
         },
         (Some("next-turn"), false, true) => Some("claim"),
-        (Some("next-step"), true, false) => Some("note"),
+        (Some("next-step"), true, false) => match d["inserted"][0]["source"]["kind"].as_str() {
+            Some("subagent-settled") => Some("notice-note"),
+            _ => Some("note"),
+        },
         (Some("next-step"), false, true) => Some("claim-step"),
         _ => None,
     }
@@ -101,6 +107,8 @@ enum Kind {
     Status,
     /// A receipt (`true`: of a runtime notice).
     Receipt(bool),
+    /// A runtime notice spliced for a running turn's next step: counted with the notices.
+    NoticeNote,
     TurnStart,
     TurnEnd,
     /// A step claiming working-directory notes: marks a step the note made, then left out.
@@ -121,9 +129,11 @@ fn kind(label: &str) -> Kind {
         "turn/start" => Kind::TurnStart,
         "turn/end" | "turn/end#error" => Kind::TurnEnd,
         "agent/inbox/spliced#claim-step" => Kind::ClaimStep,
-        "user/message#note" | "user/message#context" | "agent/inbox/spliced#canceled" => {
-            Kind::Dropped
-        }
+        "agent/inbox/spliced#notice-note" => Kind::NoticeNote,
+        "user/message#note"
+        | "user/message#context"
+        | "user/message#notice"
+        | "agent/inbox/spliced#canceled" => Kind::Dropped,
         "working-directory/change" | "agent/inbox/spliced#note" | "subagent.finished" => {
             Kind::Floating
         }
@@ -146,8 +156,10 @@ pub struct Normal {
     turns: Vec<Turn>,
     /// The status the session was left in after its last turn, when it changed there.
     last_status: Option<String>,
-    /// The turns of runtime notices, sorted.
-    notices: Vec<Turn>,
+    /// The runtime notices (subagents' results) the session got: their receipts, whether a
+    /// turn of their own claimed them or none did, and those spliced for a running turn's next
+    /// step. Which it was is a race of arrivals, so the turns they made are left out.
+    notices: usize,
     /// The last turn ended in error: it stopped the queue (§6).
     last_failed: bool,
     /// Receipts of prompts no turn claimed (pending, or canceled at end of input).
@@ -155,8 +167,6 @@ pub struct Normal {
     /// Of those, the ones queued before the last turn ended (during it, or behind it before it
     /// started): a turn that ends in error leaves every queued prompt pending (§6).
     stalled: usize,
-    /// Receipts of notices no turn claimed.
-    pending_notices: usize,
     /// Directory changes, their notes and subagent ends, in that order.
     floating: Vec<String>,
 }
@@ -168,7 +178,6 @@ impl PartialEq for Normal {
             && self.last_status == o.last_status
             && self.notices == o.notices
             && self.pending == o.pending
-            && self.pending_notices == o.pending_notices
             && self.floating == o.floating
     }
 }
@@ -179,12 +188,8 @@ impl Normal {
         let mut out = self.head.clone();
         out.extend(self.turns.iter().flatten().cloned());
         out.extend(self.last_status.iter().cloned());
-        out.extend(self.notices.iter().flatten().cloned());
         let splice = "agent/inbox/spliced".to_owned();
-        out.extend(std::iter::repeat_n(
-            splice,
-            self.pending + self.pending_notices,
-        ));
+        out.extend(std::iter::repeat_n(splice, self.pending + self.notices));
         out.extend(self.floating.iter().cloned());
         out
     }
@@ -217,6 +222,7 @@ pub fn normal_form(v: &[String]) -> Normal {
         }
     }
     let claimed = receipts.len().min(starts.len());
+    let mut notices = receipts.iter().filter(|(_, n)| *n).count();
     let pending_notices = receipts[claimed..].iter().filter(|(_, n)| *n).count();
     let pending = receipts.len() - claimed - pending_notices;
     let last_end = (0..v.len()).rev().find(|&i| kinds[i] == Kind::TurnEnd);
@@ -265,6 +271,7 @@ pub fn normal_form(v: &[String]) -> Normal {
                 item = gap_from.is_none().then_some(l);
             }
             Kind::Dropped => {}
+            Kind::NoticeNote => notices += 1,
             Kind::Floating => floating.push(shown(l).to_owned()),
             // A goal's change between turns is the goal's own (a block at its round limit):
             // after whichever turn ended before the session's idle, a race of arrivals.
@@ -285,17 +292,10 @@ pub fn normal_form(v: &[String]) -> Normal {
         "goal/change" => 3,
         _ => 2,
     });
-    let mut prompts = Vec::new();
-    let mut notices = Vec::new();
-    for (t, notice) in turns {
-        let t = settle(without_note_steps(&t));
-        if notice {
-            notices.push(t);
-        } else {
-            prompts.push(t);
-        }
-    }
-    notices.sort();
+    let prompts = (turns.into_iter())
+        .filter(|(_, notice)| !notice)
+        .map(|(t, _)| settle(without_note_steps(&t)))
+        .collect();
     Normal {
         head: settle(head),
         turns: prompts,
@@ -304,7 +304,6 @@ pub fn normal_form(v: &[String]) -> Normal {
         last_failed,
         pending,
         stalled,
-        pending_notices,
         floating,
     }
 }
@@ -428,7 +427,6 @@ pub fn equivalent(a: &Normal, b: &Normal) -> bool {
         && short.head == long.head
         && short.last_status == long.last_status
         && short.notices == long.notices
-        && short.pending_notices == long.pending_notices
         && short.floating == long.floating
 }
 
