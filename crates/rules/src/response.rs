@@ -76,11 +76,33 @@ impl Checker {
         else {
             return false;
         };
+        // Runtimes that answer as they can (the release: a prompt waits behind a slow
+        // `initialize`, an unknown method's error does not) answer out of order too: only an
+        // answer that cannot be the pending request's is taken for the earlier line's.
+        if (self.pending.get(key).iter().flat_map(|o| &o.methods))
+            .any(|m| self.may_answer(m, frame))
+        {
+            return false;
+        }
         let parse_error = is_parse_error(frame);
         let waiting = |i: usize| self.waiting.range(i + 1..first).any(|(_, d)| !*d);
         self.ignored.iter().any(|(i, r)| {
             *i > self.last_answered && *i < first && fits(parse_error, key, r) && waiting(*i)
         })
+    }
+
+    /// Whether `frame` may answer a `method` request: any answer may be a known method's (its
+    /// shape is judged later); an unknown method's is an error naming it, or `-32601`.
+    fn may_answer(&self, method: &str, frame: TapeRef<'_>) -> bool {
+        if self.known(method) {
+            return true;
+        }
+        let Some(e) = frame.get("error") else {
+            return false;
+        };
+        let code = e.get("code").and_then(JsonView::as_i64);
+        let message = e.get("message").and_then(JsonView::as_str);
+        code == Some(-32601) || message.and_then(|m| m.strip_prefix(UNKNOWN_METHOD)) == Some(method)
     }
 
     /// An answer no request waits for: blamed on a line read that must get no answer.

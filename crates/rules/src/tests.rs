@@ -522,4 +522,11 @@ fn a_null_answer_comes_in_read_order_even_after_the_kit_sent_a_null_id_request()
     // request's, in order, and nothing is blamed.
     assert_eq!(check(&[note, cancel], &[cancel_answer]), []);
     assert_eq!(check(&[note, wait, cancel], &[cancel_answer]), []);
+    // A runtime that answers as it can (the release): an unknown method's error comes while a
+    // request read before it still waits; it names the method, so it is that request's.
+    let invalid = r#"{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}"#;
+    let prompt = r#"{"jsonrpc":"2.0","id":0,"method":"session/prompt","params":{"sessionId":"s"}}"#;
+    let unknown = r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#;
+    let named = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#;
+    assert_eq!(check(&[invalid, prompt, unknown], &[named]), []);
 }
