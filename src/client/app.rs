@@ -7,7 +7,7 @@
 //! The scenarios and their judges are in `app_judge.rs` (sans-IO).
 
 use super::log::PeerLog;
-use super::run::{confirmed, not_run, report, setup, spawn, Options, Setup, Suite, POLL};
+use super::run::{evidenced, judge_confirmed, report, setup, spawn, Options, Setup, Suite, POLL};
 use crate::check::CheckId;
 use crate::runner::Event;
 use crate::suite::{Report, Verdict};
@@ -75,22 +75,16 @@ pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String>
             let Some(obs) = scenario(s, app, opts)? else {
                 return Ok(None);
             };
-            if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
-                eprintln!("{obs:#?}");
-            }
-            let judge = (s.judge)(&obs).into_iter();
-            Ok(Some(
-                judge
-                    .map(|v| super::log::with_evidence(v, s.name, &obs.peers, &obs.stderr))
-                    .collect(),
-            ))
+            let verdicts = (s.judge)(&obs);
+            Ok(Some(evidenced(
+                &obs,
+                verdicts,
+                s.name,
+                &obs.peers,
+                &obs.stderr,
+            )))
         };
-        match confirmed(s.checks, judged)? {
-            Some(vs) => {
-                verdicts.extend(s.checks.iter().zip(vs).map(|(id, v)| (*id, v, t.elapsed())))
-            }
-            None => not_run(&mut verdicts, s.checks, opts),
-        }
+        judge_confirmed(&mut verdicts, s.checks, opts, t, judged)?;
     }
     // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
     let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged);

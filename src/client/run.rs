@@ -99,24 +99,49 @@ pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
             let Some((obs, stderr)) = scenario(s, client, opts)? else {
                 return Ok(None);
             };
-            if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
-                eprintln!("{obs:#?}");
-            }
-            let judge = (s.judge)(&obs).into_iter();
-            Ok(Some(
-                judge
-                    .map(|v| super::log::with_evidence(v, s.name, &obs.peers, &stderr))
-                    .collect(),
-            ))
+            Ok(Some(evidenced(
+                &obs,
+                (s.judge)(&obs),
+                s.name,
+                &obs.peers,
+                &stderr,
+            )))
         };
-        match confirmed(s.checks, judged)? {
-            Some(vs) => {
-                verdicts.extend(s.checks.iter().zip(vs).map(|(id, v)| (*id, v, t.elapsed())))
-            }
-            None => not_run(&mut verdicts, s.checks, opts),
-        }
+        judge_confirmed(&mut verdicts, s.checks, opts, t, judged)?;
     }
     Ok(report(client, verdicts, opts, started, None))
+}
+
+/// A scenario's verdicts with their evidence; its observation printed under `DSH_CLIENT_DEBUG`.
+pub(crate) fn evidenced(
+    obs: &impl std::fmt::Debug,
+    verdicts: Vec<Verdict>,
+    name: &str,
+    peers: &[super::log::PeerLog],
+    stderr: &str,
+) -> Vec<Verdict> {
+    if std::env::var_os("DSH_CLIENT_DEBUG").is_some() {
+        eprintln!("{obs:#?}");
+    }
+    (verdicts.into_iter())
+        .map(|v| super::log::with_evidence(v, name, peers, stderr))
+        .collect()
+}
+
+/// Adds a scenario's verdicts for `checks` ([`confirmed`]) to `verdicts`, timed from `t`, or
+/// NOT RUN when the run was stopped.
+pub(crate) fn judge_confirmed(
+    verdicts: &mut Vec<(CheckId, Verdict, Duration)>,
+    checks: &[CheckId],
+    opts: &Options,
+    t: Instant,
+    judged: impl FnMut() -> Result<Option<Vec<Verdict>>, String>,
+) -> Result<(), String> {
+    match confirmed(checks, judged)? {
+        Some(vs) => verdicts.extend(checks.iter().zip(vs).map(|(id, v)| (*id, v, t.elapsed()))),
+        None => not_run(verdicts, checks, opts),
+    }
+    Ok(())
 }
 
 /// A scenario's verdicts (`None`: the run was stopped), `judged` once — twice when a memory
