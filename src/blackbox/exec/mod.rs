@@ -213,7 +213,8 @@ fn drive_ops(
             // (`1e400` for both a wait and the initialize: both answers echo null).
             let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
             let w = window(st, &dl, &[Wait::Answer], dl.barrier);
-            if !pump(child, st, Instant::now() + w, answered) && !st.fatal {
+            let (ok, w) = pump_while_busy(child, st, w, dl.barrier, answered);
+            if !ok && !st.fatal {
                 st.fail(
                     FindingClass::Hang(HangAt::Initialize),
                     format!("initialize was not answered within {w:?}"),
@@ -240,7 +241,8 @@ fn drive_ops(
     );
     send(child, st, &mut dec, barrier.as_bytes());
     let w = window(st, &dl, &[Wait::Answer], dl.barrier);
-    if !pump(child, st, Instant::now() + w, |s| s.barrier_answered) {
+    let (ok, w) = pump_while_busy(child, st, w, dl.barrier, |s| s.barrier_answered);
+    if !ok {
         if !st.fatal {
             let what = if st.closed {
                 "the runtime closed stdout"
@@ -437,6 +439,33 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
         }
     });
     child.write(bytes.to_vec());
+}
+
+/// [`pump`] for `w` (a window adapted to the runtime's latency), extended by `w` at a time up to
+/// `ceiling` while the runtime keeps writing: a runtime still busy on stdout (a long stream, or a
+/// flood on a loaded machine, which then reaches its bound) is not a hang. Returns whether `done`
+/// held and how long was waited.
+fn pump_while_busy(
+    child: &mut Child,
+    st: &mut State<'_>,
+    w: Duration,
+    ceiling: Duration,
+    done: impl Fn(&State<'_>) -> bool,
+) -> (bool, Duration) {
+    let start = Instant::now();
+    let hard = start + ceiling.max(w);
+    let mut until = start + w;
+    loop {
+        let written = st.obs.frames_out;
+        if pump(child, st, until, &done) {
+            return (true, start.elapsed());
+        }
+        let quiet = st.obs.frames_out == written;
+        if quiet || until >= hard || st.fatal || st.closed || st.cut {
+            return (false, until - start);
+        }
+        until = (until + w).min(hard);
+    }
 }
 
 /// Reads output until `done` holds (true), the deadline passes, stdout closes or a rule breaks
