@@ -45,6 +45,9 @@ impl Runtime {
             *g = g.blocked(("round-limit".into(), reason), now);
             let change = g.change("block");
             Events::new(out, sid, now).event(s, "goal/change", &change);
+            // After the turn's end, which saved the session: the block is kept too.
+            let stored = s.stored();
+            self.save(sid, stored);
             return;
         }
         g.rounds_started += 1;

@@ -86,6 +86,43 @@ impl Goal {
         js(&json!({"goal": g,"activation": armed}))
     }
 
+    /// What is persisted with the session: the release keeps the goal in the session's store
+    /// and reads it back on `session/resume` (recorded: `goal_persists_with_its_session`).
+    pub fn durable(&self) -> Value {
+        json!({"goal": self.snapshot(),"roundsStarted": self.rounds_started,
+            "createdAt": self.created_at,"updatedAt": self.updated_at})
+    }
+
+    /// The goal [`Goal::durable`] wrote, disarmed: activation is process-local (a resumed
+    /// session's goal answers `"activation":"disarmed"` until a `resume` arms it). `None` when
+    /// `v` is not such a record.
+    pub fn restore(v: &Value) -> Option<Goal> {
+        let g = &v["goal"];
+        let phase = ["active", "paused", "blocked", "complete"]
+            .into_iter()
+            .find(|p| g["phase"] == *p)?;
+        let text = |k: &str| Some(g[k].as_str()?.to_owned());
+        let blocked = match &g["blockedReason"] {
+            Value::Null => None,
+            r => Some((
+                r["code"].as_str()?.to_owned(),
+                r["message"].as_str()?.to_owned(),
+            )),
+        };
+        Some(Goal {
+            id: text("id")?,
+            revision: g["revision"].as_u64()?,
+            objective: text("objective")?,
+            phase,
+            max_rounds: g["maxGoalRounds"].as_u64()?,
+            blocked,
+            rounds_started: v["roundsStarted"].as_u64()?,
+            created_at: v["createdAt"].as_u64()?,
+            updated_at: v["updatedAt"].as_u64()?,
+            armed: false,
+        })
+    }
+
     /// The `goal/change` data of `operation` leaving the goal as it is now.
     pub fn change(&self, operation: &str) -> Value {
         json!({"kind":"goal/change","version":1,"operation": operation,"goal": self.snapshot(),

@@ -143,3 +143,28 @@ fn the_round_prompt_quotes_the_objective_as_json() {
     );
     assert!(text.ends_with(".\n</goal_round>"));
 }
+
+#[test]
+fn a_stored_goal_comes_back_as_it_was_but_disarmed() {
+    let mut goal = None;
+    call(
+        &mut goal,
+        "create_goal",
+        json!({"objective":"keep","max_goal_rounds":2}),
+    );
+    let blocked = goal
+        .as_ref()
+        .unwrap()
+        .blocked(("round-limit".into(), "limit".into()), 2000);
+    for g in [goal.clone().unwrap(), blocked] {
+        let back = Goal::restore(&g.durable()).unwrap();
+        assert!(!back.armed, "activation is the process's own");
+        assert_eq!(back, Goal { armed: false, ..g });
+    }
+    // The release resumes a resumed session's goal only when asked: `get_goal` says so.
+    let mut restored = Some(Goal::restore(&goal.unwrap().durable()).unwrap());
+    let text = call(&mut restored, "get_goal", json!({})).text;
+    assert!(text.ends_with(r#""activation":"disarmed"}"#), "{text}");
+    assert_eq!(Goal::restore(&json!({"goal": {"phase": "gone"}})), None);
+    assert_eq!(Goal::restore(&Value::Null), None);
+}

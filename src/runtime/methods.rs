@@ -232,10 +232,8 @@ impl Runtime {
         s.titled = true;
         // Its log told the model about the directory it reopens in.
         s.context_cwd = Some(s.cwd.clone());
-        let stored = persist::Stored {
-            seq: s.seq,
-            turns: s.turns,
-        };
+        s.goal = st.goal.as_ref().and_then(super::goals::Goal::restore);
+        let stored = s.stored();
         self.adopt(&sid, s);
         self.save(&sid, stored);
         Ok(Some(json!({})))

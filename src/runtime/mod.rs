@@ -202,6 +202,15 @@ struct Session {
 }
 
 impl Session {
+    /// What the session store keeps of it now.
+    fn stored(&self) -> persist::Stored {
+        persist::Stored {
+            seq: self.seq,
+            turns: self.turns,
+            goal: self.goal.as_ref().map(goals::Goal::durable),
+        }
+    }
+
     fn new(route: Rc<Route>) -> Session {
         Session {
             seq: 0,

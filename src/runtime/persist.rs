@@ -2,7 +2,8 @@
 //! numbers and `seq` continuing.
 //!
 //! One append-only log, `<DSH_HOME>/dsh-reference/sessions.jsonl`, one JSON line per state change
-//! (`{"id","seq","turns"}`; the last line of an id wins). Session ids are data inside JSON strings,
+//! (`{"id","seq","turns"}`, with `"goal"` while the session has one; the last line of an id
+//! wins). Session ids are data inside JSON strings,
 //! never file names, so `../x`, `a/b`, `.` or a 5 000-character id cannot touch the filesystem.
 //! Appending one line is one `write(2)` (a per-session file written with rename cost ~2 ms a turn
 //! on a busy machine; this costs microseconds). Lines that do not parse (a torn last line after a
@@ -32,12 +33,14 @@ pub enum Claim {
 const HEX_NAME_MAX: usize = 96;
 
 /// What is stored for one session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Stored {
     /// Next `seq` the session log would append.
     pub seq: u64,
     /// Last turn number used.
     pub turns: u32,
+    /// Its goal's durable state ([`super::goals::Goal::durable`]), if it has one.
+    pub goal: Option<serde_json::Value>,
 }
 
 /// The session store of one `DSH_HOME`.
@@ -142,7 +145,7 @@ impl Store {
     /// (one that owned the session may have run turns since).
     pub fn load(&mut self, id: &str) -> Option<Stored> {
         self.refresh();
-        self.index.get(id).copied()
+        self.index.get(id).cloned()
     }
 
     /// Records the state of `id` (one appended line).
@@ -171,7 +174,11 @@ impl Store {
             }
             self.writer = Some(w);
         }
-        let mut line = serde_json::json!({"id": id, "seq": st.seq, "turns": st.turns}).to_string();
+        let mut v = serde_json::json!({"id": id, "seq": st.seq, "turns": st.turns});
+        if let Some(g) = &st.goal {
+            v["goal"] = g.clone();
+        }
+        let mut line = v.to_string();
         line.push('\n');
         if let Some(w) = self.writer.as_mut() {
             w.write_all(line.as_bytes())?;
@@ -213,34 +220,53 @@ fn parse_line(line: &[u8]) -> Option<(String, Stored)> {
     let id = v.get("id")?.as_str()?.to_string();
     let seq = v.get("seq")?.as_u64()?;
     let turns = u32::try_from(v.get("turns")?.as_u64()?).ok()?;
-    Some((id, Stored { seq, turns }))
+    let goal = v.get("goal").cloned();
+    Some((id, Stored { seq, turns, goal }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn st(seq: u64, turns: u32) -> Stored {
+        Stored {
+            seq,
+            turns,
+            goal: None,
+        }
+    }
+
     #[test]
     fn the_last_record_wins_and_torn_lines_are_skipped() {
         let home = std::env::temp_dir().join(format!("dsh-persist-unit-{}", std::process::id()));
         let _ = fs::remove_dir_all(&home);
         let mut a = Store::new(home.clone());
-        a.save("../x", Stored { seq: 3, turns: 0 }).unwrap();
-        a.save("../x", Stored { seq: 17, turns: 1 }).unwrap();
+        a.save("../x", st(3, 0)).unwrap();
+        a.save("../x", st(17, 1)).unwrap();
         assert!(a.save("", Stored::default()).is_err());
         let mut f = OpenOptions::new().append(true).open(a.path()).unwrap();
         f.write_all(b"{\"id\":\"torn\",\"se").unwrap();
         let mut b = Store::new(home.clone());
-        assert_eq!(b.load("../x"), Some(Stored { seq: 17, turns: 1 }));
+        assert_eq!(b.load("../x"), Some(st(17, 1)));
         assert_eq!(b.load("torn"), None);
         // A new writer ends the torn line first; its records are found by an older reader.
         let mut c = Store::new(home.clone());
-        c.save("late", Stored { seq: 6, turns: 2 }).unwrap();
-        assert_eq!(b.load("late"), Some(Stored { seq: 6, turns: 2 }));
+        c.save("late", st(6, 2)).unwrap();
+        assert_eq!(b.load("late"), Some(st(6, 2)));
         // A record another store appends later replaces one already looked up.
-        c.save("../x", Stored { seq: 30, turns: 2 }).unwrap();
-        assert_eq!(b.load("../x"), Some(Stored { seq: 30, turns: 2 }));
+        c.save("../x", st(30, 2)).unwrap();
+        assert_eq!(b.load("../x"), Some(st(30, 2)));
         assert_eq!(b.load("torn"), None);
+        // A goal is kept with its session, and goes when a later record has none.
+        let goal = serde_json::json!({"goal": {"id": "goal-1", "phase": "blocked"}});
+        let with_goal = Stored {
+            goal: Some(goal),
+            ..st(31, 2)
+        };
+        c.save("../x", with_goal.clone()).unwrap();
+        assert_eq!(b.load("../x"), Some(with_goal));
+        c.save("../x", st(32, 3)).unwrap();
+        assert_eq!(b.load("../x"), Some(st(32, 3)));
         let _ = fs::remove_dir_all(&home);
     }
 

@@ -43,10 +43,7 @@ impl Runtime {
             ev.event(&mut s, "sandbox/mode", &json!({"mode":"workspace-write"}));
             ev.event(&mut s, "approval/policy", &json!({"policy":"ask"}));
         }
-        let stored = persist::Stored {
-            seq: s.seq,
-            turns: 0,
-        };
+        let stored = s.stored();
         self.adopt(sid, s);
         self.save(sid, stored);
         Ok(())

@@ -4,7 +4,7 @@
 
 use super::events::{self, new_id, write_status, Events};
 use super::sessions::ok_status;
-use super::{persist, Edition, Msg, Phase, Runtime, Turn};
+use super::{Edition, Msg, Phase, Runtime, Turn};
 use crate::wire::json::Deep;
 use crate::wire::write;
 use serde_json::{json, Value};
@@ -106,10 +106,7 @@ impl Runtime {
         Events::new(out, sid, now).event(s, "turn/end", &end);
         s.last_end = Some(reason);
         s.sched = 0;
-        let stored = persist::Stored {
-            seq: s.seq,
-            turns: s.turns,
-        };
+        let stored = s.stored();
         // A turn that ended in error stops the queue: the session goes idle with the prompts
         // queued meanwhile left in its inbox, and the next prompt's turn takes the oldest
         // (probed against 0.2.1rc2; docs/CONTRACT.md#s4).

@@ -215,6 +215,15 @@ fn replay(
                 }
             }
         }
+        // The goal a send names when its process showed none: one an earlier process left in
+        // the store (`goal_persists_with_its_session`).
+        let names_goal =
+            matches!(r, Rec::In { bytes, .. } if bytes.windows(8).any(|w| w == b"{{goal}}"));
+        let stored_goal = (0..ps.len())
+            .filter(|_| names_goal)
+            .map(|j| last_goal(&ps[j].out))
+            .find(|(id, _)| !id.is_empty())
+            .unwrap_or_default();
         let p = &mut ps[*i];
         match r {
             Rec::In { t, bytes } => {
@@ -228,7 +237,9 @@ fn replay(
                 let text = text.replace("{{job}}", &last_job(&p.out));
                 // And one naming the last goal (`{{goal}}`, `"{{rev}}"`) names ours.
                 let text = if text.contains("{{goal}}") {
-                    let (goal, rev) = last_goal(&p.out);
+                    let (goal, rev) = Some(last_goal(&p.out))
+                        .filter(|(id, _)| !id.is_empty())
+                        .unwrap_or_else(|| stored_goal.clone());
                     text.replace("{{goal}}", &goal)
                         .replace(r#"\"{{rev}}\""#, &rev)
                 } else {

@@ -323,10 +323,8 @@ fn run_sub(sub: &str, script: &str, rt: &[String], dir: &Path) -> Ran {
 fn flood_args(sub: &str, script: &str) -> Vec<String> {
     let mut args = sub_args(sub, script);
     if sub == "fuzz" {
-        for (flag, value) in [("--timeout", "10")] {
-            let at = args.iter().position(|a| a == flag).expect(flag);
-            args[at + 1] = value.into();
-        }
+        let at = args.iter().position(|a| a == "--timeout").expect("--timeout");
+        args[at + 1] = "10".into();
     }
     args
 }
