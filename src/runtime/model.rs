@@ -39,11 +39,12 @@ enum Next {
     Nothing,
 }
 
-/// A tool call as the model wrote it (`call:` of the `sdk` profile): its arguments' text and its
-/// `description`.
+/// A tool call as the model wrote it (`call:` of the `sdk` profile): its arguments' text, its
+/// `description` and, for a subagent, its `cwd`.
 struct Written {
     args: String,
     label: String,
+    cwd: Option<String>,
 }
 
 /// One model step: the session, turn and step every event it writes names, the model and the
@@ -206,6 +207,7 @@ impl Runtime {
                 let written = Written {
                     args: crate::wire::json::to_string(&v),
                     label: field("description"),
+                    cwd: v["cwd"].as_str().map(str::to_owned),
                 };
                 self.subagent_call(a, ev, &field("prompt"), Some(written), true)
             }
@@ -325,14 +327,14 @@ impl Runtime {
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };
-        let (args, label) = match written {
-            Some(w) => (w.args, w.label),
+        let (args, label, cwd) = match written {
+            Some(w) => (w.args, w.label, w.cwd),
             None => {
                 let args = format!(
                     "{{\"description\": \"probe child\", \"prompt\": {}}}",
                     events::js_quote(prompt)
                 );
-                (args, "probe child".into())
+                (args, "probe child".into(), None)
             }
         };
         let tool = if fork { "subagent_fork" } else { "subagent" };
@@ -342,7 +344,15 @@ impl Runtime {
             let tr = a.tool_result(tool_args::DEPTH_REFUSAL, true);
             return a.tool_answered(s, ev, &tr, call_seq, tool_args::DEPTH_REFUSAL);
         }
-        let child = self.spawn_child(a.sid, prompt, fork, a.now, ev.out());
+        // The child's first directory: `cwd` resolved against the parent's, which must exist
+        // (recorded: `sdk_tool_subagent_cwd`; the release's text, no error class).
+        let dir = cwd.map(|c| super::cd::resolve(&s.cwd, &c));
+        if let Some(Err(e)) = dir.as_deref().map(super::cd::must_exist) {
+            let text = format!("Error: {e}");
+            let tr = a.tool_result(&text, true);
+            return a.tool_answered(s, ev, &tr, call_seq, &text);
+        }
+        let child = self.spawn_child(a.sid, prompt, fork, dir, a.now, ev.out());
         let Some(s) = self.sessions.get_mut(a.sid) else {
             return Next::Nothing;
         };

@@ -5,7 +5,7 @@
 //!
 //! Every property listed is a required string. The release lists first each missing property, in
 //! the schema's order (`missing required property "description"`), then each present one that is
-//! not a string (`"command" must be a string`), then the problems of `bash`'s optional properties
+//! not a string (`"command" must be a string`), then the problems of the optional properties
 //! ([`optional`]), joined by `; `; other members are allowed. The call then
 //! fails with `Error: invalid arguments: <problems>` and the tool result carries
 //! `error: {name: ToolArgsError, code: INVALID_ARGS}`.
@@ -25,15 +25,19 @@ pub(super) fn schema(tool: &str) -> Option<&'static [&'static str]> {
 
 /// The optional properties of `tool`'s arguments, as a schema in the release's order: the `sdk`
 /// bash's `timeoutMs`, `workdir`, `run_in_background` and escalation (read in the 0.2.1rc2
-/// executable, `dsh-tool-bash`; recorded: `sandbox_bash_escalation`).
+/// executable, `dsh-tool-bash`; recorded: `sandbox_bash_escalation`); a subagent's `cwd`
+/// (recorded: `sdk_tool_subagent_cwd`).
 fn optional(tool: &str) -> Option<Value> {
-    (tool == "bash").then(|| {
-        serde_json::json!({"type":"object","properties":{
+    match tool {
+        "bash" => Some(serde_json::json!({"type":"object","properties":{
             "timeoutMs":{"type":"number"},"workdir":{"type":"string"},
             "run_in_background":{"type":"boolean"},
             "sandbox_permissions":{"type":"string","enum":["workspace-write","danger-full-access"]},
-            "justification":{"type":"string"}}})
-    })
+            "justification":{"type":"string"}}})),
+        "subagent" => Some(serde_json::json!({"type":"object","properties":{
+            "cwd":{"type":"string"}}})),
+        _ => None,
+    }
 }
 
 /// The problems of `args` (the parsed arguments; `None` when they are not JSON) against `tool`'s
@@ -105,5 +109,12 @@ mod tests {
             Ok(())
         );
         assert_eq!(c("read", json!({})), Ok(()));
+        // A subagent's optional `cwd` (recorded: `sdk_tool_subagent_cwd`).
+        let child = |cwd: Value| json!({"description": "d", "prompt": "p", "cwd": cwd});
+        assert_eq!(
+            c("subagent", child(json!(3))),
+            Err("\"cwd\" must be a string".into())
+        );
+        assert_eq!(c("subagent", child(json!("sub"))), Ok(()));
     }
 }

@@ -139,12 +139,14 @@ impl Runtime {
         self.goal_idle(sid, now);
     }
 
-    /// Starts a child session for `subagent: P`; returns its id.
+    /// Starts a child session for `subagent: P`, in `cwd` (else its parent's directory);
+    /// returns its id.
     pub(super) fn spawn_child(
         &mut self,
         parent: &str,
         prompt: &str,
         fork: bool,
+        cwd: Option<String>,
         now: u64,
         out: &mut Vec<u8>,
     ) -> String {
@@ -175,6 +177,13 @@ impl Runtime {
                 (s.primed, s.titled) = (true, true);
                 s.inbox = inherited_inbox(p);
             }
+        }
+        // A `cwd` moves the child there before its prompt, as a directory change (its events
+        // logged, not streamed, like the rest of its setup; its note read at its first step).
+        if let Some(dir) = cwd.filter(|d| **d != *s.cwd) {
+            let mut unstreamed = Vec::new();
+            let mut ev = events::Events::new(&mut unstreamed, &child, now);
+            super::sessions::change_directory(&mut s, &mut ev, &dir);
         }
         s.forked = fork;
         s.parent = Some(Box::from(parent));

@@ -323,7 +323,10 @@ fn run_sub(sub: &str, script: &str, rt: &[String], dir: &Path) -> Ran {
 fn flood_args(sub: &str, script: &str) -> Vec<String> {
     let mut args = sub_args(sub, script);
     if sub == "fuzz" {
-        let at = args.iter().position(|a| a == "--timeout").expect("--timeout");
+        let at = args
+            .iter()
+            .position(|a| a == "--timeout")
+            .expect("--timeout");
         args[at + 1] = "10".into();
     }
     args

@@ -93,7 +93,11 @@ impl Answer<'_> {
         } else {
             Script::Subagent(field("prompt"))
         };
-        Ok((script, Written { args, label }))
+        let cwd = parsed
+            .as_ref()
+            .and_then(|v| v["cwd"].as_str())
+            .map(str::to_owned);
+        Ok((script, Written { args, label, cwd }))
     }
 
     /// A bash call under the `sdk` profile: a job, run through the sandbox backend (refused
