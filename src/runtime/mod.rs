@@ -56,6 +56,7 @@ pub mod patch;
 pub mod persist;
 pub mod profile;
 mod reaper;
+mod relay;
 pub mod sandbox;
 pub mod sandbox_io;
 mod sandbox_job;

@@ -20,6 +20,7 @@ use super::script::Script;
 use super::{profile, tool_args, Phase, Profile, Runtime, Session};
 use serde_json::{json, Value};
 
+mod message;
 mod state;
 mod tools;
 use tools::bash_args;
@@ -211,6 +212,7 @@ impl Runtime {
                 };
                 self.subagent_call(a, ev, &field("prompt"), Some(written), true)
             }
+            "send_message" if valid => self.message_call(a, ev, v),
             t if super::files::answers(t, &input) || stateful(t) || t == "working_directory" => {
                 self.file_call(a, ev, tool, input)
             }

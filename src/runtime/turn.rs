@@ -33,11 +33,37 @@ impl Runtime {
 
     /// Claims the next inbox message as a new turn (`running`, `turn/start`, claim splice).
     pub(super) fn start_turn(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
-        let legacy = self.cfg.edition == Edition::Legacy;
-        let Some(s) = self.sessions.get_mut(sid) else {
+        let Some(msg) = self.sessions.get_mut(sid).and_then(|s| s.inbox.pop_front()) else {
             return;
         };
-        let Some(msg) = s.inbox.pop_front() else {
+        let step = msg.step.clone();
+        self.open_turn(sid, Some(msg), step, now, out);
+    }
+
+    /// A turn of the notes waiting for the next step alone (a relayed message to an idle
+    /// session), answered with `step`: no inbox message is claimed.
+    pub(super) fn wake(
+        &mut self,
+        sid: &str,
+        step: super::script::Step,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) {
+        self.open_turn(sid, None, step, now, out);
+    }
+
+    /// `running`, `turn/start`, the claims (the notes for the next step first, which its first
+    /// step reads, then `msg`), and the turn's first step scheduled.
+    fn open_turn(
+        &mut self,
+        sid: &str,
+        msg: Option<Msg>,
+        step: super::script::Step,
+        now: u64,
+        out: &mut Vec<u8>,
+    ) {
+        let legacy = self.cfg.edition == Edition::Legacy;
+        let Some(s) = self.sessions.get_mut(sid) else {
             return;
         };
         s.turns += 1;
@@ -50,25 +76,25 @@ impl Runtime {
         }
         let mut ev = Events::new(out, sid, now);
         ev.event(s, "turn/start", &json!({"turn": n}));
-        // Working-directory notices spliced while idle are claimed first (the first step reads
-        // them), then the prompt.
         let claimed = std::mem::take(&mut s.next_step);
         if !claimed.is_empty() {
             let claim =
                 json!({"target":"next-step","start":0,"removedCount": claimed.len(),"inserted":[]});
             ev.event(s, "agent/inbox/spliced", &claim);
         }
-        let claim = json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]});
-        ev.event(s, "agent/inbox/spliced", &claim);
-        if let Some(f) = &msg.finished {
-            write::notification(ev.out(), "subagent.finished", Some(f));
+        if let Some(m) = &msg {
+            let claim = json!({"target":"next-turn","start":0,"removedCount":1,"inserted":[]});
+            ev.event(s, "agent/inbox/spliced", &claim);
+            if let Some(f) = &m.finished {
+                write::notification(ev.out(), "subagent.finished", Some(f));
+            }
         }
         s.turn = Some(Turn {
             n,
             step: 1,
-            script: msg.step.script.clone(),
-            delay_ms: msg.step.delay_ms,
-            msg: Some(msg),
+            script: step.script,
+            delay_ms: step.delay_ms,
+            msg,
             phase: Phase::Pre,
             through: 0,
             retry: None,

@@ -235,6 +235,8 @@ fn replay(
                 let text = String::from_utf8_lossy(bytes).replace("{{cwd}}", &cwd);
                 // A send naming the last registered job (recorded as `{{job}}`) names ours.
                 let text = text.replace("{{job}}", &last_job(&p.out));
+                // And one naming the last subagent started (`{{child}}`) names ours.
+                let text = text.replace("{{child}}", &last_child(&p.out));
                 // And one naming the last goal (`{{goal}}`, `"{{rev}}"`) names ours.
                 let text = if text.contains("{{goal}}") {
                     let (goal, rev) = Some(last_goal(&p.out))
@@ -247,6 +249,7 @@ fn replay(
                 };
                 let bytes: Vec<u8> = if text.as_bytes() != bytes.as_slice()
                     && !bytes.windows(7).any(|w| w == b"{{cwd}}" || w == b"{{job}}")
+                    && !bytes.windows(9).any(|w| w == b"{{child}}")
                     && !bytes.windows(8).any(|w| w == b"{{goal}}")
                 {
                     bytes.clone()
@@ -322,6 +325,18 @@ fn last_goal(out: &[u8]) -> (String, String) {
     });
     let id = g["id"].as_str().unwrap_or_default().to_owned();
     (id, g["revision"].to_string())
+}
+
+/// The child the last `subagent.started` in `out` named (`""` for none).
+fn last_child(out: &[u8]) -> String {
+    let text = String::from_utf8_lossy(out);
+    let last = text
+        .lines()
+        .rev()
+        .filter(|l| l.contains("\"subagent.started\""))
+        .find_map(|l| serde_json::from_str::<Value>(l).ok());
+    last.and_then(|v| v["params"]["childSessionId"].as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// The id of the last job a `job/registered` event in `out` named (`""` for none).

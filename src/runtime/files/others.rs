@@ -1,6 +1,7 @@
 //! The `sdk` profile's other tools, answered as the 0.2.1rc2 release answers them in a session
 //! of the SDK app (recorded: `sdk_tool_others`): no background jobs (the runtime answers its
-//! sessions' job tools through `runtime::jobs`; these are a session's with none), subagents,
+//! sessions' job tools through `runtime::jobs`; these are a session's with none; `send_message`
+//! is `runtime::relay`'s), subagents,
 //! skills or plan mode to act on (goals: `runtime::goals`), no approval answerer, and no network (`web_search` goes to the
 //! DeepSeek endpoint and fails as the release fails offline; `web_fetch` refuses what is not
 //! a public URL and fails to resolve the rest).
@@ -14,7 +15,6 @@ pub const TOOLS: &[&str] = &[
     "job_output",
     "job_kill",
     "exit_plan_mode",
-    "send_message",
     "list_agents",
     "interrupt_agent",
     "skill",
@@ -32,11 +32,6 @@ pub fn run(tool: &str, args: &Value, c: &Call<'_>) -> Outcome {
             Outcome::plain(&format!("unknown job {}", arg(args, "job_id")))
         }
         "exit_plan_mode" => Outcome::plain("exit_plan_mode is only available in plan mode"),
-        "send_message" => Outcome::coded(
-            &format!("subagent \"{}\" is unavailable", arg(args, "agent_id")),
-            "SubagentError",
-            "NOT_RESUMABLE",
-        ),
         "list_agents" => agents(args, c),
         "interrupt_agent" => Outcome::ok(
             format!("interrupt requested for agent {}", arg(args, "agent_id")),
