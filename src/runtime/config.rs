@@ -77,6 +77,17 @@ impl Env {
     }
 }
 
+impl Config {
+    /// The release's harness home: `DSH_HOME` when set, else `~/.dsh` (what a sandboxed command
+    /// is told, [`super::sandbox::command_env`]).
+    pub fn harness_home(&self) -> PathBuf {
+        self.home.clone().unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").unwrap_or_else(|| "/".into());
+            PathBuf::from(home).join(".dsh")
+        })
+    }
+}
+
 /// Everything a [`super::Runtime`] needs to know about its launch.
 #[derive(Debug, Clone)]
 pub struct Config {

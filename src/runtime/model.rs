@@ -177,7 +177,12 @@ impl Runtime {
             Script::Call { tool, input, .. } => self.sdk_call(a, ev, tool, input),
             Script::Tool(cmd) => {
                 let args = written.map_or_else(|| bash_args(&cmd), |w| w.args);
-                a.bash(s, ev, &cmd, &args, &self.cfg.sandbox)
+                let env = super::sandbox::command_env(
+                    &self.cfg.harness_home(),
+                    &self.cfg.profile.to_string(),
+                    a.sid,
+                );
+                a.bash(s, ev, &cmd, &args, (&self.cfg.sandbox, &env))
             }
             Script::Subagent(prompt) => self.subagent_call(a, ev, &prompt, written, false),
         }

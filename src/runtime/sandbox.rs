@@ -71,6 +71,28 @@ pub struct Request<'a> {
     pub cwd: &'a Path,
     /// The writable workspace root: the directory the session opened in.
     pub workspace: &'a Path,
+    /// Variables set for the command, over the runtime's own environment ([`command_env`]).
+    pub env: &'a [(String, String)],
+}
+
+/// The variables the release sets for a sandboxed bash command (recorded: `sandbox_bash_env`):
+/// the harness home and profile, the session, and a quiet terminal.
+pub fn command_env(home: &Path, profile: &str, session: &str) -> Vec<(String, String)> {
+    let home = home.to_string_lossy();
+    [
+        ("DSH_HOME", home.to_string()),
+        ("DSH_PROFILE", profile.to_owned()),
+        ("DSH_PROFILE_DIR", format!("{home}/profiles/{profile}")),
+        ("DSH_SESSION_ID", session.to_owned()),
+        ("DSH_SHELL", "1".into()),
+        ("GIT_PAGER", "cat".into()),
+        ("NO_COLOR", "1".into()),
+        ("PAGER", "cat".into()),
+        ("TERM", "dumb".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 /// A settled confined process: its output (decoded as UTF-8, invalid bytes as U+FFFD) and how
@@ -396,9 +418,18 @@ mod tests {
             Sandbox::none().run(&Request {
                 command: "true",
                 cwd: Path::new("/"),
-                workspace: Path::new("/")
+                workspace: Path::new("/"),
+                env: &[],
             }),
             Confined::Unavailable
         ));
+        // Recorded: `sandbox_bash_env`.
+        let env = command_env(Path::new("/h"), "sdk", "s1");
+        let text: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(
+            text.join(" "),
+            "DSH_HOME=/h DSH_PROFILE=sdk DSH_PROFILE_DIR=/h/profiles/sdk DSH_SESSION_ID=s1 \
+             DSH_SHELL=1 GIT_PAGER=cat NO_COLOR=1 PAGER=cat TERM=dumb"
+        );
     }
 }

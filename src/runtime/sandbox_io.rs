@@ -73,6 +73,7 @@ pub(super) fn spawn_bwrap(req: &Request<'_>) -> std::io::Result<std::process::Ch
     Command::new("bwrap")
         .args(sandbox::bwrap_args(&workspace))
         .args(["--", "bash", "-c", req.command])
+        .envs(req.env.iter().map(|(k, v)| (k, v)))
         .current_dir(req.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

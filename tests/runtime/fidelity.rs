@@ -141,6 +141,8 @@ fn load(path: &Path) -> (Vec<Tagged>, Vec<String>, bool, f64) {
 
 // The process cwd of the replay being compared (normalised to `{{cwd}}` like [`FAKE_CWD`]).
 thread_local!(static REPLAY_CWD: std::cell::RefCell<String> = Default::default());
+// Its harness home (normalised to `{{home}}`, as the recorder writes the real one).
+thread_local!(static REPLAY_HOME: std::cell::RefCell<String> = Default::default());
 
 /// One replayed process.
 struct Proc {
@@ -168,6 +170,8 @@ fn replay(
 ) -> Vec<Vec<String>> {
     let cwd = cfg.process_cwd.to_string_lossy().into_owned();
     REPLAY_CWD.with(|c| c.replace(cwd.clone()));
+    let home = cfg.harness_home().to_string_lossy().into_owned();
+    REPLAY_HOME.with(|h| h.replace(home));
     let mut ps: Vec<Proc> = (0..procs)
         .map(|_| Proc {
             rt: Runtime::new(cfg.clone()),
@@ -363,7 +367,19 @@ fn norm_str(s: &str) -> String {
     if !cwd.is_empty() {
         s = s.replace(&cwd, "{{cwd}}");
     }
-    // The recorder's cwd, where a streamed text cut it so that the recorder missed it.
+    let home = REPLAY_HOME.with(|c| c.borrow().clone());
+    if !home.is_empty() {
+        s = s.replace(&home, "{{home}}");
+    }
+    // The recorder's home and cwd, where a streamed text cut them so that the recorder missed
+    // them.
+    while let Some(i) = s.find("/tmp/dsh-rec-home-") {
+        let end = (i + 26).min(s.len());
+        if !s.is_char_boundary(end) {
+            break;
+        }
+        s.replace_range(i..end, "{{home}}");
+    }
     while let Some(i) = s.find("/tmp/dsh-rec-cwd-") {
         let end = (i + 25).min(s.len());
         if !s.is_char_boundary(end) {

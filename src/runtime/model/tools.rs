@@ -109,7 +109,7 @@ impl Answer<'_> {
         ev: &mut Events<'_>,
         cmd: &str,
         args: &str,
-        sb: &Sandbox,
+        (sb, env): (&Sandbox, &[(String, String)]),
     ) -> Next {
         let call_seq = self.tool_call(s, ev, "bash", args);
         let parsed = crate::wire::json::parse(args).map_or(Value::Null, |p| p.value);
@@ -138,6 +138,7 @@ impl Answer<'_> {
             command: cmd,
             cwd: &workdir,
             workspace: &workspace,
+            env: &env,
         };
         let started = sb.start(&req);
         let meta = json!({"cwd": &input.workdir});
