@@ -138,7 +138,7 @@ impl Answer<'_> {
             command: cmd,
             cwd: &workdir,
             workspace: &workspace,
-            env: &env,
+            env,
         };
         let started = sb.start(&req);
         let meta = json!({"cwd": &input.workdir});
