@@ -271,6 +271,9 @@ pub struct Runtime {
     cancel: shell::Cancel,
     /// Sessions with a background job that may still be running ([`reaper`]).
     job_sessions: BTreeSet<Box<str>>,
+    /// Sessions whose turn just started in a working directory that is gone: the turn fails as
+    /// soon as the line that started it is handled ([`Runtime::handle_line`]).
+    doomed: Vec<Box<str>>,
 }
 
 /// How often a driver should poll while [`Runtime::watching_jobs`]: a job's end is seen at most
@@ -305,6 +308,7 @@ impl Runtime {
             tape: Default::default(),
             cancel: shell::Cancel::default(),
             job_sessions: BTreeSet::new(),
+            doomed: Vec::new(),
         }
     }
 
@@ -326,6 +330,7 @@ impl Runtime {
     /// [`Runtime::handle_line_full`] for the classifying path it equals.
     pub fn handle_line(&mut self, line: &str, now_ms: u64, out: &mut Vec<u8>) {
         self.handle_line_fast(line, now_ms, out);
+        self.end_doomed(now_ms, out);
     }
 
     /// Runs all scheduled work due at or before `now_ms`.

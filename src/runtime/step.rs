@@ -56,7 +56,7 @@ impl Runtime {
     /// The reason a turn fails before its step starts: a session id the store cannot encode,
     /// and, before the first step, a prompt text that is not a string or a working directory
     /// that is gone (the runtime reads and checks them there).
-    fn fails_before_step(&self, sid: &str) -> Option<Value> {
+    pub(super) fn fails_before_step(&self, sid: &str) -> Option<Value> {
         if sid.is_empty() {
             // The real runtime cannot encode "" as a path segment: the turn fails at once. We
             // copy that, but (unlike it) shutdown still works afterwards.

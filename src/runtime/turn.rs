@@ -100,7 +100,27 @@ impl Runtime {
             retry: None,
             claimed,
         });
+        // The release checks the directory as the turn starts, before it reads another line:
+        // a `working-directory/set` right behind the prompt comes too late to save it (found by
+        // the tool-call fuzzer, seed 207).
+        if self.cfg.cwd_must_exist && super::cd::must_exist(&s.cwd).is_err() {
+            self.doomed.push(Box::from(sid));
+        }
         self.schedule(sid, now);
+    }
+
+    /// Ends the turns that started in a directory that is gone (see [`Runtime::open_turn`]):
+    /// still before their first step, they fail as it would have.
+    pub(super) fn end_doomed(&mut self, now: u64, out: &mut Vec<u8>) {
+        for sid in std::mem::take(&mut self.doomed) {
+            let waiting = self.sessions.get(&*sid).and_then(|s| s.turn.as_ref());
+            if !waiting.is_some_and(|t| t.step == 1 && t.phase == Phase::Pre) {
+                continue;
+            }
+            if let Some(reason) = self.fails_before_step(&sid) {
+                self.end_turn(&sid, reason, now, out);
+            }
+        }
     }
 
     pub(super) fn run_phase(&mut self, sid: &str, now: u64, out: &mut Vec<u8>) {
