@@ -39,7 +39,7 @@ pub struct Stored {
     pub seq: u64,
     /// Last turn number used.
     pub turns: u32,
-    /// Its goal's durable state ([`super::goals::Goal::durable`]), if it has one.
+    /// Its goal's durable state (`Goal::durable` in the runtime's goals), if it has one.
     pub goal: Option<serde_json::Value>,
 }
 
