@@ -8,7 +8,6 @@
 
 use super::events::{new_id, user_message, Events};
 use super::{reaper, script, Runtime};
-use crate::wire::write;
 use serde_json::json;
 
 /// Why a message was refused: the release's message and `SubagentError` code.
@@ -24,8 +23,9 @@ impl Runtime {
         now: u64,
         out: &mut Vec<u8>,
     ) -> Result<String, Refusal> {
+        let unavailable = || (format!("subagent \"{to}\" is unavailable"), "NOT_RESUMABLE");
         let Some(target) = self.sessions.get(to) else {
-            return Err((format!("subagent \"{to}\" is unavailable"), "NOT_RESUMABLE"));
+            return Err(unavailable());
         };
         let to_child = target.parent.as_deref() == Some(from);
         let to_parent = self
@@ -38,8 +38,7 @@ impl Runtime {
         }
         let idle = target.turn.is_none() && !target.running;
         if to_child && idle {
-            let started = json!({"parentSessionId": from, "childSessionId": to});
-            write::notification(out, "subagent.started", Some(&started));
+            super::turn::subagent_started(out, from, to);
             if let Some(p) = self.sessions.get_mut(from) {
                 p.children += 1;
             }
@@ -55,7 +54,7 @@ impl Runtime {
         let step = script::for_content(&content);
         let source = json!({"kind":"agent-message","form":"relay","senderSessionId": from});
         let Some(s) = self.sessions.get_mut(to) else {
-            return Err((format!("subagent \"{to}\" is unavailable"), "NOT_RESUMABLE"));
+            return Err(unavailable());
         };
         let mut ev = Events::new(out, to, now);
         reaper::inject(s, &mut ev, user_message(content, source, new_id()));

@@ -197,11 +197,7 @@ impl Runtime {
         out: &mut Vec<u8>,
     ) -> String {
         let child = new_id();
-        write::notification(
-            out,
-            "subagent.started",
-            Some(&json!({"parentSessionId": parent, "childSessionId": child})),
-        );
+        subagent_started(out, parent, &child);
         let route = self.route.clone();
         let mut s = super::Session::new(route);
         if let Some(p) = self.sessions.get_mut(parent) {
@@ -318,4 +314,10 @@ fn inherited_inbox(p: &super::Session) -> std::collections::VecDeque<Msg> {
         .chain(queued)
         .map(Msg::fork_copy)
         .collect()
+}
+
+/// `subagent.started`: `child` of `parent` starts (spawned, or a finished child sent a message).
+pub(super) fn subagent_started(out: &mut Vec<u8>, parent: &str, child: &str) {
+    let params = json!({"parentSessionId": parent, "childSessionId": child});
+    write::notification(out, "subagent.started", Some(&params));
 }

@@ -209,17 +209,7 @@ fn drive_ops(
             .iter()
             .find(|(at, _)| i == at + 1 && (*at > 0 || !skip_first));
         if let Some((_, init)) = before {
-            // An error that another request of the same id may have earned does not count
-            // (`1e400` for both a wait and the initialize: both answers echo null).
-            let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
-            let w = window(st, &dl, &[Wait::Answer], dl.barrier);
-            let (ok, w) = pump_while_busy(child, st, w, dl.barrier, answered);
-            if !ok && !st.fatal {
-                st.fail(
-                    FindingClass::Hang(HangAt::Initialize),
-                    format!("initialize was not answered within {w:?}"),
-                );
-            }
+            await_initialize(child, st, dl, init);
         }
         if let Op::Advance(ms) = op {
             let until = Instant::now() + Duration::from_millis(pause_ms(*ms));
@@ -439,6 +429,21 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
         }
     });
     child.write(bytes.to_vec());
+}
+
+/// Waits for the answer to the `initialize` of id echo `init` (a hang when none comes).
+fn await_initialize(child: &mut Child, st: &mut State<'_>, dl: Deadlines, init: &str) {
+    // An error that another request of the same id may have earned does not count
+    // (`1e400` for both a wait and the initialize: both answers echo null).
+    let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
+    let w = window(st, &dl, &[Wait::Answer], dl.barrier);
+    let (ok, w) = pump_while_busy(child, st, w, dl.barrier, answered);
+    if !ok && !st.fatal {
+        st.fail(
+            FindingClass::Hang(HangAt::Initialize),
+            format!("initialize was not answered within {w:?}"),
+        );
+    }
 }
 
 /// [`pump`] for `w` (a window adapted to the runtime's latency), extended by `w` at a time up to
