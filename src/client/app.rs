@@ -8,7 +8,6 @@
 
 use super::log::PeerLog;
 use super::run::{evidenced, judge_confirmed, report, setup, spawn, Options, Setup, Suite, POLL};
-use crate::check::CheckId;
 use crate::runner::Event;
 use crate::suite::{Report, Verdict};
 use crate::trace::ExitInfo;
@@ -109,10 +108,8 @@ fn scenario(
     } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
     env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
     let mut child = spawn("app", &cmd, &dirs, &env)?;
-    let sampler = s
-        .checks
-        .contains(&CheckId::ClientBoundedBacklog)
-        .then(|| super::memory::Sampler::start(child.pid(), t0));
+    let sampler =
+        super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));
     child.write(format!("{}\n", s.prompt).into_bytes());
     child.close_stdin();
     let until = Instant::now() + opts.op_timeout;

@@ -162,15 +162,17 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
     },
     AppScenario {
         name: "long-lines",
-        checks: &[CheckId::ClientLongLines],
+        checks: &[CheckId::ClientLongLines, CheckId::ClientLineMemory],
         layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
         prompt: "reply: after a long line",
         judge: |o| {
-            vec![completes(
+            let read = completes(
                 o,
                 "after a long line",
                 "the reply's frame was a 48 MiB line",
-            )]
+            );
+            let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
+            vec![read, memory]
         },
         suite: Suite::Contract,
     },

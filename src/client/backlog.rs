@@ -159,7 +159,7 @@ pub fn judge(
 
 /// When everything sent to the peer before event `at` was written by it (into the client's
 /// pipe): the peer acknowledges each stdout or stderr message in order.
-fn delivered(events: &[(Duration, PeerEvent)], at: usize) -> Option<Duration> {
+pub(super) fn delivered(events: &[(Duration, PeerEvent)], at: usize) -> Option<Duration> {
     let sent = events[..at]
         .iter()
         .filter(|(_, e)| matches!(e, PeerEvent::Chunk | PeerEvent::Stderr(_)))

@@ -410,6 +410,9 @@ impl Layer for StderrFlood {
     }
 }
 
+/// The member [`LongLines`] pads a frame with (its start, as written).
+pub const PADDING: &str = "\"kitPadding\":\"";
+
 /// Pads each `assistant/message` event with a member of `bytes` bytes (the release writes 30 MB
 /// lines: a tool result, a long reply), so the frame is one very long line.
 pub struct LongLines {
@@ -429,7 +432,7 @@ impl Layer for LongLines {
         let at = at + "\"event\":{".len();
         let mut out = String::with_capacity(line.len() + self.bytes + 16);
         out.push_str(&line[..at]);
-        out.push_str("\"kitPadding\":\"");
+        out.push_str(PADDING);
         out.extend(std::iter::repeat_n('x', self.bytes));
         out.push_str("\",");
         out.push_str(&line[at..]);

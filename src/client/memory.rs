@@ -1,11 +1,21 @@
-//! The client's memory (`client.bounded-backlog`): the resident size of its processes, sampled
-//! while a scenario runs. Linux only (`/proc`); elsewhere nothing is sampled and the check that
-//! needs it cannot be judged.
+//! The client's memory (`client.bounded-backlog`, `client.line-memory`): the resident size of its
+//! processes, sampled while a scenario runs. Linux only (`/proc`); elsewhere nothing is sampled
+//! and the checks that need it cannot be judged.
 
+use crate::check::CheckId;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// The checks judged on the client's memory: a scenario deciding one samples it, and a failure
+/// of one stands only when a second run confirms it ([`super::run::confirmed`]).
+pub const CHECKS: &[CheckId] = &[CheckId::ClientBoundedBacklog, CheckId::ClientLineMemory];
+
+/// Whether a scenario deciding `checks` samples the client's memory.
+pub fn sampled(checks: &[CheckId]) -> bool {
+    checks.iter().any(|c| CHECKS.contains(c))
+}
 
 /// How often the client's resident size is read.
 pub const EVERY: Duration = Duration::from_millis(40);

@@ -24,6 +24,7 @@ pub mod closing;
 pub mod collect;
 pub mod driver;
 pub mod layers;
+pub mod line_memory;
 pub mod link;
 pub mod log;
 pub mod memory;

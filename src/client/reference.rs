@@ -30,6 +30,7 @@ bugs! {
     StrictKinds = "strict-kinds" ClientForwardCompatible: "fails a run whose turn/end has a reason kind it has no name for (an enum without an open case)";
     ShortLines = "short-lines" ClientLongLines: "drops stdout lines longer than 1 MiB";
     QuadraticLines = "quadratic-lines" ClientLongLines: "appends each read to a copy of its buffer and searches the whole buffer for a newline after every read (the TypeScript client's line reading)";
+    PooledReads = "pooled-reads" ClientLineMemory: "keeps each read (4 KiB at most) of a line in a 64 KiB buffer of its own until the line ends, as slices of pooled read buffers keep their pools alive";
     IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit while it waits for a response or a run, and waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
@@ -86,6 +87,34 @@ fn quadratic_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec
     })
 }
 
+/// The `pooled-reads` mutant's lines: 16 times the line's length held while it is read.
+fn pooled_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
+    const POOL: usize = 64 << 10;
+    let mut reads: Vec<(Vec<u8>, usize)> = Vec::new();
+    let mut rest: Vec<u8> = Vec::new();
+    std::iter::from_fn(move || loop {
+        if let Some(at) = rest.iter().position(|&b| b == b'\n') {
+            let line = rest[..at].to_vec();
+            rest.drain(..=at);
+            return Some(Ok(line));
+        }
+        // A pool written in full (as a pool reused for many reads is), so it is resident.
+        let mut pool = vec![b' '; POOL];
+        match r.read(&mut pool[..4096]) {
+            Ok(0) => return None,
+            Ok(n) => match pool[..n].iter().position(|&b| b == b'\n') {
+                Some(_) => {
+                    rest.extend(reads.drain(..).flat_map(|(p, n)| p.into_iter().take(n)));
+                    rest.extend_from_slice(&pool[..n]);
+                }
+                None => reads.push((pool, n)),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Some(Err(e)),
+        }
+    })
+}
+
 fn err(class: &str, code: Option<i64>, message: impl Into<String>) -> DriverError {
     DriverError {
         class: class.into(),
@@ -134,12 +163,11 @@ impl Client {
         // Bounded: a reader that runs ahead of the client would hold what it read in memory.
         let (tx, rx) = mpsc::sync_channel(256);
         std::thread::spawn(move || {
-            let lines: Box<dyn Iterator<Item = std::io::Result<Vec<u8>>>> =
-                if bug == Some(Bug::QuadraticLines) {
-                    Box::new(quadratic_lines(stdout))
-                } else {
-                    Box::new(std::io::BufReader::new(stdout).split(b'\n'))
-                };
+            let lines: Box<dyn Iterator<Item = std::io::Result<Vec<u8>>>> = match bug {
+                Some(Bug::QuadraticLines) => Box::new(quadratic_lines(stdout)),
+                Some(Bug::PooledReads) => Box::new(pooled_lines(stdout)),
+                _ => Box::new(std::io::BufReader::new(stdout).split(b'\n')),
+            };
             for line in lines {
                 let Ok(line) = line else { break };
                 if bug == Some(Bug::ShortLines) && line.len() > 1 << 20 {

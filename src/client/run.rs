@@ -145,7 +145,7 @@ pub(crate) fn judge_confirmed(
 }
 
 /// A scenario's verdicts (`None`: the run was stopped), `judged` once — twice when a memory
-/// measurement failed (`client.bounded-backlog`): a resident size read on a busy machine may grow
+/// measurement failed ([`super::memory::CHECKS`]): a resident size read on a busy machine may grow
 /// with what else runs there, so the failure stands only when a second run confirms it (or cannot
 /// judge: then the first run's verdict is all there is).
 pub(crate) fn confirmed(
@@ -158,7 +158,7 @@ pub(crate) fn confirmed(
     let memory_failed = checks
         .iter()
         .zip(&first)
-        .any(|(id, v)| *id == CheckId::ClientBoundedBacklog && matches!(v, Verdict::Fail(_)));
+        .any(|(id, v)| super::memory::CHECKS.contains(id) && matches!(v, Verdict::Fail(_)));
     if !memory_failed {
         return Ok(Some(first));
     }
@@ -394,10 +394,8 @@ fn scenario(
         env,
     } = setup(s.name, s.layers, client, &opts.kit, &[])?;
     let mut child = spawn("client", &cmd, &dirs, &env)?;
-    let sampler = s
-        .checks
-        .contains(&CheckId::ClientBoundedBacklog)
-        .then(|| super::memory::Sampler::start(child.pid(), t0));
+    let sampler =
+        super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));
     let mut ops = Vec::new();
     for (i, op) in (s.ops)().into_iter().enumerate() {
         let t = Instant::now();

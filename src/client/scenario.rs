@@ -99,16 +99,18 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "long-lines",
-        checks: &[CheckId::ClientLongLines],
+        checks: &[CheckId::ClientLongLines, CheckId::ClientLineMemory],
         layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
         ops: || vec![Op::Start, run("s1", "reply: after a long line"), Op::Close],
         judge: |o| {
-            vec![completes(
+            let read = completes(
                 o,
                 1,
                 "after a long line",
                 "the reply's frame was a 48 MiB line",
-            )]
+            );
+            let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
+            vec![read, memory]
         },
     },
     Scenario {

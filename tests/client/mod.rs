@@ -59,8 +59,8 @@ fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
 /// quadratic cost per event never finishes the backlog scenario's run, so its memory tells nothing.
 const UNJUDGEABLE: &[(&str, CheckId)] = &[("rescan", CheckId::ClientBoundedBacklog)];
 
-/// Mutant `name` failed exactly `check`, left only its [`UNJUDGEABLE`] checks untestable, and
-/// passed every other check of `judged`.
+/// Mutant `name` failed exactly `check`, left only its [`UNJUDGEABLE`] checks untestable,
+/// blocked only the checks that require `check`, and passed every other check of `judged`.
 fn assert_fails_only(name: &str, check: CheckId, report: &JsonReport, judged: &BTreeSet<CheckId>) {
     assert_eq!(
         report.with("FAIL"),
@@ -79,10 +79,16 @@ fn assert_fails_only(name: &str, check: CheckId, report: &JsonReport, judged: &B
         "{name}: {}",
         report.0
     );
+    let blocked: BTreeSet<CheckId> = judged
+        .iter()
+        .copied()
+        .filter(|c| c.info().requires.contains(&check))
+        .collect();
+    assert_eq!(report.with("BLOCKED"), blocked, "{name}: {}", report.0);
     let rest: BTreeSet<CheckId> = judged
         .iter()
         .copied()
-        .filter(|c| *c != check && !untestable.contains(c))
+        .filter(|c| *c != check && !untestable.contains(c) && !blocked.contains(c))
         .collect();
     assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
 }
