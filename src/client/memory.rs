@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The checks judged on the client's memory: a scenario deciding one samples it, and a failure
-/// of one stands only when a second run confirms it ([`super::run::confirmed`]).
+/// of one stands only when a second run of the scenario confirms it.
 pub const CHECKS: &[CheckId] = &[CheckId::ClientBoundedBacklog, CheckId::ClientLineMemory];
 
 /// Whether a scenario deciding `checks` samples the client's memory.
