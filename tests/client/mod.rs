@@ -4,6 +4,7 @@
 
 mod app;
 mod conductor;
+mod naive;
 mod python;
 mod typescript;
 

@@ -1,0 +1,40 @@
+//! A naive client in another language (`fixtures/clients/naive_client.mjs`, Node, a hand-rolled
+//! JSON-RPC client with six documented bugs at once) read as its author reads the report: each
+//! bug is one root cause, and nothing else fails.
+
+use super::client;
+use dsh_conformance::check::CheckId;
+use std::collections::BTreeSet;
+
+#[test]
+fn a_naive_client_with_six_bugs_gets_six_root_causes_and_nothing_else_fails() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let naive = format!("{root}/fixtures/clients/naive_client.mjs");
+    let node = std::process::Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|o| o.status.success()),
+        "node is needed for the naive client test (.ci/run installs it)"
+    );
+    let (code, report) = client(&["--suite", "all"], &["node", &naive]);
+    // Its header lists these, one per bug.
+    let bugs = BTreeSet::from([
+        CheckId::ClientDrainsStderr,
+        CheckId::ClientReceiptCorrelation,
+        CheckId::ClientSubagentTrees,
+        CheckId::ClientTypedErrors,
+        CheckId::ClientGracefulShutdown,
+        CheckId::ClientIdleNeverComes,
+    ]);
+    assert_eq!(report.with("FAIL"), bugs, "{}", report.0);
+    let causes: BTreeSet<CheckId> = report.root_causes().into_iter().collect();
+    assert_eq!(causes, bugs, "{}", report.0);
+    assert_eq!(
+        report.with("PASS").len() + bugs.len(),
+        report.verdicts().len(),
+        "{}",
+        report.0
+    );
+    assert_eq!(code, 1, "{}", report.0);
+    // Under the same flags the kit's reference client passes every check
+    // (the_reference_client_passes_every_client_check_and_runs_no_runtime_check).
+}
