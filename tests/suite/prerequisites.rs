@@ -1,10 +1,13 @@
-//! Every prerequisite edge A → B of [`CHECKS`] is needed: a runtime that breaks B (a mutant, or a
+//! Every prerequisite edge A → B between runtime checks is needed: a runtime that breaks B (a mutant, or a
 //! stack of them) makes A, run alone (its prerequisites filtered out, so assumed to hold), fail or
 //! be untestable. Without the edge, that runtime would fail A as a second root cause of B's bug;
 //! an edge no such runtime justifies only hides A's own bugs, and goes.
+//!
+//! The edges between client checks are proved with client mutants instead (tests/client:
+//! a mutant that fails B leaves exactly the checks requiring B `BLOCKED`).
 
 use super::{KIT, RUNTIME};
-use dsh_conformance::check::{CheckId, CHECKS};
+use dsh_conformance::check::{self, CheckId, Subject};
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::run::{run, Options};
@@ -303,8 +306,7 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
 fn the_edge_table_is_the_registry() {
     let listed: BTreeSet<(CheckId, CheckId)> = EDGES.iter().map(|(a, b, _)| (*a, *b)).collect();
     assert_eq!(listed.len(), EDGES.len(), "an edge listed twice");
-    let registry: BTreeSet<(CheckId, CheckId)> = CHECKS
-        .iter()
+    let registry: BTreeSet<(CheckId, CheckId)> = check::of(Subject::Runtime)
         .flat_map(|c| c.requires.iter().map(move |r| (c.id, *r)))
         .collect();
     assert_eq!(listed, registry);
