@@ -60,6 +60,10 @@ pub struct Options {
     /// The run's stop switch: when set, a running case kills its runtime and ends
     /// [`Outcome::Halted`] (clones share it).
     pub cancel: Cancel,
+    /// A flood stops the whole run ([`Halt::Flooded`]) the moment it is seen: the first case to
+    /// flood keeps its failure, and one that floods after it (the run's shared bound passed
+    /// by a process that wrote little) ends [`Outcome::Halted`]. Off by default.
+    pub flood_halts_run: bool,
 }
 
 impl Default for Options {
@@ -74,6 +78,7 @@ impl Default for Options {
             skip_repeats: (true, true),
             stdout: StdoutLimit::default(),
             watch_after_failure: Duration::ZERO,
+            flood_halts_run: false,
             cancel: Cancel::new(),
         }
     }
@@ -296,12 +301,15 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
-    let end = drive(
-        &mut m,
-        &mut child,
-        started,
-        &mut report.transcript,
-        &opts.cancel,
+    let end = first_flood(
+        drive(
+            &mut m,
+            &mut child,
+            started,
+            &mut report.transcript,
+            &opts.cancel,
+        ),
+        opts,
     );
     if matches!(end, End::Done) && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
         report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
@@ -418,6 +426,18 @@ fn late_grace(m: &mut Matcher, child: &mut Child, started: Instant, log: &mut Tr
     }
 }
 
+/// With [`Options::flood_halts_run`], a flood halts the run at once, before this case's runtime
+/// is killed and its stderr drained: a case that floods later (killed in its first moments, by
+/// the shared bound, its stderr still unwritten) is not mistaken for the first.
+fn first_flood(end: End, opts: &Options) -> End {
+    match end {
+        End::Flooded(_) if opts.flood_halts_run && !opts.cancel.halt(Halt::Flooded) => {
+            End::Halted(opts.cancel.halted().unwrap_or(Halt::Flooded))
+        }
+        end => end,
+    }
+}
+
 /// How the I/O loop ended.
 enum End {
     /// The matcher is done (passed or failed).
@@ -520,5 +540,39 @@ fn drive(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flood() -> End {
+        End::Flooded(Flood {
+            lines: 1,
+            bytes: 214,
+            after: Duration::from_millis(100),
+            scope: flood::FloodScope::Run,
+        })
+    }
+
+    #[test]
+    fn with_flood_halts_run_only_the_first_flood_stays_a_flood() {
+        let opts = Options {
+            flood_halts_run: true,
+            ..Options::default()
+        };
+        assert!(matches!(first_flood(flood(), &opts), End::Flooded(_)));
+        assert_eq!(opts.cancel.halted(), Some(Halt::Flooded));
+        assert!(matches!(
+            first_flood(flood(), &opts),
+            End::Halted(Halt::Flooded)
+        ));
+        assert!(matches!(first_flood(End::Done, &opts), End::Done));
+        // Off (other commands): every flood is its case's own, and nothing is halted.
+        let off = Options::default();
+        assert!(matches!(first_flood(flood(), &off), End::Flooded(_)));
+        assert!(matches!(first_flood(flood(), &off), End::Flooded(_)));
+        assert_eq!(off.cancel.halted(), None);
     }
 }

@@ -153,6 +153,7 @@ pub fn runner_opts(opts: &Options) -> runner::Options {
         tolerant: true,
         stdout: opts.stdout.clone(),
         cancel: opts.cancel.clone(),
+        flood_halts_run: true,
         ..runner::Options::default()
     }
 }

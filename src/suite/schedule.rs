@@ -169,21 +169,21 @@ pub(super) fn worker(
             .iter()
             .filter(|c| c.check.id == info.id && c.applies_to(opts.edition))
             .collect();
-        let (mut verdict, blames) = if mine.is_empty() {
+        let (verdict, blames) = if mine.is_empty() {
             // A stream rule without a trace of its own: judged over the others' transcripts.
             (Verdict::Pass, Vec::new())
         } else {
             judge::judge(info.id, &mine, cmd, opts, model)
         };
+        // Every further case would flood too (and the run's memory bound is shared), so the
+        // first flood stops the run, the moment the runner sees it (`flood_halts_run`): a case
+        // that ran alongside it, or after the run stopped for another reason, ends halted and is
+        // not a second root cause. The flood's own verdict stays.
         if verdict
             .failure()
             .is_some_and(|f| f.kind == FailureKind::Flooded)
-            && !opts.cancel.halt(Halt::Flooded)
         {
-            // Every further case would flood too (and the run's memory bound is shared), so the
-            // first flood stops the run; one that ran alongside it, or after the run stopped for
-            // another reason, is not a second root cause.
-            verdict = Verdict::NotRun(opts.cancel.halted().unwrap_or(Halt::Flooded));
+            opts.cancel.halt(Halt::Flooded);
         }
         let mut b = lock();
         b.transcripts += mine.len();
