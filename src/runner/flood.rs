@@ -171,7 +171,12 @@ impl std::fmt::Display for Flood {
             self.after.as_secs_f64(),
             match self.scope {
                 FloodScope::Process => "",
-                FloodScope::Run => ", passing the bound of the whole run",
+                // The process may have written little: the bound counts every process of the
+                // run, and a case that failed early still had its runtime's output counted.
+                FloodScope::Run => {
+                    ", passing the bound of the whole run (shared by every process it started, \
+                     the output of earlier cases counted too)"
+                }
             }
         )
     }
