@@ -126,12 +126,10 @@ pub fn judge(
             _ => None,
         })
         .sum();
-    let Some(split) = delivered(&peer.events, at) else {
+    let Some(split) = peer.delivered(at) else {
         return untestable("the first half never reached the client");
     };
-    let peak =
-        |keep: &dyn Fn(Duration) -> bool| rss.iter().filter(|(t, _)| keep(*t)).map(|s| s.1).max();
-    let (Some(before), Some(after)) = (peak(&|t| t <= split), peak(&|t| t > split)) else {
+    let Some((before, after)) = super::memory::peaks(rss, split) else {
         return untestable("the client's memory could not be read (/proc)");
     };
     let what = format!(
@@ -155,26 +153,6 @@ pub fn judge(
         ));
     }
     Verdict::Pass
-}
-
-/// When everything sent to the peer before event `at` was written by it (into the client's
-/// pipe): the peer acknowledges each stdout or stderr message in order.
-pub(super) fn delivered(events: &[(Duration, PeerEvent)], at: usize) -> Option<Duration> {
-    let sent = events[..at]
-        .iter()
-        .filter(|(_, e)| matches!(e, PeerEvent::Chunk | PeerEvent::Stderr(_)))
-        .count();
-    let last_ack = match sent {
-        0 => Duration::ZERO,
-        n => {
-            events
-                .iter()
-                .filter(|(_, e)| matches!(e, PeerEvent::Written))
-                .nth(n - 1)?
-                .0
-        }
-    };
-    Some(last_ack.max(events[at].0))
 }
 
 fn reason(v: &Verdict) -> String {

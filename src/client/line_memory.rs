@@ -19,26 +19,19 @@ pub const FACTOR: u64 = 8;
 pub fn judge(peers: &[PeerLog], rss: &[(Duration, u64)], read: &Verdict) -> Verdict {
     if *read != Verdict::Pass {
         return Verdict::Blocked {
-            by: vec![CheckId::ClientLongLines],
+            by: CheckId::ClientLineMemory.info().requires.to_vec(),
         };
     }
-    let found = peers.iter().find_map(|p| {
-        let at = p.events.iter().position(is_long)?;
-        Some((p, at))
-    });
-    let Some((peer, at)) = found else {
+    let Some((peer, at, bytes)) = peers.iter().find_map(|p| {
+        let (at, len) = p.events.iter().enumerate().find_map(long_line)?;
+        Some((p, at, len as u64))
+    }) else {
         return untestable("no long line was written (the run's reply never came)");
     };
-    let bytes = match &peer.events[at].1 {
-        PeerEvent::Wrote(l) => l.len() as u64,
-        _ => 0,
-    };
-    let Some(split) = super::backlog::delivered(&peer.events, at) else {
+    let Some(split) = peer.delivered(at) else {
         return untestable("what came before the long line never reached the client");
     };
-    let peak =
-        |keep: &dyn Fn(Duration) -> bool| rss.iter().filter(|(t, _)| keep(*t)).map(|s| s.1).max();
-    let (Some(before), Some(after)) = (peak(&|t| t <= split), peak(&|t| t > split)) else {
+    let Some((before, after)) = super::memory::peaks(rss, split) else {
         return untestable("the client's memory could not be read (/proc)");
     };
     let grew = after.saturating_sub(before);
@@ -55,8 +48,12 @@ pub fn judge(peers: &[PeerLog], rss: &[(Duration, u64)], read: &Verdict) -> Verd
     Verdict::Pass
 }
 
-fn is_long((_, e): &(Duration, PeerEvent)) -> bool {
-    matches!(e, PeerEvent::Wrote(l) if l.contains(PADDING))
+/// Event `i`'s length when it is the long line's writing.
+fn long_line((i, (_, e)): (usize, &(Duration, PeerEvent))) -> Option<(usize, usize)> {
+    match e {
+        PeerEvent::Wrote(l) if l.contains(PADDING) => Some((i, l.len())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -69,6 +69,26 @@ impl PeerLog {
             .collect()
     }
 
+    /// When everything sent to the peer process before event `at` was written by it (into the
+    /// client's pipe), or event `at`'s time if later: the peer acknowledges each stdout or stderr
+    /// message in order. `None` while some of it is unwritten.
+    pub fn delivered(&self, at: usize) -> Option<Duration> {
+        let sent = self.events[..at]
+            .iter()
+            .filter(|(_, e)| matches!(e, PeerEvent::Chunk | PeerEvent::Stderr(_)))
+            .count();
+        let last_ack = match sent {
+            0 => Duration::ZERO,
+            n => {
+                (self.events.iter())
+                    .filter(|(_, e)| matches!(e, PeerEvent::Written))
+                    .nth(n - 1)?
+                    .0
+            }
+        };
+        Some(last_ack.max(self.events[at].0))
+    }
+
     /// Stdout/stderr messages sent to the peer process and not yet written by it.
     pub fn unwritten(&self) -> usize {
         let sent = self

@@ -20,6 +20,18 @@ pub fn sampled(checks: &[CheckId]) -> bool {
 /// How often the client's resident size is read.
 pub const EVERY: Duration = Duration::from_millis(40);
 
+/// The peak resident size up to `split` and the peak after it, from samples (time, bytes);
+/// `None` when either side has no sample (`/proc` could not be read).
+pub fn peaks(rss: &[(Duration, u64)], split: Duration) -> Option<(u64, u64)> {
+    let peak = |after: bool| {
+        (rss.iter())
+            .filter(|(t, _)| (*t > split) == after)
+            .map(|s| s.1)
+            .max()
+    };
+    Some((peak(false)?, peak(true)?))
+}
+
 /// Samples the resident size of a process group until stopped.
 pub struct Sampler {
     stop: Arc<AtomicBool>,

@@ -147,7 +147,9 @@ pub(crate) fn judge_confirmed(
 /// A scenario's verdicts (`None`: the run was stopped), `judged` once — twice when a memory
 /// measurement failed ([`super::memory::CHECKS`]): a resident size read on a busy machine may grow
 /// with what else runs there, so the failure stands only when a second run confirms it (or cannot
-/// judge: then the first run's verdict is all there is).
+/// judge: then the first run's verdict is all there is). The second run decides the memory
+/// checks only: the scenario's other checks keep the first run's verdicts (a rerun on a busy
+/// machine judges them no better).
 pub(crate) fn confirmed(
     checks: &[CheckId],
     mut judged: impl FnMut() -> Result<Option<Vec<Verdict>>, String>,
@@ -162,17 +164,20 @@ pub(crate) fn confirmed(
     if !memory_failed {
         return Ok(Some(first));
     }
-    Ok(match judged()? {
-        Some(again)
-            if !again
-                .iter()
-                .any(|v| matches!(v, Verdict::NotTestable { .. })) =>
-        {
-            Some(again)
-        }
-        Some(_) => Some(first),
-        None => None,
-    })
+    let Some(again) = judged()? else {
+        return Ok(None);
+    };
+    let judged = |v: &Verdict| matches!(v, Verdict::Pass | Verdict::Fail(_));
+    Ok(Some(
+        (checks.iter().zip(first).zip(again))
+            .map(
+                |((id, one), two)| match super::memory::CHECKS.contains(id) && judged(&two) {
+                    true => two,
+                    false => one,
+                },
+            )
+            .collect(),
+    ))
 }
 
 /// A scenario that was not run, or not to its end, because the run was stopped: its checks NOT
@@ -530,6 +535,28 @@ mod tests {
         assert_eq!((got, n), (Some(vec![fail("a")]), 2));
         let (got, n) = runs(&memory, vec![vec![Verdict::Pass], vec![fail("never run")]]);
         assert_eq!((got, n), (Some(vec![Verdict::Pass]), 1));
+        // The second run decides the memory check only: a long line it failed to read (on a
+        // busy machine) neither fails the check the first run passed nor confirms the memory.
+        let blocked = Verdict::Blocked {
+            by: vec![CheckId::ClientLongLines],
+        };
+        let line = [CheckId::ClientLongLines, CheckId::ClientLineMemory];
+        let (got, n) = runs(
+            &line,
+            vec![
+                vec![Verdict::Pass, fail("17x")],
+                vec![fail("timed out"), blocked],
+            ],
+        );
+        assert_eq!((got, n), (Some(vec![Verdict::Pass, fail("17x")]), 2));
+        let (got, _) = runs(
+            &line,
+            vec![
+                vec![Verdict::Pass, fail("busy")],
+                vec![fail("timed out"), Verdict::Pass],
+            ],
+        );
+        assert_eq!(got, Some(vec![Verdict::Pass, Verdict::Pass]));
         // Another check's failure is judged once.
         let other = [CheckId::ClientLongLines];
         let (got, n) = runs(&other, vec![vec![fail("a")], vec![Verdict::Pass]]);

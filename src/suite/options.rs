@@ -153,6 +153,9 @@ pub fn runner_opts(opts: &Options) -> runner::Options {
         tolerant: true,
         stdout: opts.stdout.clone(),
         cancel: opts.cancel.clone(),
+        // Every further case would flood too (and the run's memory bound is shared), so the
+        // first flood stops the run the moment a runner sees it: a case that floods alongside
+        // it, or after the run stopped for another reason, ends halted, not a second root cause.
         flood_halts_run: true,
         ..runner::Options::default()
     }

@@ -6,7 +6,7 @@ use super::cases::CheckCase;
 use super::judge::{self, Blame};
 use super::options::Options;
 use super::probe::ModelCapability;
-use super::verdict::{CheckResult, FailureKind, Verdict};
+use super::verdict::{CheckResult, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
 use std::io::Write;
@@ -175,16 +175,6 @@ pub(super) fn worker(
         } else {
             judge::judge(info.id, &mine, cmd, opts, model)
         };
-        // Every further case would flood too (and the run's memory bound is shared), so the
-        // first flood stops the run, the moment the runner sees it (`flood_halts_run`): a case
-        // that ran alongside it, or after the run stopped for another reason, ends halted and is
-        // not a second root cause. The flood's own verdict stays.
-        if verdict
-            .failure()
-            .is_some_and(|f| f.kind == FailureKind::Flooded)
-        {
-            opts.cancel.halt(Halt::Flooded);
-        }
         let mut b = lock();
         b.transcripts += mine.len();
         b.blames.extend(blames);
