@@ -77,6 +77,12 @@ pub struct CheckCase {
     pub editions: Vec<Edition>,
     /// The trace needs a model that follows the stub's directives (`# requires: model`).
     pub needs_model: bool,
+    /// Every step lies above the `# ---- check ----` marker: the case only prepares what a later
+    /// case (`# continues:`) judges, so its passing never counts as the rule judged.
+    pub setup_only: bool,
+    /// The methods its requests call (a request: a send with a method and a valid id), in
+    /// order of first use: a method the runtime lacks makes the case unable to run.
+    pub methods: Vec<String>,
 }
 
 impl CheckCase {
@@ -137,18 +143,78 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
             setup_until,
             editions: Vec::new(),
             needs_model: false,
+            setup_only: false,
+            methods: Vec::new(),
         };
         let trace = case.trace(false)?;
         case.editions = trace.meta.editions.clone();
         case.needs_model = trace.meta.requires.iter().any(|r| r == "model");
+        case.setup_only = setup_until.is_some_and(|m| trace.steps.iter().all(|s| s.line < m));
+        case.methods = requested_methods(text);
         out.push(case);
     }
     Ok(out)
 }
 
+/// The methods the `>> {json}` sends of `text` call as requests (an id that is a string or a
+/// number), in order of first use.
+fn requested_methods(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let Some(json) = l.strip_prefix(">> ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+            continue;
+        };
+        let request = v.get("id").is_some_and(|i| i.is_string() || i.is_number());
+        if let (true, Some(m)) = (request, v.get("method").and_then(|m| m.as_str())) {
+            if !out.iter().any(|o| o == m) {
+                out.push(m.to_owned());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_all_above_its_marker_is_setup_only_and_methods_are_requests_only() {
+        let cases = all().unwrap();
+        let setup: Vec<&str> = cases
+            .iter()
+            .filter(|c| c.setup_only)
+            .map(|c| c.file)
+            .collect();
+        assert_eq!(
+            setup,
+            [
+                "resume.across-processes.1.trace",
+                "resume.no-replay.1.trace"
+            ]
+        );
+        let resume = cases
+            .iter()
+            .find(|c| c.file == "resume.across-processes.2.trace")
+            .unwrap();
+        assert_eq!(
+            resume.methods,
+            ["initialize", "session/prompt", "session/resume"]
+        );
+        // `{"method":"shutdown"}` without an id is a notification, not a use of shutdown.
+        let n = cases
+            .iter()
+            .find(|c| c.file == "frame.notifications-ignored.trace")
+            .unwrap();
+        assert!(
+            !n.methods.iter().any(|m| m == "shutdown"),
+            "{:?}",
+            n.methods
+        );
+    }
 
     #[test]
     fn every_check_trace_parses_and_names_a_registered_check() {

@@ -181,7 +181,8 @@ pub fn judge(
     let mut judged = false;
     for case in cases {
         match j.case(case) {
-            None => judged = true,
+            // A case that is all setup exercises nothing: its pass is no verdict on the rule.
+            None => judged |= !case.setup_only,
             Some(Verdict::NotTestable { reason }) => {
                 untestable.get_or_insert(reason);
             }
@@ -189,8 +190,12 @@ pub fn judge(
         }
     }
     match untestable {
-        Some(reason) if !judged => (Verdict::NotTestable { reason }, j.blames),
-        _ => (Verdict::Pass, j.blames),
+        _ if judged => (Verdict::Pass, j.blames),
+        Some(reason) => (Verdict::NotTestable { reason }, j.blames),
+        None => {
+            let reason = "no case of it got past its setup, so the rule was never exercised".into();
+            (Verdict::NotTestable { reason }, j.blames)
+        }
     }
 }
 

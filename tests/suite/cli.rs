@@ -149,6 +149,28 @@ fn a_runtime_that_does_not_exist_is_exit_2_with_a_clear_message() {
         .code(2);
 }
 
+/// A CI job whose `$RUNTIME` is empty runs `check -- $RUNTIME`: that names no runtime, and must
+/// not check (and pass) the built-in one. Without `--` the built-in runtime is checked as ever.
+#[test]
+fn check_with_nothing_after_the_dashes_is_a_usage_error() {
+    let out = kit()
+        .args(["check", "--filter", "initialize.server-info", "--"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("`--` is followed by no runtime command"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "no report for a usage error");
+    kit()
+        .args(["check", "--filter", "initialize.server-info"])
+        .assert()
+        .code(0);
+}
+
 #[test]
 fn the_baseline_turns_a_known_failure_into_xfail_and_flags_stale_entries() {
     let base = temp_file("baseline.txt");

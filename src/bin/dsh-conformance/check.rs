@@ -193,6 +193,12 @@ fn baseline(a: &CheckArgs) -> Result<dsh_conformance::suite::Baseline, String> {
 fn runtime_command(
     a: &CheckArgs,
 ) -> Result<(dsh_conformance::runner::CommandSpec, String), String> {
+    // `--` with nothing after it is a command line whose runtime went missing (a CI job's empty
+    // `$RUNTIME`), not a request for the built-in runtime: checking ours would pass that job.
+    // clap gives the same empty `cmd` with and without the `--`, so the raw arguments tell.
+    if a.cmd.is_empty() && std::env::args_os().any(|w| w == "--") {
+        return Err("`--` is followed by no runtime command (an empty variable?): name the runtime after `--`, or leave `--` out to check the built-in reference runtime".into());
+    }
     let (argv, label) = if a.cmd.is_empty() {
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot find its own executable: {e}"))?;
