@@ -157,9 +157,11 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
 }
 
 /// The methods the `>> {json}` sends of `text` call as requests (an id that is a string or a
-/// number), in order of first use.
+/// number) once an `initialize` was sent, in order of first use. A request before initialize
+/// exercises the gate (`initialize.gates-requests`), not its method.
 fn requested_methods(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut initialized = false;
     for l in text.lines() {
         let Some(json) = l.strip_prefix(">> ") else {
             continue;
@@ -169,7 +171,8 @@ fn requested_methods(text: &str) -> Vec<String> {
         };
         let request = v.get("id").is_some_and(|i| i.is_string() || i.is_number());
         if let (true, Some(m)) = (request, v.get("method").and_then(|m| m.as_str())) {
-            if !out.iter().any(|o| o == m) {
+            initialized |= m == "initialize";
+            if initialized && !out.iter().any(|o| o == m) {
                 out.push(m.to_owned());
             }
         }

@@ -8,6 +8,7 @@ pub mod causes;
 pub mod explain;
 pub mod html;
 pub mod judge;
+pub mod methods;
 pub mod options;
 pub mod preflight;
 pub mod probe;

@@ -2,6 +2,7 @@
 //! in prerequisite order, the rule engine over every transcript, the baseline, the report.
 
 use super::cases::{self, CheckCase};
+use super::methods;
 pub use super::options::{Options, RunError, StubLog, StubRequest, DEFAULT_BUDGET};
 pub use super::preflight::{preflight, Preflight};
 use super::probe::{self, ModelCapability};
@@ -112,12 +113,20 @@ fn run_checks(
             not_run(selected, &board, opts, *h);
         }
     }
+    let missing = match pre {
+        Preflight::Answered => lacks(cmd, opts, selected, cases, &board),
+        _ => Vec::new(),
+    };
     let ready = Condvar::new();
     let model: OnceLock<ModelCapability> = OnceLock::new();
     let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
-            s.spawn(|| worker(selected, cases, cmd, opts, &board, &ready, &model_fn));
+            s.spawn(|| {
+                worker(
+                    selected, cases, cmd, opts, &board, &ready, &model_fn, &missing,
+                )
+            });
         }
     });
     if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -155,6 +164,27 @@ fn run_checks(
         hint,
         stopped,
     })
+}
+
+/// The methods of the edition the runtime lacks, among those the selected checks call; each
+/// owner's verdict is decided here, before the checks run (its failure is the root cause, and
+/// a check blocked by it is decided when the scheduler reaches it).
+fn lacks(
+    cmd: &CommandSpec,
+    opts: &Options,
+    selected: &[&'static CheckInfo],
+    cases: &[CheckCase],
+    board: &Mutex<Board>,
+) -> Vec<methods::MissingMethod> {
+    let missing = methods::probe(cmd, opts, &methods::probed_methods(selected, cases, opts));
+    let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+    for (owner, verdict) in methods::owner_verdicts(&missing, opts) {
+        if let Some(i) = selected.iter().position(|c| c.id == owner) {
+            b.started[i] = true;
+            b.verdicts[i] = Some(verdict);
+        }
+    }
+    missing
 }
 
 /// The one thing to act on after a run stopped mid-way.

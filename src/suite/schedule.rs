@@ -4,6 +4,7 @@
 
 use super::cases::CheckCase;
 use super::judge::{self, Blame};
+use super::methods::{self, MissingMethod};
 use super::options::Options;
 use super::probe::ModelCapability;
 use super::verdict::{CheckResult, Verdict};
@@ -145,6 +146,7 @@ pub(super) fn worker(
     board: &Mutex<Board>,
     ready: &Condvar,
     model: &dyn Fn() -> ModelCapability,
+    missing: &[MissingMethod],
 ) {
     let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
     loop {
@@ -169,11 +171,16 @@ pub(super) fn worker(
             .iter()
             .filter(|c| c.check.id == info.id && c.applies_to(opts.edition))
             .collect();
-        let (verdict, blames) = if mine.is_empty() {
+        let n = mine.len();
+        let runnable = methods::runnable(mine, missing, sel);
+        let mine = runnable.as_deref().unwrap_or_default();
+        let (verdict, blames) = if let Err(v) = &runnable {
+            (v.clone(), Vec::new())
+        } else if mine.is_empty() {
             // A stream rule without a trace of its own: judged over the others' transcripts.
             (Verdict::Pass, Vec::new())
         } else {
-            judge::judge(info.id, &mine, cmd, opts, model)
+            judge::judge(info.id, mine, cmd, opts, model)
         };
         let mut b = lock();
         b.transcripts += mine.len();
@@ -182,7 +189,7 @@ pub(super) fn worker(
         b.durations[i] = started.elapsed();
         // A rule judged over the others' transcripts is decided only when they all ran
         // (`finish`): a progress line now would show a verdict the report may not keep.
-        if opts.progress && !mine.is_empty() {
+        if opts.progress && n > 0 {
             progress(b.done(), sel.len(), info.id, b.verdicts[i].as_ref());
         }
         ready.notify_all();

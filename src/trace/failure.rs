@@ -69,6 +69,9 @@ pub enum FailureKind {
     Harness,
     /// The runtime wrote more on stdout than the kit stores and was killed there.
     Flooded,
+    /// The runtime lacks a method of the edition: it answers it as an unknown method (the
+    /// method probe, `suite::methods`, above the matcher).
+    MissingMethod,
 }
 
 impl FailureKind {
@@ -85,6 +88,7 @@ impl FailureKind {
             FailureKind::Rule => "rule",
             FailureKind::Harness => "harness",
             FailureKind::Flooded => "flooded",
+            FailureKind::MissingMethod => "missing-method",
         }
     }
 }

@@ -96,6 +96,38 @@ pub fn of(subject: Subject) -> impl Iterator<Item = &'static CheckInfo> {
     CHECKS.iter().filter(move |c| c.subject() == subject)
 }
 
+/// The methods an edition may have that a runtime can lack, each with the checks that own its
+/// presence: the first of them that applies to the edition under test fails, as the one root
+/// cause, when the runtime answers the method as it answers an unknown one; every other check
+/// that needs the method is blocked by it. `initialize` is the preflight's.
+pub const METHOD_OWNERS: &[(&str, &[CheckId])] = &[
+    (
+        "session/prompt",
+        &[CheckId::PromptMessageId, CheckId::TurnEndReason],
+    ),
+    ("session/resume", &[CheckId::ResumeAcrossProcesses]),
+    ("session/wait", &[CheckId::WaitSettlesAfterIdle]),
+    (
+        "session/working-directory/get",
+        &[CheckId::WorkingDirectoryGetSet],
+    ),
+    (
+        "session/working-directory/set",
+        &[CheckId::WorkingDirectoryGetSet],
+    ),
+    ("shutdown", &[CheckId::LifecycleShutdownResponds]),
+];
+
+/// The check that owns `method`'s presence on `edition` ([`METHOD_OWNERS`]); `None` for a method
+/// the edition does not have (or one no check owns).
+pub fn method_owner(method: &str, edition: crate::edition::Edition) -> Option<CheckId> {
+    let (_, owners) = METHOD_OWNERS.iter().find(|(m, _)| *m == method)?;
+    owners
+        .iter()
+        .copied()
+        .find(|c| c.info().editions.contains(edition))
+}
+
 macro_rules! checks {
     ($($(#[$doc:meta])* $v:ident = $id:literal $sec:literal $sev:ident $ed:ident [$($req:ident)*] $judge:ident : $rule:literal;)*) => {
         /// A check of the suite, by its stable id (`area.rule`, [`CheckId::as_str`]).
@@ -302,6 +334,31 @@ mod tests {
         }
         assert!(of(Subject::Client).count() >= 8);
         assert!(of(Subject::Runtime).all(|c| c.judge != Judge::Client));
+    }
+
+    #[test]
+    fn every_owned_method_has_an_owner_on_the_editions_that_have_it() {
+        use crate::edition::Edition;
+        for e in Edition::ALL {
+            assert!(method_owner("session/prompt", e).is_some(), "{e}");
+            assert_eq!(
+                method_owner("shutdown", e),
+                Some(CheckId::LifecycleShutdownResponds)
+            );
+            let current = e == Edition::Current;
+            for m in [
+                "session/resume",
+                "session/wait",
+                "session/working-directory/set",
+            ] {
+                assert_eq!(method_owner(m, e).is_some(), current, "{m} on {e}");
+            }
+        }
+        assert_eq!(
+            method_owner("session/prompt", Edition::Legacy),
+            Some(CheckId::TurnEndReason)
+        );
+        assert_eq!(method_owner("initialize", Edition::Current), None);
     }
 
     #[test]
