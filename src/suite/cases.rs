@@ -166,7 +166,9 @@ fn requested_methods(text: &str) -> Vec<String> {
         let Some(json) = l.strip_prefix(">> ") else {
             continue;
         };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        // The kit's JSON.parse-faithful parser: serde_json refuses the lone surrogates some
+        // sends hold on purpose.
+        let Ok(v) = crate::wire::json::parse(json).map(|p| p.value) else {
             continue;
         };
         let request = v.get("id").is_some_and(|i| i.is_string() || i.is_number());

@@ -2,6 +2,7 @@
 //! hand every transcript to the rule engine so stream rules are blamed on their own checks.
 
 use super::cases::CheckCase;
+use super::exercised;
 use super::options::{runner_opts, Options};
 use super::probe::ModelCapability;
 use super::stream;
@@ -247,6 +248,9 @@ impl Judging<'_> {
         if !matches!(r.outcome, Outcome::Halted(_)) {
             stream_blames(&r, self.id, self.opts, &mut self.blames);
         }
+        if let Some(reason) = self.unexercised(case, &r, stub_before) {
+            return Some(Verdict::NotTestable { reason });
+        }
         match &r.outcome {
             Outcome::Halted(h) => return Some(Verdict::NotRun(*h)),
             Outcome::Pass => {}
@@ -257,6 +261,22 @@ impl Judging<'_> {
             return None;
         }
         self.oracles(case, &r)
+    }
+
+    /// Why a case that needs the model, run to its end, did not exercise the rule
+    /// ([`exercised::unexercised`], from its transcript and the stub's requests meanwhile).
+    fn unexercised(&self, case: &CheckCase, r: &CaseReport, stub_before: usize) -> Option<String> {
+        if !case.needs_model || !matches!(r.outcome, Outcome::Pass | Outcome::Fail(_)) {
+            return None;
+        }
+        let mut stub = self
+            .opts
+            .model_stub
+            .as_ref()
+            .map(|l| l.requests())
+            .unwrap_or_default();
+        let stub = stub.split_off(stub_before.min(stub.len()));
+        exercised::unexercised(self.id, &r.transcript, &stub)
     }
 
     /// Runs `trace` in fresh case directories, or in those of the case it continues; `Err`:

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod cases;
 pub mod causes;
+pub mod exercised;
 pub mod explain;
 pub mod html;
 pub mod judge;

@@ -22,8 +22,9 @@ pub const MODEL_PROBE: &str = r#"# case: model-probe
 ignore {"method":"session.event"}
 ignore {"method":"session.status"}
 ignore {"method":"session.finished"}
-ignore {"id":"{{string}}"}
+ignore {"id":"p"}
 >> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
+<< {"jsonrpc":"2.0","id":"init"} within 30s
 >> {"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"model-probe","contentBlocks":[{"type":"text","text":"reply: dsh-model-probe-ok"}]}}
 <<? {"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"model-probe","event":{"type":"assistant/message"}}}
 << {"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"model-probe","event":{"type":"turn/end"}}} within 30s
@@ -43,6 +44,7 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
         }
         Err(e) => return ModelCapability::Ignores(format!("the model probe is invalid: {e}")),
     };
+    let before = opts.model_stub.as_ref().map_or(0, |l| l.requests().len());
     let r = runner::replay(&trace, cmd, &runner_opts(opts));
     if matches!(r.outcome, Outcome::Halted(_)) {
         return ModelCapability::Follows;
@@ -71,7 +73,12 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
             "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered {:?}; use --model-stub for a runtime that calls a model",
             crate::trace::explain::clip(&t, 120)
         )),
-        None => match opts.model_stub.as_ref().and_then(|l| stub_unreachable(&l.requests())) {
+        // The stub's requests since the probe began (other checks running meanwhile may add
+        // theirs: a request of any runtime process shows the stub reachable).
+        None => match opts.model_stub.as_ref().and_then(|l| {
+            let mut log = l.requests();
+            stub_unreachable(&log.split_off(before.min(log.len())))
+        }) {
             Some(why) => ModelCapability::Ignores(why),
             None => ModelCapability::Follows,
         },

@@ -2,6 +2,7 @@
 //! every edition, every mutant is caught by the check it names, and the CLI's outputs load in
 //! standard tools.
 
+mod capabilities;
 mod chat_completions;
 mod cli;
 mod contract;

@@ -1,0 +1,204 @@
+//! Whether a case that needs the model exercised its check's rule at all, judged from the case's
+//! own transcript and the model stub's requests while it ran (sans-IO). A model may ignore a
+//! directive, offer no subagent tool, or fail: the contract allows all three, and then the
+//! situation the rule is about never arose, so the case proves nothing either way (UNTESTABLE,
+//! with the reason), where its trace alone would FAIL it or, worse, PASS it.
+
+use super::options::StubRequest;
+use crate::check::CheckId;
+use crate::runner::wire_log::Wire;
+use crate::runner::Transcript;
+use crate::wire::json::JsonView;
+use crate::wire::output::{Frame, Output};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Why the case did not exercise `check`'s rule, or `None` when it did (or nothing says it did
+/// not). `stub`: the stub's requests while the case ran (empty without the stub).
+pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Option<String> {
+    match check {
+        CheckId::TurnOverlapQueued => overlap(t),
+        CheckId::SubagentNotifications => {
+            subagent(&t.stdout, stub).or_else(|| model_error(&t.stdout))
+        }
+        _ => model_error(&t.stdout),
+    }
+}
+
+/// The event of a session.event frame: `(sessionId, event)`.
+fn event(o: &Output) -> Option<(String, Value)> {
+    if !matches!(o.frame(), Frame::Notification { .. }) {
+        return None;
+    }
+    let v = o.json()?.to_value();
+    if v.get("method")?.as_str()? != "session.event" {
+        return None;
+    }
+    let sid = v.pointer("/params/sessionId")?.as_str()?.to_owned();
+    Some((sid, v.pointer("/params/event")?.clone()))
+}
+
+fn is_type(e: &Value, ty: &str) -> bool {
+    e.get("type").and_then(Value::as_str) == Some(ty)
+}
+
+/// The first turn that ended in an error (`turn/end` reason `error`): the model failed, so a rule
+/// about what a completed turn shows was not exercised.
+fn model_error(stdout: &[Output]) -> Option<String> {
+    stdout.iter().filter_map(event).find_map(|(sid, e)| {
+        if !is_type(&e, "turn/end") {
+            return None;
+        }
+        let reason = e.pointer("/data/reason")?;
+        if reason.get("kind")?.as_str()? != "error" {
+            return None;
+        }
+        let msg = reason.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+        let code = reason.pointer("/error/code").map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        Some(format!(
+            "the turn on session {sid:?} ended in an error ({}{}), so the model never completed it: the rule needs a turn the model completes (a runtime whose model cannot be reached needs --model-stub)",
+            code.map(|c| format!("{c}: ")).unwrap_or_default(),
+            crate::trace::explain::clip(msg, 160)
+        ))
+    })
+}
+
+/// A directive the model does not follow shows as a first turn shorter than its `slow:1`; a
+/// queued prompt then never met a running turn when the runtime answered it after that turn's
+/// end. (A runtime that serves prompts only between turns answers late too, but its first turn
+/// lasts the full second: that is the rule broken, and stays a failure.)
+fn overlap(t: &Transcript) -> Option<String> {
+    let at = |idx: usize| {
+        t.stamps
+            .iter()
+            .find(|s| s.what == Wire::Received(idx))
+            .map(|s| s.at)
+    };
+    let first = |ty: &str| {
+        (t.stdout.iter().enumerate())
+            .find(|(_, o)| event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(&e, ty)))
+            .map(|(i, _)| i)
+    };
+    let (start, end) = (first("turn/start")?, first("turn/end")?);
+    let answered = t
+        .stdout
+        .iter()
+        .position(|o| matches!(o.frame(), Frame::Response { id, .. } if id == "\"p2\""));
+    if answered.is_some_and(|a| a < end) {
+        return None;
+    }
+    let lasted = at(end)?.checked_sub(at(start)?)?;
+    if lasted >= Duration::from_millis(900) {
+        return None;
+    }
+    Some(format!(
+        "the first turn ended {} ms after it started, before the runtime answered the second prompt: the model did not follow `slow:1`, so no prompt reached a running turn",
+        lasted.as_millis()
+    ))
+}
+
+/// A `subagent:` prompt whose turn ended with no subagent started: the model was not offered a
+/// subagent tool (the stub refused the directive for it), or did not follow the directive.
+fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
+    let started = stdout.iter().any(|o| {
+        matches!(o.frame(), Frame::Notification { .. })
+            && o.json()
+                .and_then(|v| v.get("method").map(|m| m.to_value()))
+                .is_some_and(|m| m == "subagent.started")
+    });
+    // Events of a session other than the prompt's: a child ran, announced or not.
+    let child = stdout.iter().filter_map(event).any(|(sid, _)| sid != "s1");
+    if started || child {
+        return None;
+    }
+    if let Some(r) = stub
+        .iter()
+        .find(|r| r.status == Some(400) && r.summary.contains("offers no tool of that name"))
+    {
+        return Some(format!(
+            "the runtime offers its model no subagent tool: the model stub refused `subagent:` for it ({})",
+            crate::trace::explain::clip(&r.summary, 200)
+        ));
+    }
+    let ended = stdout
+        .iter()
+        .filter_map(event)
+        .any(|(sid, e)| sid == "s1" && is_type(&e, "turn/end"));
+    ended.then(|| {
+        "the turn of the `subagent:` prompt ended and no subagent ran: the runtime's model has no subagent tool or does not follow `subagent:`".to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::wire_log::Stamp;
+
+    fn transcript(lines: &[(u64, &str)]) -> Transcript {
+        let mut t = Transcript::default();
+        for (i, (ms, l)) in lines.iter().enumerate() {
+            t.stdout.push(Output::parse(i + 1, l.to_string()));
+            t.stamps.push_back(Stamp {
+                at: Duration::from_millis(*ms),
+                what: Wire::Received(i),
+            });
+        }
+        t
+    }
+
+    const START: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","data":{"turn":1}}}}"#;
+    const END: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}}}"#;
+    const P2: &str = r#"{"jsonrpc":"2.0","id":"p2","result":{"messageId":"m2"}}"#;
+
+    #[test]
+    fn a_quick_first_turn_answered_before_the_queued_prompt_is_unexercised_a_slow_one_is_not() {
+        let quick = transcript(&[(0, START), (5, END), (6, P2)]);
+        let why = unexercised(CheckId::TurnOverlapQueued, &quick, &[]).unwrap();
+        assert!(why.contains("did not follow `slow:1`"), "{why}");
+        // The slow turn ran a full second: a runtime that answered the prompt only after it broke
+        // the rule, and fails.
+        let serial = transcript(&[(0, START), (1000, END), (1001, P2)]);
+        assert_eq!(unexercised(CheckId::TurnOverlapQueued, &serial, &[]), None);
+        // Answered while the turn ran: exercised, however short the turn.
+        let queued = transcript(&[(0, START), (1, P2), (5, END)]);
+        assert_eq!(unexercised(CheckId::TurnOverlapQueued, &queued, &[]), None);
+    }
+
+    #[test]
+    fn a_turn_ending_in_a_model_error_is_unexercised_naming_the_error() {
+        let err = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","data":{"turn":1,"reason":{"kind":"error","error":{"message":"connect ECONNREFUSED","code":"NETWORK"}}}}}}"#;
+        let t = transcript(&[(0, START), (5, err)]);
+        let why = unexercised(CheckId::TurnFinalText, &t, &[]).unwrap();
+        assert!(why.contains("NETWORK: connect ECONNREFUSED"), "{why}");
+        assert_eq!(
+            unexercised(
+                CheckId::TurnFinalText,
+                &transcript(&[(0, START), (5, END)]),
+                &[]
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_subagent_prompt_without_a_subagent_tool_is_unexercised_a_missing_notification_is_not() {
+        let refused = StubRequest {
+            summary: "POST /v1/messages 400 model-stub: the directive calls the `subagent` tool but the request offers no tool of that name (offered: bash)".into(),
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            status: Some(400),
+        };
+        let t = transcript(&[(0, START)]);
+        let why = unexercised(CheckId::SubagentNotifications, &t, &[refused]).unwrap();
+        assert!(why.contains("no subagent tool"), "{why}");
+        let ended = transcript(&[(0, START), (5, END)]);
+        assert!(unexercised(CheckId::SubagentNotifications, &ended, &[]).is_some());
+        // A child session streamed: a subagent ran, and its missing notification is a failure.
+        let child = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"child-1","event":{"type":"turn/start","data":{"turn":1}}}}"#;
+        let ran = transcript(&[(0, START), (3, child), (5, END)]);
+        assert_eq!(unexercised(CheckId::SubagentNotifications, &ran, &[]), None);
+    }
+}
