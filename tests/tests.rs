@@ -7,6 +7,7 @@ mod fuzz_props;
 mod hostile;
 mod model_stub;
 mod runtime;
+mod shape;
 mod suite;
 mod support;
 mod trace;

@@ -67,6 +67,7 @@ fn run_checks(
         durations: vec![Duration::ZERO; n],
         blames: Vec::new(),
         transcripts: 0,
+        missing: Vec::new(),
     });
     let mut stopped = None;
     let stop = |halt: Halt, cause: String, stderr_tail: &str| Stopped {
@@ -113,20 +114,15 @@ fn run_checks(
             not_run(selected, &board, opts, *h);
         }
     }
-    let missing = match pre {
-        Preflight::Answered => lacks(cmd, opts, selected, cases, &board),
-        _ => Vec::new(),
-    };
+    if pre == Preflight::Answered {
+        lacks(cmd, opts, selected, cases, &board);
+    }
     let ready = Condvar::new();
     let model: OnceLock<ModelCapability> = OnceLock::new();
     let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
-            s.spawn(|| {
-                worker(
-                    selected, cases, cmd, opts, &board, &ready, &model_fn, &missing,
-                )
-            });
+            s.spawn(|| worker(selected, cases, cmd, opts, &board, &ready, &model_fn));
         }
     });
     if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -166,8 +162,8 @@ fn run_checks(
     })
 }
 
-/// The methods of the edition the runtime lacks, among those the selected checks call; each
-/// owner's verdict is decided here, before the checks run (its failure is the root cause, and
+/// The methods of the edition the runtime lacks, among those the selected checks call, onto the
+/// board; each owner's verdict is decided here, before the checks run (its failure is the root cause, and
 /// a check blocked by it is decided when the scheduler reaches it).
 fn lacks(
     cmd: &CommandSpec,
@@ -175,7 +171,7 @@ fn lacks(
     selected: &[&'static CheckInfo],
     cases: &[CheckCase],
     board: &Mutex<Board>,
-) -> Vec<methods::MissingMethod> {
+) {
     let missing = methods::probe(cmd, opts, &methods::probed_methods(selected, cases, opts));
     let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
     for (owner, verdict) in methods::owner_verdicts(&missing, opts) {
@@ -184,7 +180,7 @@ fn lacks(
             b.verdicts[i] = Some(verdict);
         }
     }
-    missing
+    b.missing = missing;
 }
 
 /// The one thing to act on after a run stopped mid-way.

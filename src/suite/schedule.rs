@@ -21,6 +21,8 @@ pub(super) struct Board {
     pub(super) durations: Vec<Duration>,
     pub(super) blames: Vec<Blame>,
     pub(super) transcripts: usize,
+    /// The methods of the edition the runtime lacks (decided before the checks run).
+    pub(super) missing: Vec<MissingMethod>,
 }
 
 impl Board {
@@ -146,15 +148,14 @@ pub(super) fn worker(
     board: &Mutex<Board>,
     ready: &Condvar,
     model: &dyn Fn() -> ModelCapability,
-    missing: &[MissingMethod],
 ) {
     let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        let i = {
+        let (i, missing) = {
             let mut b = lock();
             loop {
                 match next(sel, &mut b, opts) {
-                    Next::Run(i) => break i,
+                    Next::Run(i) => break (i, b.missing.clone()),
                     Next::Stop => {
                         ready.notify_all();
                         return;
@@ -172,7 +173,7 @@ pub(super) fn worker(
             .filter(|c| c.check.id == info.id && c.applies_to(opts.edition))
             .collect();
         let n = mine.len();
-        let runnable = methods::runnable(mine, missing, sel);
+        let runnable = methods::runnable(mine, &missing, sel);
         let mine = runnable.as_deref().unwrap_or_default();
         let (verdict, blames) = if let Err(v) = &runnable {
             (v.clone(), Vec::new())
@@ -338,6 +339,7 @@ mod tests {
                 blame(CheckId::TurnCountsPerSession),
             ],
             transcripts: 1,
+            missing: Vec::new(),
         };
         let out = finish(&sel, &[], b, &Options::default());
         let words: Vec<&str> = out.iter().map(|r| r.verdict.word()).collect();
@@ -359,6 +361,7 @@ mod tests {
             durations: vec![Duration::ZERO; 3],
             blames: Vec::new(),
             transcripts: 0,
+            missing: Vec::new(),
         };
         let opts = Options::default();
         assert!(matches!(next(&sel, &mut b, &opts), Next::Run(2)));

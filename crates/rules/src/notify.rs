@@ -3,7 +3,7 @@
 
 use super::shape::object;
 use super::sink::Sink;
-use super::stream::Checker;
+use super::stream::{Checker, Track};
 use super::{CheckId, Received};
 use dsh_protocol::wire::json::{JsonKind, JsonView};
 
@@ -109,128 +109,163 @@ impl Checker {
         if data.is_none() {
             sink.add(CheckId::StdoutFramesOnly, "event without data");
         }
-        let time = e.get("time").and_then(JsonView::as_f64);
-        match time {
-            None => sink.add(CheckId::EventTime, "event.time is not a number"),
-            Some(ms) if !(EPOCH_MS_MIN..EPOCH_MS_MAX).contains(&ms) => {
-                let unit = if ms < EPOCH_MS_MIN {
-                    "seconds"
-                } else {
-                    "micro- or nanoseconds"
-                };
-                sink.add(
-                    CheckId::EventTime,
-                    format!(
-                        "event.time {ms} is not epoch milliseconds (those are 1e12 to 1e15 for any \
-                         date after 2001): it looks like {unit}"
-                    ),
-                );
-            }
-            Some(_) => {}
-        }
+        let time = event_time(e.get("time").and_then(JsonView::as_f64), sink);
         // A session this conversation did not resume was created in it (a prompt or a
         // working-directory request creates it; only session/resume attaches a stored one, §3.3),
         // so its log starts here: seq from 0 and turns from 1, persistence or not.
         let created = self.profile.fresh_sessions || !self.resumed.contains(sid);
         let t = self.sessions.entry(sid.to_owned()).or_default();
-        match e.get("seq").and_then(JsonView::as_u64) {
-            None => sink.add(
-                CheckId::SessionSeqContiguous,
-                "event.seq is not a non-negative integer",
-            ),
-            Some(seq) => {
-                let want = t
-                    .next_seq
-                    .unwrap_or(if created && !t.child { 0 } else { seq });
-                if seq != want {
-                    sink.add(
-                        CheckId::SessionSeqContiguous,
-                        format!("{sid:?}: event seq {seq}, expected {want}"),
-                    );
-                }
-                // Resynchronise: one gap is one violation.
-                t.next_seq = Some(seq + 1);
-            }
-        }
-        if let Some(time) = time {
-            if t.last_time.is_some_and(|last| time < last) {
-                sink.add(
-                    CheckId::EventTime,
-                    format!("{sid:?}: event time went backwards"),
-                );
-            }
-            t.last_time = Some(time);
-        }
+        sequence(
+            sid,
+            e.get("seq").and_then(JsonView::as_u64),
+            time,
+            created,
+            t,
+            sink,
+        );
         let turn = data.and_then(|d| d.get("turn")).and_then(JsonView::as_u64);
-        let counts = CheckId::TurnCountsPerSession;
         match ty.unwrap_or("") {
-            "turn/start" => {
-                let Some(n) = turn else {
-                    sink.add(counts, "turn/start without an integer data.turn");
-                    return;
-                };
-                if let Some(open) = t.open_turn {
-                    sink.add(
-                        counts,
-                        format!("{sid:?}: turn/start {n} while turn {open} is open"),
-                    );
-                }
-                // A child's first turn may continue its parent's numbering (a fork's does).
-                let first = (created && !t.child).then_some(1);
-                let want = t.last_turn.map(|l| l + 1).or(first);
-                if want.is_some_and(|w| w != n) {
-                    sink.add(
-                        counts,
-                        format!("{sid:?}: turn/start {n}, expected {}", want.unwrap_or(n)),
-                    );
-                }
-                t.last_turn = Some(n);
-                t.open_turn = Some(n);
-            }
+            "turn/start" => turn_start(sid, turn, created, t, sink),
             "turn/end" => {
-                let reason = CheckId::TurnEndReason;
-                match turn {
-                    None => sink.add(reason, "turn/end without an integer data.turn"),
-                    Some(n) if t.open_turn != Some(n) => sink.add(
-                        counts,
-                        format!(
-                            "{sid:?}: turn/end {n}, but the open turn is {:?}",
-                            t.open_turn
-                        ),
-                    ),
-                    Some(_) => {}
-                }
-                t.open_turn = None;
                 let kind = (data.and_then(|d| d.get("reason")))
                     .and_then(|r| r.get("kind"))
                     .and_then(JsonView::as_str);
-                if kind.is_none() {
-                    sink.add(reason, "turn/end without a string reason.kind");
-                }
+                turn_end(sid, turn, kind.is_some(), t, sink);
             }
-            "agent/inbox/spliced" => {
-                let inserted = data.and_then(|d| d.get("inserted"));
-                let Some(inserted) = inserted.filter(|i| i.kind() == JsonKind::Array) else {
-                    sink.add(
-                        CheckId::ReceiptIdMatchesInserted,
-                        "agent/inbox/spliced without an inserted array",
-                    );
-                    return;
-                };
-                for m in inserted.elements() {
-                    if let Some(id) = m.get("id").and_then(JsonView::as_str) {
-                        if self.early_responses.remove(id) {
-                            sink.add(
-                                CheckId::ReceiptPrecedesResponse,
-                                format!("the receipt of {id} came after the prompt's response"),
-                            );
-                        }
-                        self.receipts.insert(id.to_owned());
-                    }
-                }
-            }
+            "agent/inbox/spliced" => self.spliced(data.and_then(|d| d.get("inserted")), sink),
             _ => {}
         }
+    }
+
+    /// A splice's inserted messages: each id is a receipt, after the prompt's response or not.
+    fn spliced<'a>(&mut self, inserted: Option<impl JsonView<'a>>, sink: &mut Sink) {
+        let Some(inserted) = inserted.filter(|i| i.kind() == JsonKind::Array) else {
+            sink.add(
+                CheckId::ReceiptIdMatchesInserted,
+                "agent/inbox/spliced without an inserted array",
+            );
+            return;
+        };
+        for m in inserted.elements() {
+            if let Some(id) = m.get("id").and_then(JsonView::as_str) {
+                if self.early_responses.remove(id) {
+                    sink.add(
+                        CheckId::ReceiptPrecedesResponse,
+                        format!("the receipt of {id} came after the prompt's response"),
+                    );
+                }
+                self.receipts.insert(id.to_owned());
+            }
+        }
+    }
+}
+
+/// `event.time`: a number of epoch milliseconds. The time, when a number.
+fn event_time(time: Option<f64>, sink: &mut Sink) -> Option<f64> {
+    match time {
+        None => sink.add(CheckId::EventTime, "event.time is not a number"),
+        Some(ms) if !(EPOCH_MS_MIN..EPOCH_MS_MAX).contains(&ms) => {
+            let unit = if ms < EPOCH_MS_MIN {
+                "seconds"
+            } else {
+                "micro- or nanoseconds"
+            };
+            sink.add(
+                CheckId::EventTime,
+                format!(
+                    "event.time {ms} is not epoch milliseconds (those are 1e12 to 1e15 for any \
+                     date after 2001): it looks like {unit}"
+                ),
+            );
+        }
+        Some(_) => {}
+    }
+    time
+}
+
+/// A session's event `seq` runs on without gaps (from 0 in a session `created` here), and its
+/// `time` never goes backwards.
+fn sequence(
+    sid: &str,
+    seq: Option<u64>,
+    time: Option<f64>,
+    created: bool,
+    t: &mut Track,
+    sink: &mut Sink,
+) {
+    match seq {
+        None => sink.add(
+            CheckId::SessionSeqContiguous,
+            "event.seq is not a non-negative integer",
+        ),
+        Some(seq) => {
+            let want = t
+                .next_seq
+                .unwrap_or(if created && !t.child { 0 } else { seq });
+            if seq != want {
+                sink.add(
+                    CheckId::SessionSeqContiguous,
+                    format!("{sid:?}: event seq {seq}, expected {want}"),
+                );
+            }
+            // Resynchronise: one gap is one violation.
+            t.next_seq = Some(seq + 1);
+        }
+    }
+    if let Some(time) = time {
+        if t.last_time.is_some_and(|last| time < last) {
+            sink.add(
+                CheckId::EventTime,
+                format!("{sid:?}: event time went backwards"),
+            );
+        }
+        t.last_time = Some(time);
+    }
+}
+
+/// `turn/start`: numbered on from the last turn (from 1 in a session `created` here), none open.
+fn turn_start(sid: &str, turn: Option<u64>, created: bool, t: &mut Track, sink: &mut Sink) {
+    let counts = CheckId::TurnCountsPerSession;
+    let Some(n) = turn else {
+        sink.add(counts, "turn/start without an integer data.turn");
+        return;
+    };
+    if let Some(open) = t.open_turn {
+        sink.add(
+            counts,
+            format!("{sid:?}: turn/start {n} while turn {open} is open"),
+        );
+    }
+    // A child's first turn may continue its parent's numbering (a fork's does).
+    let first = (created && !t.child).then_some(1);
+    let want = t.last_turn.map(|l| l + 1).or(first);
+    if want.is_some_and(|w| w != n) {
+        sink.add(
+            counts,
+            format!("{sid:?}: turn/start {n}, expected {}", want.unwrap_or(n)),
+        );
+    }
+    t.last_turn = Some(n);
+    t.open_turn = Some(n);
+}
+
+/// `turn/end`: of the open turn, with a string `reason.kind` (`has_kind`).
+fn turn_end(sid: &str, turn: Option<u64>, has_kind: bool, t: &mut Track, sink: &mut Sink) {
+    let reason = CheckId::TurnEndReason;
+    match turn {
+        None => sink.add(reason, "turn/end without an integer data.turn"),
+        Some(n) if t.open_turn != Some(n) => sink.add(
+            CheckId::TurnCountsPerSession,
+            format!(
+                "{sid:?}: turn/end {n}, but the open turn is {:?}",
+                t.open_turn
+            ),
+        ),
+        Some(_) => {}
+    }
+    t.open_turn = None;
+    if !has_kind {
+        sink.add(reason, "turn/end without a string reason.kind");
     }
 }
 

@@ -71,41 +71,8 @@ pub fn parse_inline(text: &str) -> Result<Parsed, JsonError> {
         'value: loop {
             p.ws();
             p.last_number = None;
-            let mut value = match p.peek() {
-                Some(b'{') => {
-                    p.pos += 1;
-                    p.ws();
-                    if p.peek() == Some(b'}') {
-                        p.pos += 1;
-                        depth = depth.max(stack.len() + 1);
-                        Value::Object(Map::new())
-                    } else {
-                        let key = p.key()?;
-                        stack.push(Open::Object(Map::with_capacity(OBJECT_CAPACITY), key));
-                        depth = depth.max(stack.len());
-                        continue 'value;
-                    }
-                }
-                Some(b'[') => {
-                    p.pos += 1;
-                    p.ws();
-                    if p.peek() == Some(b']') {
-                        p.pos += 1;
-                        depth = depth.max(stack.len() + 1);
-                        Value::Array(Vec::new())
-                    } else {
-                        stack.push(Open::Array(Vec::new()));
-                        depth = depth.max(stack.len());
-                        continue 'value;
-                    }
-                }
-                Some(b'"') => Value::String(p.string()?),
-                Some(b't') => p.literal("true", Value::Bool(true))?,
-                Some(b'f') => p.literal("false", Value::Bool(false))?,
-                Some(b'n') => p.literal("null", Value::Null)?,
-                Some(b'-' | b'0'..=b'9') => p.number()?,
-                Some(_) => return Err(p.err("expected a JSON value")),
-                None => return Err(p.err("unexpected end of input, expected a JSON value")),
+            let Some(mut value) = begin_value(&mut p, &mut stack, &mut depth)? else {
+                continue 'value;
             };
             // Attach the finished value to its parent, closing containers as they end.
             loop {
@@ -183,6 +150,53 @@ pub fn parse_inline(text: &str) -> Result<Parsed, JsonError> {
         top_id_number,
         depth,
     })
+}
+
+/// Reads a scalar, or an empty container, at `p`: the value. `None` when a non-empty container
+/// opened instead (pushed on `stack`, `depth` raised): its first value comes next.
+#[inline]
+fn begin_value(
+    p: &mut Parser<'_>,
+    stack: &mut Vec<Open>,
+    depth: &mut usize,
+) -> Result<Option<Value>, JsonError> {
+    let value = match p.peek() {
+        Some(b'{') => {
+            p.pos += 1;
+            p.ws();
+            if p.peek() == Some(b'}') {
+                p.pos += 1;
+                *depth = (*depth).max(stack.len() + 1);
+                Value::Object(Map::new())
+            } else {
+                let key = p.key()?;
+                stack.push(Open::Object(Map::with_capacity(OBJECT_CAPACITY), key));
+                *depth = (*depth).max(stack.len());
+                return Ok(None);
+            }
+        }
+        Some(b'[') => {
+            p.pos += 1;
+            p.ws();
+            if p.peek() == Some(b']') {
+                p.pos += 1;
+                *depth = (*depth).max(stack.len() + 1);
+                Value::Array(Vec::new())
+            } else {
+                stack.push(Open::Array(Vec::new()));
+                *depth = (*depth).max(stack.len());
+                return Ok(None);
+            }
+        }
+        Some(b'"') => Value::String(p.string()?),
+        Some(b't') => p.literal("true", Value::Bool(true))?,
+        Some(b'f') => p.literal("false", Value::Bool(false))?,
+        Some(b'n') => p.literal("null", Value::Null)?,
+        Some(b'-' | b'0'..=b'9') => p.number()?,
+        Some(_) => return Err(p.err("expected a JSON value")),
+        None => return Err(p.err("unexpected end of input, expected a JSON value")),
+    };
+    Ok(Some(value))
 }
 
 impl<'a> Parser<'a> {
