@@ -105,7 +105,13 @@ pub fn probe(cmd: &CommandSpec, opts: &Options, methods: &[&str]) -> Vec<Missing
         return Vec::new();
     };
     trace.frames_only = false;
-    let r = runner::replay(&trace, cmd, &runner_opts(opts));
+    // The probe is no check: a runtime that floods it is left for the first check to find (and
+    // name as the root cause), so the flood does not stop the run here, and the probe's output
+    // does not count against the run's shared bound.
+    let mut ro = runner_opts(opts);
+    ro.flood_halts_run = false;
+    ro.stdout = opts.stdout.fresh();
+    let r = runner::replay(&trace, cmd, &ro);
     missing(&r.transcript.stdout, methods, opts.edition)
 }
 
