@@ -134,7 +134,7 @@ pub mod serve;
 mod server;
 
 pub use directive::{parse_directive, Directive};
-pub use server::{Api, Config, RequestRecord};
+pub use server::{tagged_key, Api, Config, RequestRecord};
 
 use std::io;
 use std::net::SocketAddr;

@@ -85,6 +85,16 @@ impl RequestRecord {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The tag of the key the request was sent with (`<key>.<tag>`, [`tagged_key`]): which
+    /// runtime process sent it, when each was given a key of its own.
+    pub fn tag(&self, key: &str) -> Option<&str> {
+        let sent = (self.header("x-api-key"))
+            .or_else(|| self.header("authorization")?.strip_prefix("Bearer "))?;
+        sent.strip_prefix(key)?
+            .strip_prefix('.')
+            .filter(|t| !t.is_empty())
+    }
+
     /// One line for a failure message: `#3 POST /v1/messages → 200 (reply) last-user="…"`.
     pub fn summary(&self) -> String {
         let status = self.status.map_or("-".to_owned(), |s| s.to_string());
@@ -356,15 +366,30 @@ fn invalid(message: impl Into<String>) -> Refusal {
 }
 
 /// Whether the request carries the stub's key, as `api` sends it.
+/// Whether `sent` is the stub's `key`, alone or tagged (`<key>.<tag>`, [`tagged_key`]).
+fn key_matches(sent: &str, key: &str) -> bool {
+    sent == key
+        || sent
+            .strip_prefix(key)
+            .is_some_and(|t| t.starts_with('.') && t.len() > 1)
+}
+
+/// The stub's `key` tagged with `tag`: a runtime given it is served as with the key, and each of
+/// its requests is logged with the tag ([`RequestRecord::tag`]), so a client of the stub that
+/// runs several runtimes at once tells their requests apart (the suite tags each case).
+pub fn tagged_key(key: &str, tag: &str) -> String {
+    format!("{key}.{tag}")
+}
+
 fn authorized(api: Api, req: &HttpRequest, key: &str) -> Result<(), &'static str> {
     match api {
         Api::Messages => match req.header("x-api-key") {
-            Some(k) if k == key => Ok(()),
+            Some(k) if key_matches(k, key) => Ok(()),
             None => Err("no x-api-key header (set DEEPSEEK_API_KEY from the stub's env)"),
             Some(_) => Err("x-api-key does not match the stub's key"),
         },
         Api::ChatCompletions => match req.header("authorization") {
-            Some(v) if v.strip_prefix("Bearer ") == Some(key) => Ok(()),
+            Some(v) if v.strip_prefix("Bearer ").is_some_and(|k| key_matches(k, key)) => Ok(()),
             None => Err("no Authorization header (send `Authorization: Bearer <key>`, the key OPENAI_API_KEY or DEEPSEEK_API_KEY of the stub's env)"),
             Some(_) => Err("Authorization is not `Bearer <the stub's key>`"),
         },

@@ -64,6 +64,21 @@ pub struct Options {
     /// flood keeps its failure, and one that floods after it (the run's shared bound passed
     /// by a process that wrote little) ends [`Outcome::Halted`]. Off by default.
     pub flood_halts_run: bool,
+    /// Evidence that ends a wait early: shown each stdout line, it says why the frames still
+    /// awaited will not come (the case then fails at once with that reason), where a timeout
+    /// would only say they did not.
+    pub give_up: Option<GiveUp>,
+}
+
+/// A case's give-up rule ([`Options::give_up`]): each stdout line in; `Some(why)` when the line
+/// shows that what the case still awaits will never come. A fresh one per case (it may keep state).
+#[derive(Clone)]
+pub struct GiveUp(pub std::sync::Arc<dyn Fn(&Output) -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for GiveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GiveUp")
+    }
 }
 
 impl Default for Options {
@@ -80,6 +95,7 @@ impl Default for Options {
             watch_after_failure: Duration::ZERO,
             flood_halts_run: false,
             cancel: Cancel::new(),
+            give_up: None,
         }
     }
 }
@@ -308,6 +324,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
             started,
             &mut report.transcript,
             &opts.cancel,
+            opts.give_up.as_ref(),
         ),
         opts,
     );
@@ -323,6 +340,16 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.wall = started.elapsed();
     report.outcome = match (end, m.failure()) {
         (End::Halted(h), _) => Outcome::Halted(h),
+        (End::GaveUp(why), _) => {
+            let mut failure = Failure::new(FailureKind::Missing, why);
+            let n = report.transcript.stdout.len();
+            failure.stdout_line = n.checked_sub(1).map(|i| report.transcript.stdout[i].line);
+            failure.recent = report.transcript.stdout[n.saturating_sub(3)..]
+                .iter()
+                .map(|o| o.text().to_owned())
+                .collect();
+            Outcome::Fail(Box::new(failure))
+        }
         (End::Flooded(f), _) => {
             let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
             failure.stdout_line = Some(f.lines);
@@ -446,6 +473,8 @@ enum End {
     Flooded(Flood),
     /// The run was stopped.
     Halted(Halt),
+    /// The give-up rule saw that the frames awaited will not come: why.
+    GaveUp(String),
 }
 
 /// Runs the I/O loop until the matcher is done, the runtime floods its stdout, or the run is
@@ -456,9 +485,13 @@ fn drive(
     started: Instant,
     log: &mut Transcript,
     cancel: &Cancel,
+    give_up: Option<&GiveUp>,
 ) -> End {
     let mut stdout_closed = false;
     let mut exit_seen: Option<(ExitInfo, Instant)> = None;
+    // Why the awaited frames will not come, seen on the last line: acted on once the matcher
+    // has taken that line (a line that completes the case is a pass, whatever it shows).
+    let mut gave_up: Option<String> = None;
     loop {
         let now = started.elapsed();
         match m.poll(now) {
@@ -468,6 +501,7 @@ fn drive(
                 }
                 return End::Done;
             }
+            _ if gave_up.is_some() => return End::GaveUp(gave_up.unwrap_or_default()),
             Action::Write(b) => {
                 log.wrote(&b, now);
                 child.write(b)
@@ -491,6 +525,7 @@ fn drive(
                             let now = started.elapsed();
                             match ev {
                                 Event::Line(o) => {
+                                    gave_up = give_up.and_then(|g| (g.0)(&o));
                                     m.on_output(&o, now);
                                     log.read(o, now);
                                 }

@@ -7,7 +7,7 @@
 use super::options::StubRequest;
 use crate::check::CheckId;
 use crate::runner::wire_log::Wire;
-use crate::runner::Transcript;
+use crate::runner::{GiveUp, Transcript};
 use crate::wire::json::JsonView;
 use crate::wire::output::{Frame, Output};
 use serde_json::Value;
@@ -23,6 +23,37 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
         }
         _ => model_error(&t.stdout),
     }
+}
+
+/// What ends a case of `check` early, when its transcript shows that the frames it still awaits
+/// will not come: for `subagent.notifications`, the prompt's turn ending with no subagent
+/// started (a subagent starts within its parent's turn: `subagent.started` precedes the parent's
+/// `turn/end`, as the release writes them), instead of a 30 s wait for `subagent.started`.
+pub fn give_up(check: CheckId) -> Option<GiveUp> {
+    if check != CheckId::SubagentNotifications {
+        return None;
+    }
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    Some(GiveUp(std::sync::Arc::new(move |o: &Output| {
+        use std::sync::atomic::Ordering::Relaxed;
+        if notification_method(o).as_deref() == Some("subagent.started")
+            || event(o).is_some_and(|(sid, _)| sid != "s1")
+        {
+            ran.store(true, Relaxed);
+        }
+        let ended = event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(&e, "turn/end"));
+        (ended && !ran.load(Relaxed)).then(|| {
+            "the `subagent:` prompt's turn ended and no subagent started in it, so subagent.started will not come".to_owned()
+        })
+    })))
+}
+
+/// The method of a notification frame.
+fn notification_method(o: &Output) -> Option<String> {
+    if !matches!(o.frame(), Frame::Notification { .. }) {
+        return None;
+    }
+    Some(o.json()?.get("method")?.as_str()?.to_owned())
 }
 
 /// The event of a session.event frame: `(sessionId, event)`.
@@ -103,12 +134,8 @@ fn overlap(t: &Transcript) -> Option<String> {
 /// A `subagent:` prompt whose turn ended with no subagent started: the model was not offered a
 /// subagent tool (the stub refused the directive for it), or did not follow the directive.
 fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
-    let started = stdout.iter().any(|o| {
-        matches!(o.frame(), Frame::Notification { .. })
-            && o.json()
-                .and_then(|v| v.get("method").map(|m| m.to_value()))
-                .is_some_and(|m| m == "subagent.started")
-    });
+    let started =
+        (stdout.iter()).any(|o| notification_method(o).as_deref() == Some("subagent.started"));
     // Events of a session other than the prompt's: a child ran, announced or not.
     let child = stdout.iter().filter_map(event).any(|(sid, _)| sid != "s1");
     if started || child {
@@ -190,6 +217,7 @@ mod tests {
             method: "POST".into(),
             path: "/v1/messages".into(),
             status: Some(400),
+            tag: None,
         };
         let t = transcript(&[(0, START)]);
         let why = unexercised(CheckId::SubagentNotifications, &t, &[refused]).unwrap();
@@ -200,5 +228,18 @@ mod tests {
         let child = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"child-1","event":{"type":"turn/start","data":{"turn":1}}}}"#;
         let ran = transcript(&[(0, START), (3, child), (5, END)]);
         assert_eq!(unexercised(CheckId::SubagentNotifications, &ran, &[]), None);
+    }
+
+    #[test]
+    fn the_subagent_wait_ends_at_the_turn_end_only_when_no_subagent_ran() {
+        let line = |s: &str| Output::parse(1, s.to_owned());
+        let g = give_up(CheckId::SubagentNotifications).unwrap();
+        assert_eq!((g.0)(&line(START)), None);
+        assert!((g.0)(&line(END)).unwrap().contains("will not come"));
+        let started = r#"{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"s1","childSessionId":"c"}}"#;
+        let g = give_up(CheckId::SubagentNotifications).unwrap();
+        assert_eq!((g.0)(&line(started)), None);
+        assert_eq!((g.0)(&line(END)), None);
+        assert!(give_up(CheckId::TurnFinalText).is_none());
     }
 }

@@ -3,7 +3,7 @@
 
 use super::cases::CheckCase;
 use super::exercised;
-use super::options::{runner_opts, Options};
+use super::options::{runner_opts, Options, StubLog};
 use super::probe::ModelCapability;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
@@ -239,8 +239,9 @@ impl Judging<'_> {
                 return Some(Verdict::Fail(Box::new(f)));
             }
         };
-        let stub_before = self.opts.model_stub.as_ref().map_or(0, |l| l.lines().len());
-        let r = match self.replay(&trace) {
+        // The case's runtime gets a stub key of its own: its requests, and no other case's.
+        let tag = StubLog::new_tag("case-");
+        let r = match self.replay(&trace, &tag) {
             Ok(r) => r,
             Err(verdict) => return Some(verdict),
         };
@@ -248,14 +249,14 @@ impl Judging<'_> {
         if !matches!(r.outcome, Outcome::Halted(_)) {
             stream_blames(&r, self.id, self.opts, &mut self.blames);
         }
-        if let Some(reason) = self.unexercised(case, &r, stub_before) {
+        if let Some(reason) = self.unexercised(case, &r, &tag) {
             return Some(Verdict::NotTestable { reason });
         }
         match &r.outcome {
             Outcome::Halted(h) => return Some(Verdict::NotRun(*h)),
             Outcome::Pass => {}
             Outcome::Broken(m) => return Some(broken(case, &trace, &r, m)),
-            Outcome::Fail(f) => return Some(self.failed(case, &r, f, stub_before)),
+            Outcome::Fail(f) => return Some(self.failed(case, &r, f, &tag)),
         }
         if r.transcript.truncated {
             return None;
@@ -265,26 +266,24 @@ impl Judging<'_> {
 
     /// Why a case that needs the model, run to its end, did not exercise the rule
     /// ([`exercised::unexercised`], from its transcript and the stub's requests meanwhile).
-    fn unexercised(&self, case: &CheckCase, r: &CaseReport, stub_before: usize) -> Option<String> {
+    fn unexercised(&self, case: &CheckCase, r: &CaseReport, tag: &str) -> Option<String> {
         if !case.needs_model || !matches!(r.outcome, Outcome::Pass | Outcome::Fail(_)) {
             return None;
         }
-        let mut stub = self
-            .opts
-            .model_stub
-            .as_ref()
-            .map(|l| l.requests())
-            .unwrap_or_default();
-        let stub = stub.split_off(stub_before.min(stub.len()));
+        let stub = (self.opts.model_stub.as_ref()).map_or_else(Vec::new, |l| l.tagged(tag));
         exercised::unexercised(self.id, &r.transcript, &stub)
     }
 
     /// Runs `trace` in fresh case directories, or in those of the case it continues; `Err`:
     /// the verdict when it cannot run.
-    fn replay(&mut self, trace: &crate::trace::Trace) -> Result<CaseReport, Verdict> {
+    fn replay(&mut self, trace: &crate::trace::Trace, tag: &str) -> Result<CaseReport, Verdict> {
         // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
         // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
         let mut ro = runner_opts(self.opts);
+        if self.opts.model_stub.is_some() {
+            StubLog::tag_env(&mut ro.env, tag);
+        }
+        ro.give_up = exercised::give_up(self.id);
         ro.skip_repeats = (
             self.id != CheckId::ResponseExactlyOnce,
             self.id != CheckId::TurnNoReplay,
@@ -314,11 +313,11 @@ impl Judging<'_> {
         case: &CheckCase,
         r: &CaseReport,
         f: &crate::trace::matcher::Failure,
-        stub_before: usize,
+        tag: &str,
     ) -> Verdict {
         let mut failure = from_case(r, f);
         if let Some(log) = &self.opts.model_stub {
-            failure.model_log = log.lines().split_off(stub_before.min(log.lines().len()));
+            failure.model_log = log.tagged(tag).into_iter().map(|r| r.summary).collect();
         }
         let in_setup = matches!((case.setup_until, f.trace_line), (Some(s), Some(l)) if l < s);
         if in_setup {

@@ -84,6 +84,9 @@ pub struct StubRequest {
     pub path: String,
     /// The status answered, once sent.
     pub status: Option<u16>,
+    /// The tag of the key it was sent with: the case whose runtime process sent it
+    /// ([`StubLog::tag_env`]).
+    pub tag: Option<String>,
 }
 
 /// Access to the model stub's request log (in arrival order).
@@ -94,6 +97,7 @@ impl StubLog {
     /// The log of a running stub.
     pub fn of(stub: std::sync::Arc<crate::model_stub::ModelStub>) -> StubLog {
         StubLog(std::sync::Arc::new(move || {
+            let key = stub.api_key();
             stub.requests()
                 .iter()
                 .map(|r| StubRequest {
@@ -101,9 +105,35 @@ impl StubLog {
                     method: r.method.clone(),
                     path: r.path.clone(),
                     status: r.status,
+                    tag: r.tag(key).map(str::to_owned),
                 })
                 .collect()
         }))
+    }
+
+    /// Gives the runtime of one case a key of its own: every `*_API_KEY` of `env` (the stub's
+    /// keys) tagged with `tag`, so that the requests of that process alone are
+    /// [`StubLog::tagged`] `tag`, whatever other cases run meanwhile.
+    pub fn tag_env(env: &mut [(String, String)], tag: &str) {
+        for (name, value) in env.iter_mut() {
+            if name.ends_with("_API_KEY") {
+                *value = crate::model_stub::tagged_key(value, tag);
+            }
+        }
+    }
+
+    /// The requests sent with a key tagged `tag` ([`StubLog::tag_env`]).
+    pub fn tagged(&self, tag: &str) -> Vec<StubRequest> {
+        let mut all = self.requests();
+        all.retain(|r| r.tag.as_deref() == Some(tag));
+        all
+    }
+
+    /// A tag no other case of this process has.
+    pub fn new_tag(what: &str) -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{what}{n}")
     }
 
     /// Every request so far.

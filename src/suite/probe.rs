@@ -2,7 +2,7 @@
 //! stub's directives ([`probe_model`]), and which edition its method surface looks like
 //! ([`probe_surface`]).
 
-use super::options::{runner_opts, Options, StubRequest};
+use super::options::{runner_opts, Options, StubLog, StubRequest};
 use crate::runner::{self, CommandSpec, Outcome};
 use crate::wire::json::{self, JsonView};
 use crate::wire::output::{Frame, Output};
@@ -44,8 +44,10 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
         }
         Err(e) => return ModelCapability::Ignores(format!("the model probe is invalid: {e}")),
     };
-    let before = opts.model_stub.as_ref().map_or(0, |l| l.requests().len());
-    let r = runner::replay(&trace, cmd, &runner_opts(opts));
+    let tag = StubLog::new_tag("model-probe-");
+    let mut ro = runner_opts(opts);
+    StubLog::tag_env(&mut ro.env, &tag);
+    let r = runner::replay(&trace, cmd, &ro);
     if matches!(r.outcome, Outcome::Halted(_)) {
         return ModelCapability::Follows;
     }
@@ -73,12 +75,8 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
             "its model does not follow the stub's directives: `reply: dsh-model-probe-ok` was answered {:?}; use --model-stub for a runtime that calls a model",
             crate::trace::explain::clip(&t, 120)
         )),
-        // The stub's requests since the probe began (other checks running meanwhile may add
-        // theirs: a request of any runtime process shows the stub reachable).
-        None => match opts.model_stub.as_ref().and_then(|l| {
-            let mut log = l.requests();
-            stub_unreachable(&log.split_off(before.min(log.len())))
-        }) {
+        // The stub's requests of the probe's own process (its key's tag).
+        None => match opts.model_stub.as_ref().and_then(|l| stub_unreachable(&l.tagged(&tag))) {
             Some(why) => ModelCapability::Ignores(why),
             None => ModelCapability::Follows,
         },
@@ -257,6 +255,7 @@ mod tests {
             method: "POST".into(),
             path: path.into(),
             status: Some(status),
+            tag: None,
         };
         let why =
             stub_unreachable(&[req("/v1/responses", 404), req("/v1/responses", 404)]).unwrap();

@@ -29,7 +29,7 @@ pub struct Failure {
     pub stderr_tail: String,
     /// Everything else, rendered (last frames received, oracle output).
     pub details: String,
-    /// The model stub's requests while the case ran (with `--jobs` > 1, other checks' too).
+    /// The model stub's requests of the case's own runtime process (its key's tag).
     pub model_log: Vec<String>,
     /// The case's wire log, bounded (the JSON and HTML reports show it).
     pub wire_log: Option<crate::runner::WireLog>,
@@ -76,7 +76,7 @@ impl fmt::Display for Failure {
             writeln!(f, "  {l}")?;
         }
         if !self.model_log.is_empty() {
-            writeln!(f, "  model stub requests meanwhile:")?;
+            writeln!(f, "  model stub requests of this case:")?;
             for l in &self.model_log {
                 writeln!(f, "    {l}")?;
             }
