@@ -73,7 +73,10 @@ pub struct Options {
 /// A case's give-up rule ([`Options::give_up`]): each stdout line in; `Some(why)` when the line
 /// shows that what the case still awaits will never come. A fresh one per case (it may keep state).
 #[derive(Clone)]
-pub struct GiveUp(pub std::sync::Arc<dyn Fn(&Output) -> Option<String> + Send + Sync>);
+pub struct GiveUp(pub std::sync::Arc<GiveUpFn>);
+
+/// The function behind a [`GiveUp`].
+pub type GiveUpFn = dyn Fn(&Output) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for GiveUp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
