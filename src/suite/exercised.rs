@@ -30,11 +30,37 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
 /// started (a subagent starts within its parent's turn: `subagent.started` precedes the parent's
 /// `turn/end`, as the release writes them), instead of a 30 s wait for `subagent.started`.
 pub fn give_up(check: CheckId) -> Option<GiveUp> {
-    if check != CheckId::SubagentNotifications {
-        return None;
+    match check {
+        CheckId::SubagentNotifications => Some(subagent_give_up()),
+        CheckId::TurnUserMessageId => Some(user_message_give_up()),
+        _ => None,
     }
+}
+
+/// `turn.user-message-id` awaits the turn's user/message with the prompt's id: once the turn has
+/// ended, it will not come, and the user/message the turn did carry says how it differs.
+fn user_message_give_up() -> GiveUp {
+    let seen: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    GiveUp(std::sync::Arc::new(move |o: &Output| {
+        let (sid, e) = event(o)?;
+        let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+        if sid == "s1" && is_type(&e, "user/message") {
+            *seen = Some(crate::trace::explain::clip(o.text(), 300));
+        }
+        if sid != "s1" || !is_type(&e, "turn/end") {
+            return None;
+        }
+        Some(match seen.as_deref() {
+            Some(u) => format!("the turn ended, and its user/message does not carry the prompt's messageId as data.id: {u}"),
+            None => "the turn ended without a user/message event".to_owned(),
+        })
+    }))
+}
+
+/// See [`give_up`].
+fn subagent_give_up() -> GiveUp {
     let ran = std::sync::atomic::AtomicBool::new(false);
-    Some(GiveUp(std::sync::Arc::new(move |o: &Output| {
+    GiveUp(std::sync::Arc::new(move |o: &Output| {
         use std::sync::atomic::Ordering::Relaxed;
         if notification_method(o).as_deref() == Some("subagent.started")
             || event(o).is_some_and(|(sid, _)| sid != "s1")
@@ -45,7 +71,7 @@ pub fn give_up(check: CheckId) -> Option<GiveUp> {
         (ended && !ran.load(Relaxed)).then(|| {
             "the `subagent:` prompt's turn ended and no subagent started in it, so subagent.started will not come".to_owned()
         })
-    })))
+    }))
 }
 
 /// The method of a notification frame.
@@ -241,5 +267,15 @@ mod tests {
         assert_eq!((g.0)(&line(started)), None);
         assert_eq!((g.0)(&line(END)), None);
         assert!(give_up(CheckId::TurnFinalText).is_none());
+    }
+
+    #[test]
+    fn the_user_message_wait_ends_at_the_turn_end_showing_the_user_message() {
+        let line = |s: &str| Output::parse(1, s.to_owned());
+        let g = give_up(CheckId::TurnUserMessageId).unwrap();
+        let user = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"user/message","data":{"message":{"id":"m1"}}}}}"#;
+        assert_eq!((g.0)(&line(user)), None);
+        let why = (g.0)(&line(END)).unwrap();
+        assert!(why.contains(r#""message":{"id":"m1"}"#), "{why}");
     }
 }
