@@ -17,7 +17,7 @@ use std::time::Duration;
 /// not). `stub`: the stub's requests while the case ran (empty without the stub).
 pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Option<String> {
     match check {
-        CheckId::TurnOverlapQueued => overlap(t),
+        CheckId::TurnOverlapQueued => overlap(t).or_else(|| model_error(&t.stdout)),
         CheckId::SubagentNotifications => {
             subagent(&t.stdout, stub).or_else(|| model_error(&t.stdout))
         }
@@ -167,14 +167,24 @@ fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
     if started || child {
         return None;
     }
-    if let Some(r) = stub
-        .iter()
-        .find(|r| r.status == Some(400) && r.summary.contains("offers no tool of that name"))
-    {
+    let unoffered = |r: &&StubRequest| {
+        r.directive
+            .as_deref()
+            .is_some_and(|d| d.ends_with("subagent"))
+            && r.tools
+                .as_ref()
+                .is_some_and(|t| !t.iter().any(|t| t == "subagent"))
+    };
+    if let Some(r) = stub.iter().find(unoffered) {
+        let tools = r.tools.as_deref().unwrap_or_default();
         return Some(format!(
-            "the runtime offers its model no subagent tool: the model stub refused `subagent:` for it ({})",
-            crate::trace::explain::clip(&r.summary, 200)
+            "the runtime offers its model no subagent tool: its request for the `subagent:` prompt offered {} ({})",
+            if tools.is_empty() { "no tool at all".to_owned() } else { tools.join(", ") },
+            crate::trace::explain::clip(&r.summary, 160)
         ));
+    }
+    if let Some(why) = model_error(stdout) {
+        return Some(why);
     }
     let ended = stdout
         .iter()
@@ -239,15 +249,20 @@ mod tests {
     #[test]
     fn a_subagent_prompt_without_a_subagent_tool_is_unexercised_a_missing_notification_is_not() {
         let refused = StubRequest {
-            summary: "POST /v1/messages 400 model-stub: the directive calls the `subagent` tool but the request offers no tool of that name (offered: bash)".into(),
+            summary: "#1 conn1 POST /v1/messages → 400 (subagent)".into(),
             method: "POST".into(),
             path: "/v1/messages".into(),
             status: Some(400),
             tag: None,
+            directive: Some("subagent".into()),
+            tools: Some(vec!["bash".into()]),
         };
         let t = transcript(&[(0, START)]);
         let why = unexercised(CheckId::SubagentNotifications, &t, &[refused]).unwrap();
-        assert!(why.contains("no subagent tool"), "{why}");
+        assert!(
+            why.contains("no subagent tool") && why.contains("offered bash"),
+            "{why}"
+        );
         let ended = transcript(&[(0, START), (5, END)]);
         assert!(unexercised(CheckId::SubagentNotifications, &ended, &[]).is_some());
         // A child session streamed: a subagent ran, and its missing notification is a failure.

@@ -87,6 +87,11 @@ pub struct StubRequest {
     /// The tag of the key it was sent with: the case whose runtime process sent it
     /// ([`StubLog::tag_env`]).
     pub tag: Option<String>,
+    /// The directive it carried ([`crate::model_stub::RequestRecord::directive`]: `reply`,
+    /// `subagent`, `slow:2+reply` …), when the stub could read the request.
+    pub directive: Option<String>,
+    /// The tools the request offered its model, when the stub could read the request.
+    pub tools: Option<Vec<String>>,
 }
 
 /// Access to the model stub's request log (in arrival order).
@@ -106,6 +111,8 @@ impl StubLog {
                     path: r.path.clone(),
                     status: r.status,
                     tag: r.tag(key).map(str::to_owned),
+                    directive: r.directive.clone(),
+                    tools: r.facts.as_ref().map(|f| f.tool_names.clone()),
                 })
                 .collect()
         }))

@@ -256,6 +256,8 @@ mod tests {
             path: path.into(),
             status: Some(status),
             tag: None,
+            directive: None,
+            tools: None,
         };
         let why =
             stub_unreachable(&[req("/v1/responses", 404), req("/v1/responses", 404)]).unwrap();

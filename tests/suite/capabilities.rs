@@ -7,13 +7,14 @@
 
 use super::{KIT, RUNTIME};
 use dsh_conformance::check::{CheckId, Subject, METHOD_OWNERS};
+use dsh_conformance::model_stub::ModelStub;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::cases;
-use dsh_conformance::suite::run::{run, Options};
+use dsh_conformance::suite::run::{run, Options, StubLog};
 use dsh_conformance::suite::{Report, Verdict};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn fixtures() -> PathBuf {
@@ -23,16 +24,23 @@ fn fixtures() -> PathBuf {
 /// One runtime of the table: its command line and the checks whose verdict is not PASS.
 struct Limited {
     words: Vec<String>,
+    /// Run with the model stub (`==stub`), as `check --model-stub`.
+    stub: bool,
     verdicts: BTreeMap<CheckId, String>,
 }
 
 /// `capabilities.txt`: `== <command>` starts a runtime (`{fixtures}`, `{kit}`, `{reference}`
-/// substituted), `<VERDICT> <check-id>` lines follow; `#` starts a comment.
+/// substituted; `==stub <command>` one run with the model stub), `<VERDICT> <check-id>` lines
+/// follow; `#` starts a comment.
 fn table() -> Vec<Limited> {
     let text = std::fs::read_to_string(fixtures().join("capabilities.txt")).unwrap();
     let mut out: Vec<Limited> = Vec::new();
     for line in text.lines().map(|l| l.split('#').next().unwrap().trim()) {
-        if let Some(cmd) = line.strip_prefix("== ") {
+        let (stub, cmd) = match line.strip_prefix("==stub ") {
+            Some(cmd) => (true, Some(cmd)),
+            None => (false, line.strip_prefix("== ")),
+        };
+        if let Some(cmd) = cmd {
             let words = cmd
                 .split_whitespace()
                 .map(|w| {
@@ -43,6 +51,7 @@ fn table() -> Vec<Limited> {
                 .collect();
             out.push(Limited {
                 words,
+                stub,
                 verdicts: BTreeMap::new(),
             });
         } else if let Some((verdict, id)) = line.split_once(' ') {
@@ -56,11 +65,19 @@ fn table() -> Vec<Limited> {
 
 fn judge(r: &Limited) -> Result<Report, String> {
     let cmd = CommandSpec::from_argv(&r.words).unwrap();
-    let opts = Options {
+    let mut opts = Options {
         jobs: 2,
         frame_timeout: Duration::from_secs(3),
         ..Options::default()
     };
+    let stub = match r.stub {
+        true => Some(Arc::new(ModelStub::start().map_err(|e| e.to_string())?)),
+        false => None,
+    };
+    if let Some(stub) = &stub {
+        opts.env = stub.env();
+        opts.model_stub = Some(StubLog::of(stub.clone()));
+    }
     run(&cmd, &r.words.join(" "), &opts).map_err(|e| e.to_string())
 }
 
@@ -123,6 +140,7 @@ fn owned(method: &str) -> bool {
 fn no_check_that_needs_a_method_passes_on_a_runtime_that_has_none() {
     let words = ["node", "unknown_everything.mjs"].map(String::from);
     let r = Limited {
+        stub: false,
         words: vec![
             words[0].clone(),
             fixtures().join(&words[1]).to_string_lossy().into_owned(),
