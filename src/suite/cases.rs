@@ -151,6 +151,17 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
         case.needs_model = trace.meta.requires.iter().any(|r| r == "model");
         case.setup_only = setup_until.is_some_and(|m| trace.steps.iter().all(|s| s.line < m));
         case.methods = requested_methods(text);
+        // `# needs: m …`: methods the case needs although it calls them before initialize
+        // (the gate's case: a runtime that lacks them answers them as unknown, gated or not).
+        for l in text.lines() {
+            if let Some(v) = l.trim().strip_prefix("# needs:") {
+                for m in v.split_whitespace() {
+                    if !case.methods.iter().any(|o| o == m) {
+                        case.methods.push(m.to_owned());
+                    }
+                }
+            }
+        }
         out.push(case);
     }
     Ok(out)
