@@ -69,6 +69,7 @@ breaking {
     ResponseBeforeReceipt = "response-before-receipt" => ReceiptPrecedesResponse: "the prompt response is sent before its receipt",
     FrozenTurn = "frozen-turn" => TurnCountsPerSession: "every turn is numbered 1",
     SharedTurnCounter = "shared-turn-counter" => TurnSessionsIsolated: "turn numbers count across all sessions, not per session",
+    FirstSessionOnly = "first-session-only" => TurnSessionsIsolated: "only the first session to stream gets its session.event frames; every later session streams none (one event boundary shared by the whole process)",
     ReplaysOldEvents = "replays-old-events" => TurnNoReplay: "a later prompt re-sends the session's earlier events first",
     IdleBeforeTurnEnd = "idle-before-turn-end" => TurnEndBeforeIdle: "session.status idle is sent before the turn/end event",
     NoIdle = "no-idle" => StatusIdleAfterTurn: "session.status idle is never sent",

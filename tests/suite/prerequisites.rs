@@ -225,6 +225,21 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         ReceiptPrecedesResponse,
         "response-before-receipt",
     ),
+    (
+        ReceiptPrecedesResponse,
+        TurnSessionsIsolated,
+        "first-session-only",
+    ),
+    (
+        SessionSeqContiguous,
+        TurnSessionsIsolated,
+        "first-session-only",
+    ),
+    (
+        SessionIdsAreData,
+        TurnSessionsIsolated,
+        "first-session-only",
+    ),
     (TurnSessionsIsolated, TurnEndReason, "no-turn-end"),
     (TurnSessionsIsolated, TurnCountsPerSession, "frozen-turn"),
     (SessionSeqContiguous, TurnEndReason, "no-turn-end"),

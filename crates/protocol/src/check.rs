@@ -243,7 +243,7 @@ checks! {
     // session/prompt and its receipt.
     PromptMessageId = "prompt.message-id" "§3.2" Must QUEUED [ResponseAnswered] Trace: "session/prompt answers {messageId: <non-empty string>}";
     ReceiptIdMatchesInserted = "receipt.id-matches-inserted" "§5 §8.4" Must QUEUED [PromptMessageId TurnEndReason] Trace: "an agent/inbox/spliced receipt whose inserted[].id equals the messageId is sent for every prompt";
-    ReceiptPrecedesResponse = "receipt.precedes-response" "§5" Must QUEUED [ReceiptIdMatchesInserted] Stream: "the prompt's receipt is written before the prompt's response, also for a prompt to a running session";
+    ReceiptPrecedesResponse = "receipt.precedes-response" "§5" Must QUEUED [ReceiptIdMatchesInserted TurnSessionsIsolated] Stream: "the prompt's receipt is written before the prompt's response, also for a prompt to a running session";
     TurnEndReason = "turn.end-reason" "§5 §8.4" Must ALL [ResponseAnswered] Trace: "turn/end carries {turn: <int>, reason: {kind: <string>}}";
     TurnUserMessageId = "turn.user-message-id" "§5" Should QUEUED [ReceiptIdMatchesInserted] Trace: "the turn's user/message event carries data.id == messageId";
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
@@ -252,12 +252,12 @@ checks! {
     TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
     TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
-    SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
+    SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason TurnSessionsIsolated] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
     TurnOverlapQueued = "turn.overlap-queued" "§6" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "a prompt to a running session is accepted and runs as the next turn; one idle after both";
     TurnOverlapRejected = "turn.overlap-rejected" "§6" Must LEGACY [ResponseAnswered] Trace: "a prompt to a session with a prompt in flight fails with `session already has an active prompt: <id>`";
     LegacySessionFinished = "legacy.session-finished" "§4" Must LEGACY [ResponseAnswered] Trace: "session.finished {sessionId, status, reason} precedes the {accepted:true} prompt response";
     SubagentNotifications = "subagent.notifications" "§4" Should QUEUED [ResponseAnswered] Trace: "a subagent run is bracketed by subagent.started and subagent.finished naming parent and child";
-    SessionIdsAreData = "session.ids-are-data" "§3.2" Should QUEUED [PromptMessageId TurnEndReason] Trace: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
+    SessionIdsAreData = "session.ids-are-data" "§3.2" Should QUEUED [PromptMessageId TurnEndReason TurnSessionsIsolated] Trace: "session ids such as ../x, a/b, . and .. are plain data: prompts on them complete like any other";
     // Methods of the 0.2.x release.
     ResumeValidation = "resume.validation" "§3.3 §9" Should CURRENT [ResponseAnswered] Trace: "session/resume rejects a missing or empty sessionId and unknown or already-open sessions with the contract's messages";
     ResumeAcrossProcesses = "resume.across-processes" "§3.3" Must CURRENT [TurnEndReason LifecycleShutdownExits0 TurnCountsPerSession TurnSessionsIsolated] Trace: "a session resumed in a new process continues its turn numbers and seq";

@@ -34,6 +34,14 @@ impl Rewriter {
                 }
             }
             M::SharedTurnCounter => self.shared_turn_counter(v),
+            M::FirstSessionOnly => {
+                // One event boundary for the whole process: the first session to stream owns it.
+                if let Some((sid, _, _)) = session_event(v) {
+                    if *self.first_session.get_or_insert_with(|| sid.to_owned()) != sid {
+                        return Some(Vec::new());
+                    }
+                }
+            }
             M::ReplaysOldEvents => return self.replays_old_events(v),
             M::IdleBeforeTurnEnd => return self.idle_before_turn_end(v),
             M::ResumeReplaysHistory => return self.resume_replays_history(v),

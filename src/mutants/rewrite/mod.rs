@@ -60,6 +60,8 @@ pub(crate) struct Rewriter {
     next_seq: HashMap<String, u64>,
     /// The writer has died (`writer-dies-on-surrogate`): nothing more reaches the client.
     writer_dead: bool,
+    /// The first session that streamed an event (`first-session-only`).
+    first_session: Option<String>,
 }
 
 impl Rewriter {
@@ -89,6 +91,7 @@ impl Rewriter {
             event_count: HashMap::new(),
             next_seq: HashMap::new(),
             writer_dead: false,
+            first_session: None,
         }
     }
 
