@@ -19,6 +19,7 @@ fn every_mutant_changes_something_somewhere() {
         r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"x","seq":4,"time":1,"data":{}}}}"#,
         r#"{"jsonrpc":"2.0","id":"\ud800","error":{"code":-32603,"message":"m"}}"#,
         r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32603,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s2","event":{"type":"x","seq":0,"time":1,"data":{}}}}"#,
     ];
     let probes_in: [&[u8]; 10] = [
         br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
@@ -73,6 +74,17 @@ fn the_identity_rewriter_passes_frames_through_unchanged() {
     let mut id = Rewriter::identity();
     assert_eq!(id.output(RECEIPT), vec![RECEIPT.to_owned()]);
     assert_eq!(id.input(b"{not json").forward, vec![b"{not json".to_vec()]);
+}
+
+#[test]
+fn first_session_only_drops_the_events_of_every_later_session() {
+    let mut r = Rewriter::new(M::FirstSessionOnly);
+    let s2 = RECEIPT.replace("\"s1\"", "\"s2\"");
+    assert_eq!(r.output(RECEIPT), vec![RECEIPT.to_owned()]);
+    assert!(r.output(&s2).is_empty());
+    assert_eq!(r.output(RECEIPT), vec![RECEIPT.to_owned()]);
+    // Responses and statuses of any session pass.
+    assert_eq!(r.output(RESPONSE), vec![RESPONSE.to_owned()]);
 }
 
 #[test]
