@@ -110,6 +110,7 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
         let mut check = None;
         let mut oracles = Vec::new();
         let mut setup_until = None;
+        let mut needs: Vec<String> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if let Some(v) = l.strip_prefix("# check:") {
@@ -132,6 +133,10 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
                 }
             } else if l == "# ---- check ----" {
                 setup_until = Some(i + 1);
+            } else if let Some(v) = l.strip_prefix("# needs:") {
+                // Methods the case needs although it calls them before initialize (the gate's
+                // case: a runtime that lacks them answers them as unknown, gated or not).
+                needs.extend(v.split_whitespace().map(str::to_owned));
             }
         }
         let check = check.ok_or(CaseError::NoCheck { file })?;
@@ -151,15 +156,9 @@ pub fn all() -> Result<Vec<CheckCase>, CaseError> {
         case.needs_model = trace.meta.requires.iter().any(|r| r == "model");
         case.setup_only = setup_until.is_some_and(|m| trace.steps.iter().all(|s| s.line < m));
         case.methods = requested_methods(text);
-        // `# needs: m …`: methods the case needs although it calls them before initialize
-        // (the gate's case: a runtime that lacks them answers them as unknown, gated or not).
-        for l in text.lines() {
-            if let Some(v) = l.trim().strip_prefix("# needs:") {
-                for m in v.split_whitespace() {
-                    if !case.methods.iter().any(|o| o == m) {
-                        case.methods.push(m.to_owned());
-                    }
-                }
+        for m in needs {
+            if !case.methods.contains(&m) {
+                case.methods.push(m);
             }
         }
         out.push(case);

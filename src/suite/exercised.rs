@@ -8,7 +8,7 @@ use super::options::StubRequest;
 use crate::check::CheckId;
 use crate::runner::wire_log::Wire;
 use crate::runner::{GiveUp, Transcript};
-use crate::wire::json::JsonView;
+use crate::wire::json::{JsonView, TapeRef};
 use crate::wire::output::{Frame, Output};
 use serde_json::Value;
 use std::time::Duration;
@@ -44,10 +44,10 @@ fn user_message_give_up() -> GiveUp {
     GiveUp(std::sync::Arc::new(move |o: &Output| {
         let (sid, e) = event(o)?;
         let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-        if sid == "s1" && is_type(&e, "user/message") {
+        if sid == "s1" && is_type(e, "user/message") {
             *seen = Some(crate::trace::explain::clip(o.text(), 300));
         }
-        if sid != "s1" || !is_type(&e, "turn/end") {
+        if sid != "s1" || !is_type(e, "turn/end") {
             return None;
         }
         Some(match seen.as_deref() {
@@ -62,51 +62,51 @@ fn subagent_give_up() -> GiveUp {
     let ran = std::sync::atomic::AtomicBool::new(false);
     GiveUp(std::sync::Arc::new(move |o: &Output| {
         use std::sync::atomic::Ordering::Relaxed;
-        if notification_method(o).as_deref() == Some("subagent.started")
+        if notification_method(o) == Some("subagent.started")
             || event(o).is_some_and(|(sid, _)| sid != "s1")
         {
             ran.store(true, Relaxed);
         }
-        let ended = event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(&e, "turn/end"));
+        let ended = event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(e, "turn/end"));
         (ended && !ran.load(Relaxed)).then(|| {
             "the `subagent:` prompt's turn ended and no subagent started in it, so subagent.started will not come".to_owned()
         })
     }))
 }
 
-/// The method of a notification frame.
-fn notification_method(o: &Output) -> Option<String> {
-    if !matches!(o.frame(), Frame::Notification { .. }) {
-        return None;
+/// The method of a notification frame (the frame's typed method: no parse).
+fn notification_method(o: &Output) -> Option<&str> {
+    match o.frame() {
+        Frame::Notification { method, .. } => Some(method),
+        _ => None,
     }
-    Some(o.json()?.get("method")?.as_str()?.to_owned())
 }
 
-/// The event of a session.event frame: `(sessionId, event)`.
-fn event(o: &Output) -> Option<(String, Value)> {
-    if !matches!(o.frame(), Frame::Notification { .. }) {
+/// A session.event frame's session id and event, read off the line's frame and tape: the
+/// give-up rules call it on every stdout line, so nothing is converted to a `Value` here.
+fn event(o: &Output) -> Option<(&str, TapeRef<'_>)> {
+    let Frame::Notification {
+        session: Some(sid), ..
+    } = o.frame()
+    else {
         return None;
-    }
-    let v = o.json()?.to_value();
-    if v.get("method")?.as_str()? != "session.event" {
-        return None;
-    }
-    let sid = v.pointer("/params/sessionId")?.as_str()?.to_owned();
-    Some((sid, v.pointer("/params/event")?.clone()))
+    };
+    Some((sid, o.params_of("session.event")?.get("event")?))
 }
 
-fn is_type(e: &Value, ty: &str) -> bool {
-    e.get("type").and_then(Value::as_str) == Some(ty)
+/// Whether event `e` is of type `ty`.
+fn is_type(e: TapeRef<'_>, ty: &str) -> bool {
+    e.get("type").and_then(JsonView::as_str) == Some(ty)
 }
 
 /// The first turn that ended in an error (`turn/end` reason `error`): the model failed, so a rule
 /// about what a completed turn shows was not exercised.
 fn model_error(stdout: &[Output]) -> Option<String> {
     stdout.iter().filter_map(event).find_map(|(sid, e)| {
-        if !is_type(&e, "turn/end") {
+        if !is_type(e, "turn/end") {
             return None;
         }
-        let reason = e.pointer("/data/reason")?;
+        let reason = e.get("data")?.get("reason")?.to_value();
         if reason.get("kind")?.as_str()? != "error" {
             return None;
         }
@@ -136,7 +136,7 @@ fn overlap(t: &Transcript) -> Option<String> {
     };
     let first = |ty: &str| {
         (t.stdout.iter().enumerate())
-            .find(|(_, o)| event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(&e, ty)))
+            .find(|(_, o)| event(o).is_some_and(|(sid, e)| sid == "s1" && is_type(e, ty)))
             .map(|(i, _)| i)
     };
     let (start, end) = (first("turn/start")?, first("turn/end")?);
@@ -160,8 +160,7 @@ fn overlap(t: &Transcript) -> Option<String> {
 /// A `subagent:` prompt whose turn ended with no subagent started: the model was not offered a
 /// subagent tool (the stub refused the directive for it), or did not follow the directive.
 fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
-    let started =
-        (stdout.iter()).any(|o| notification_method(o).as_deref() == Some("subagent.started"));
+    let started = (stdout.iter()).any(|o| notification_method(o) == Some("subagent.started"));
     // Events of a session other than the prompt's: a child ran, announced or not.
     let child = stdout.iter().filter_map(event).any(|(sid, _)| sid != "s1");
     if started || child {
@@ -189,7 +188,7 @@ fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
     let ended = stdout
         .iter()
         .filter_map(event)
-        .any(|(sid, e)| sid == "s1" && is_type(&e, "turn/end"));
+        .any(|(sid, e)| sid == "s1" && is_type(e, "turn/end"));
     ended.then(|| {
         "the turn of the `subagent:` prompt ended and no subagent ran: the runtime's model has no subagent tool or does not follow `subagent:`".to_owned()
     })

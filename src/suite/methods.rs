@@ -7,12 +7,12 @@
 
 use super::cases::CheckCase;
 use super::options::{runner_opts, Options};
+use super::probe::{answer_to, Answer};
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::{method_owner, CheckId, CheckInfo, METHOD_OWNERS};
 use crate::runner::{self, CommandSpec};
-use crate::wire::json::JsonView;
-use crate::wire::output::{Frame, Output};
-use serde_json::Value;
+use crate::wire::output::Output;
+use serde_json::{json, Value};
 
 /// A method of the edition that the runtime answers as an unknown one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,47 +30,53 @@ const UNKNOWN: &str = "dsh/method-probe";
 
 /// The probe's harmless params per method: unknown sessions, a directory that is not there, a
 /// prompt without content. Any answer but the unknown method's shows the method is there.
-fn probe_params(method: &str) -> &'static str {
+fn probe_params(method: &str) -> Value {
     match method {
         "session/working-directory/set" => {
-            r#"{"sessionId":"dsh-method-probe","path":"dsh-method-probe-no-such-directory"}"#
+            json!({"sessionId": "dsh-method-probe", "path": "dsh-method-probe-no-such-directory"})
         }
-        "session/resume" | "session/wait" => r#"{"sessionId":"dsh-method-probe-absent"}"#,
-        _ => r#"{"sessionId":"dsh-method-probe"}"#,
+        "session/resume" | "session/wait" => json!({"sessionId": "dsh-method-probe-absent"}),
+        _ => json!({"sessionId": "dsh-method-probe"}),
     }
 }
 
-/// The probe trace for the methods `methods` (shutdown, when listed, last: it ends the process).
+/// The probe's requests in order, each one's id `m<index>`: the method no edition has first,
+/// then `methods`, `shutdown` (which ends the process) last.
+fn probe_order<'m>(methods: &[&'m str]) -> Vec<&'m str> {
+    let mut order = vec![UNKNOWN];
+    order.extend(methods.iter().filter(|m| **m != "shutdown"));
+    order.extend(methods.iter().filter(|m| **m == "shutdown"));
+    order
+}
+
+/// The probe's opening: initialize, answered.
+const PROBE_START: &str = r#"# case: method-probe
+ignore {"method":"{{string}}"}
+>> {"jsonrpc":"2.0","id":"init","method":"initialize","params":{"cwd":"{{cwd}}","provider":"deepseek-official","model":"deepseek-v4-flash"}}
+<< {"jsonrpc":"2.0","id":"init"} within 30s
+"#;
+
+/// The probe trace for `methods` ([`probe_order`]): every request but shutdown sent at once and
+/// answered in any order, then shutdown.
 fn probe_trace(methods: &[&str]) -> String {
-    let mut t = String::from(
-        "# case: method-probe\nignore {\"method\":\"{{string}}\"}\n\
-         >> {\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"cwd\":\"{{cwd}}\",\"provider\":\"deepseek-official\",\"model\":\"deepseek-v4-flash\"}}\n\
-         << {\"jsonrpc\":\"2.0\",\"id\":\"init\"} within 30s\n",
-    );
-    let send = |t: &mut String, id: usize, m: &str| {
-        t.push_str(&format!(
-            ">> {{\"jsonrpc\":\"2.0\",\"id\":\"m{id}\",\"method\":\"{m}\",\"params\":{}}}\n",
-            probe_params(m)
-        ));
+    let send = |i: usize, m: &str| {
+        let request = json!({"jsonrpc": "2.0", "id": format!("m{i}"), "method": m, "params": probe_params(m)});
+        format!(">> {request}\n")
     };
-    let (last, rest): (Vec<&str>, Vec<&str>) = methods.iter().partition(|m| **m == "shutdown");
-    let mut order: Vec<&str> = vec![UNKNOWN];
-    order.extend(rest);
-    for (i, m) in order.iter().enumerate() {
-        send(&mut t, i, m);
-    }
+    let answer = |i: usize| format!("<< {}\n", json!({"jsonrpc": "2.0", "id": format!("m{i}")}));
+    let order = probe_order(methods);
+    let served = order.iter().take_while(|m| **m != "shutdown").count();
+    let mut t = String::from(PROBE_START);
+    let numbered = || order.iter().copied().enumerate();
+    t.extend(numbered().take(served).map(|(i, m)| send(i, m)));
     t.push_str("<<unordered\n");
-    for i in 0..order.len() {
-        t.push_str(&format!("<< {{\"jsonrpc\":\"2.0\",\"id\":\"m{i}\"}}\n"));
-    }
+    t.extend((0..served).map(answer));
     t.push_str("<<end\n");
-    if !last.is_empty() {
-        send(&mut t, order.len(), "shutdown");
-        t.push_str(&format!(
-            "<< {{\"jsonrpc\":\"2.0\",\"id\":\"m{}\"}}\n",
-            order.len()
-        ));
-    }
+    t.extend(
+        numbered()
+            .skip(served)
+            .map(|(i, m)| send(i, m) + &answer(i)),
+    );
     t
 }
 
@@ -121,20 +127,14 @@ fn missing(
     methods: &[&str],
     edition: crate::edition::Edition,
 ) -> Vec<MissingMethod> {
-    let answer = |id: &str| -> Option<Value> {
-        let echo = format!("\"{id}\"");
-        stdout.iter().find_map(|l| match l.frame() {
-            Frame::Response { id: got, .. } if *got == echo => Some(l.json()?.to_value()),
-            _ => None,
-        })
+    let error = |i: usize| match answer_to(stdout, &format!("m{i}")) {
+        Some(Answer::Error(e)) => Some(e),
+        _ => None,
     };
-    let unknown = answer("m0").and_then(|a| a.get("error").cloned());
-    let (last, rest): (Vec<&str>, Vec<&str>) = methods.iter().partition(|m| **m == "shutdown");
-    let ids = rest.iter().enumerate().map(|(i, m)| (i + 1, *m));
-    let ids = ids.chain(last.iter().map(|m| (rest.len() + 1, *m)));
+    let unknown = error(0);
     let mut out = Vec::new();
-    for (i, m) in ids {
-        let Some(error) = answer(&format!("m{i}")).and_then(|a| a.get("error").cloned()) else {
+    for (i, m) in probe_order(methods).into_iter().enumerate().skip(1) {
+        let Some(error) = error(i) else {
             continue;
         };
         if is_unknown_answer(&error, m, unknown.as_ref()) {

@@ -135,9 +135,22 @@ ignore {"method":"{{string}}"}
 
 /// The answer a response gave: its result, or its error.
 #[derive(Debug, Clone, PartialEq)]
-enum Answer {
+pub(super) enum Answer {
     Result,
     Error(serde_json::Value),
+}
+
+/// The answer to the request whose id is the string `id`, if `stdout` holds one (read off the
+/// typed frame; only an error is parsed).
+pub(super) fn answer_to(stdout: &[Output], id: &str) -> Option<Answer> {
+    let echo = json::to_string(&serde_json::Value::from(id));
+    stdout.iter().find_map(|l| match l.frame() {
+        Frame::Response { id: got, ok: true } if *got == echo => Some(Answer::Result),
+        Frame::Response { id: got, ok: false } if *got == echo => {
+            Some(Answer::Error(l.json()?.get("error")?.to_value()))
+        }
+        _ => None,
+    })
 }
 
 /// The edition the runtime's method surface looks like, when it differs from `opts.edition`:
@@ -161,21 +174,7 @@ pub fn probe_surface(cmd: &CommandSpec, opts: &Options) -> Option<crate::edition
 /// [`probe_surface`]'s decision from the probe's stdout.
 fn surface_of(stdout: &[Output]) -> Option<crate::edition::Edition> {
     use crate::edition::Edition;
-    let answer = |id: &str| {
-        let echo = json::to_string(&serde_json::Value::from(id));
-        stdout.iter().find_map(|l| {
-            let Frame::Response { id: got, ok } = l.frame() else {
-                return None;
-            };
-            if *got != echo {
-                return None;
-            }
-            match ok {
-                false => Some(Answer::Error(l.json()?.get("error")?.to_value())),
-                true => Some(Answer::Result),
-            }
-        })
-    };
+    let answer = |id: &str| answer_to(stdout, id);
     let (wd, wait) = (answer("wd")?, answer("wait")?);
     // `session/wait` on a session working-directory/get did not open fails on any edition (an
     // unknown session): then only an error like the unknown method's says it is missing.
