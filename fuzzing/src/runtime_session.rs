@@ -23,7 +23,7 @@ use super::line_stream::Recorded;
 use super::oracle::LineRef;
 use arbitrary::{Arbitrary, Unstructured};
 use dsh_conformance::ops::{Op, Renderer};
-use dsh_conformance::rules::{Checker, Profile, Received, Sent};
+use dsh_conformance::rules::{Conversation, Profile, Received, Sent, Unsolicited};
 use dsh_conformance::runtime::{Config, Edition, Runtime};
 use dsh_conformance::wire::{LineDecoder, LineEvent};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,7 +100,7 @@ pub fn check(data: &[u8]) -> Result<(), String> {
 struct Driver {
     rt: Runtime,
     /// The rule checker; `None` when it is off ([`checker_on`]).
-    ck: Option<Checker>,
+    ck: Option<Conversation>,
     out: Vec<u8>,
     in_bytes: usize,
     out_bytes: usize,
@@ -153,8 +153,9 @@ impl Driver {
                 what()
             ));
         }
-        let deferred = &ck.profile().deferred;
+        let deferred = &ck.checker().profile().deferred;
         if let Some((key, method)) = ck
+            .checker()
             .pending()
             .into_iter()
             .find(|(_, m)| !deferred.contains(m))
@@ -221,7 +222,10 @@ fn start(setup: Setup, home: Option<&Home>, checked: bool) -> Driver {
     cfg.home = home.map(|h| h.0.clone());
     Driver {
         rt: Runtime::new(cfg),
-        ck: checked.then(|| Checker::new(Profile::for_edition(setup.edition, setup.persistent))),
+        ck: checked.then(|| {
+            let profile = Profile::for_edition(setup.edition, setup.persistent);
+            Conversation::new(profile, Unsolicited::Judged)
+        }),
         out: Vec::new(),
         in_bytes: 0,
         out_bytes: 0,
@@ -336,7 +340,7 @@ fn drive(setup: Setup, ops: &[Op], checked: bool) -> Result<(), String> {
                 ops.len()
             ));
         }
-        let owed = d.ck.as_ref().and_then(|ck| ck.pending().into_iter().next());
+        let owed = (d.ck.as_ref()).and_then(|ck| ck.checker().pending().into_iter().next());
         if let Some((key, method)) = owed {
             if !may_hang {
                 return Err(format!(
@@ -455,7 +459,8 @@ mod tests {
     #[test]
     fn the_checker_notices_a_missing_answer() {
         // A hand-made runtime failure: feed a request line to a checker and never answer it.
-        let mut ck = Checker::new(Profile::for_edition(Edition::Current, false));
+        let mut ck =
+            dsh_conformance::rules::Checker::new(Profile::for_edition(Edition::Current, false));
         ck.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
         assert_eq!(ck.pending(), vec![("7".into(), "shutdown".into())]);
         let bad = ck.received_text(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#);

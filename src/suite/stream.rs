@@ -1,18 +1,13 @@
-//! The stream rules (the registry's `stream` checks): judged over every transcript the suite collects, whatever check's trace
-//! produced it, and blamed on their own check. Each rule is written so that another rule's breakage
-//! does not trip it (an unsolicited response is left to the frame checks, a replayed event to
-//! `turn.no-replay`), which keeps one bug from failing several checks.
+//! The stream rules (the registry's `stream` checks): judged over every transcript the suite
+//! collects, whatever check's trace produced it, and blamed on their own check. The judging is
+//! the conversation's ([`crate::rules::Conversation`], the one `fuzz` uses): each rule is written
+//! so that another rule's breakage does not trip it (an unsolicited response is left to the frame
+//! checks, a replayed event to `turn.no-replay`), which keeps one bug from failing several checks.
 
 use crate::edition::Edition;
-use crate::rules::replay::{Replay, Replays};
-use crate::rules::Profile;
-use crate::rules::{CheckId, Checker, Sent};
+use crate::rules::{CheckId, Conversation, Profile, Unsolicited};
 use crate::runner::Transcript;
-use crate::wire::json::JsonView;
-use crate::wire::output::{Frame, Output};
-use crate::wire::{json, LineDecoder, LineEvent};
-use serde_json::Value;
-use std::collections::HashSet;
+use crate::wire::{LineDecoder, LineEvent};
 
 /// One broken stream rule in one transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,114 +23,46 @@ pub struct Finding {
 }
 
 /// Judges every stream rule (and the rule of `own`, the check whose trace produced it) over one
-/// transcript with the shared rule engine ([`crate::rules`],
-/// the one the fuzzer uses), keeping its findings on the rules above; at most one finding per
-/// rule (the first). The transcript holds what was written and what was read but not how they
+/// transcript, keeping its findings on the rules above; at most one finding per rule (the
+/// first). The transcript holds what was written and what was read but not how they
 /// interleaved, so every sent line is fed first.
 pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: bool) -> Vec<Finding> {
-    let mut out: Vec<Finding> = Vec::new();
-    let mut push = |f: Finding| {
-        if !out.iter().any(|o| o.check == f.check) {
-            out.push(f);
-        }
-    };
     // Persistence may resume sessions in these transcripts: a resumed session's seq and turns
     // continue its stored log; every other session was created in the transcript (the checker
     // tells them apart by the session/resume requests it read), so its seq starts at 0.
     let mut profile = Profile::for_edition(edition, true);
     profile.allow_method_not_found = !strict;
     profile.member_order = strict;
-    let mut checker = Checker::new(profile);
-    let mut keys: HashSet<String> = HashSet::new();
+    let mut conv = Conversation::new(profile, Unsolicited::Left);
     let mut decoder = LineDecoder::default();
     decoder.push(&t.sent, &mut |e| {
         if let LineEvent::Line(l) = e {
-            if let Sent::Request { key, .. } = checker.sent(l) {
-                keys.insert(key);
-            }
+            conv.sent(l);
         }
     });
-    let mut seen_events: HashSet<&str> = HashSet::new();
-    let mut replays = Replays::default();
+    let mut out: Vec<Finding> = Vec::new();
     for o in &t.stdout {
-        let finding = |check, message| Finding {
-            check,
-            stdout_line: Some(o.line),
-            line: Some(crate::trace::explain::clip(o.text(), 200)),
-            message,
-        };
-        // A frame identical to an earlier event is a replay, `turn.no-replay`'s: judged once,
-        // there, and not again as a seq or turn the session already had.
-        if matches!(o.frame(), Frame::Notification { method, .. } if method == "session.event")
-            && !seen_events.insert(o.text())
-        {
-            let m =
-                "an event already streamed is streamed again (a replay of the session's history)";
-            push(finding(CheckId::TurnNoReplay, m.to_owned()));
-            continue;
-        }
-        // A replay that renumbers the old events is told by the messages it streams again:
-        // `turn.no-replay`'s too. Its events still reach the checker (their seq is new), but
-        // what they break (a turn counted again) is the replay's, not another rule's.
-        let replay = replayed(&mut replays, o);
-        if replay == Replay::Starts {
-            let m = "a message already streamed is streamed again with a new seq (a replay of the session's history, renumbered)";
-            push(finding(CheckId::TurnNoReplay, m.to_owned()));
-        }
-        // An answer to no request is judged by the check that sent what it answers (a
-        // notification, a malformed line, an invalid id), not here.
-        if unsolicited(o, &keys) {
-            continue;
-        }
-        let judged = checker.received(o);
-        if replay != Replay::New {
-            continue;
-        }
-        for v in judged.violations {
+        for v in conv.received(o).violations {
             // The stream rules are judged over every transcript; a rule the trace check `own`
             // owns, over its own trace's.
-            if v.rule.info().is_stream() || Some(v.rule) == own {
-                push(finding(v.rule, v.message));
+            let judged_here = v.rule.info().is_stream() || Some(v.rule) == own;
+            if judged_here && !out.iter().any(|f| f.check == v.rule) {
+                out.push(Finding {
+                    check: v.rule,
+                    stdout_line: v.stdout_line,
+                    line: Some(crate::trace::explain::clip(o.text(), 200)),
+                    message: v.message,
+                });
             }
         }
     }
     out
 }
 
-/// What a line is to the session's replays: [`Replay::New`] unless it is an event.
-fn replayed(replays: &mut Replays, o: &Output) -> Replay {
-    let Some(p) = o.params_of("session.event") else {
-        return Replay::New;
-    };
-    match (p.get("sessionId").and_then(|s| s.as_str()), p.get("event")) {
-        (Some(sid), Some(ev)) => replays.event(sid, ev),
-        _ => Replay::New,
-    }
-}
-
-/// Whether a line is a response whose id no request carried (in either JSON type).
-fn unsolicited(o: &Output, keys: &HashSet<String>) -> bool {
-    let Frame::Response { id: key, .. } = o.frame() else {
-        return false;
-    };
-    if keys.contains(key) {
-        return false;
-    }
-    // The same id in the other JSON type (`7` for `"7"`) answers its request: a type change.
-    let swapped = match json::parse(key).map(|p| p.value) {
-        Ok(Value::String(s)) => json::parse(&s)
-            .ok()
-            .filter(|p| p.value.is_number())
-            .map(|p| json::to_string(&p.value)),
-        Ok(Value::Number(_)) => Some(json::to_string(&Value::String(key.clone()))),
-        _ => None,
-    };
-    !swapped.is_some_and(|k| keys.contains(&k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::output::Output;
 
     fn t(sent: &str, lines: &[&str]) -> Transcript {
         let mut t = Transcript::default();

@@ -520,3 +520,32 @@ fn record_waits_for_answers_to_requests_only() {
     assert_eq!(r.code, Some(0), "{}", r.out);
     assert!(r.out.contains("\"id\":\"c\""), "{}", r.out);
 }
+
+/// `replay` judges the stream rules over each conversation with the judge `check` uses: a trace
+/// that matches still FAILs, naming the rule, when what the runtime wrote breaks one; the
+/// reference passes under the same flags, and `--trace-only` judges the expectations alone.
+#[test]
+fn replay_judges_the_stream_rules_of_each_conversation() {
+    let dir = temp_dir("replay-stream");
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/checks/prompt.message-id.trace");
+    let trace = trace.to_str().unwrap();
+    let args = ["replay", trace, "--model-stub"];
+    let limit = Duration::from_secs(60);
+    let good = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, limit);
+    assert_eq!(good.code, Some(0), "{}", good.out);
+    assert!(good.out.contains("1 passed, 0 failed"), "{}", good.out);
+    let mutant = [KIT, "mutant", "seq-gap", "--", RUNTIME];
+    let bad = run_kit(&with_cmd(&args, &mutant), &dir, limit);
+    assert_eq!(bad.code, Some(1), "{}", bad.out);
+    assert!(bad.out.contains("the trace matched, but"), "{}", bad.out);
+    assert!(bad.out.contains("session.seq-contiguous: "), "{}", bad.out);
+    assert!(
+        !bad.out.contains("event.time"),
+        "one rule, one finding: {}",
+        bad.out
+    );
+    let only = ["replay", trace, "--model-stub", "--trace-only"];
+    let lenient = run_kit(&with_cmd(&only, &mutant), &dir, limit);
+    assert_eq!(lenient.code, Some(0), "{}", lenient.out);
+}

@@ -31,6 +31,9 @@
 //! the compiler keeps it below the runtime and the suite; `dsh-conformance` re-exports it as
 //! `dsh_conformance::rules`.
 
+pub mod conversation;
+#[cfg(test)]
+mod conversation_tests;
 mod framing;
 mod notify;
 pub mod replay;
@@ -42,6 +45,7 @@ pub mod stream;
 mod tests;
 pub mod transcript;
 
+pub use conversation::{Conversation, Unsettled, Unsolicited};
 pub use stream::Checker;
 
 use dsh_protocol::edition::Edition;

@@ -218,6 +218,16 @@ impl Checker {
             .collect()
     }
 
+    /// Sessions whose last status was `running`, sorted.
+    pub fn busy_sessions(&self) -> Vec<String> {
+        let mut v: Vec<String> = (self.sessions.iter())
+            .filter(|(_, t)| t.running == Some(true))
+            .map(|(s, _)| s.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Judges one line the runtime wrote, parsed once by the reader ([`Output`]).
     pub fn received(&mut self, out: &Output) -> Judged {
         self.lines = self.lines.max(out.line);

@@ -3,7 +3,8 @@
 use crate::args::{duration, env_pair};
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::record::{diff_lines, header_of, record as record_run, RecordOptions};
-use dsh_conformance::runner::{replay_all, CommandSpec, Options, Outcome};
+use dsh_conformance::runner::{replay_all, CaseReport, CommandSpec, Options, Outcome};
+use dsh_conformance::suite::stream::{self, Finding};
 use dsh_conformance::trace::Trace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +15,7 @@ const WATCH_AFTER_FAILURE: Duration = Duration::from_secs(2);
 /// Replay golden traces against a runtime, one verdict per case.
 ///
 /// One PASS/FAIL/SKIP/ERROR line per case (a failure with its reason and the runtime's stderr
-/// tail), then a summary line. Exit 0 every case passed, 1 a case failed, 2 a trace could not be
+/// tail, and the stream rules its conversation broke), then a summary line. Exit 0 every case passed, 1 a case failed, 2 a trace could not be
 /// loaded or a runtime could not be started.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReplayArgs {
@@ -46,6 +47,10 @@ pub(crate) struct ReplayArgs {
     /// Rewrite each trace's expectations from the runtime's output, showing the diff.
     #[arg(long)]
     bless: bool,
+    /// Judge only each trace's expectations, not the stream rules over its conversation (by
+    /// default a case whose trace matches still FAILs when what the runtime wrote breaks one).
+    #[arg(long)]
+    trace_only: bool,
     /// Trace files, or directories searched for `*.trace`.
     #[arg(value_name = "TRACE_OR_DIR", required = true)]
     paths: Vec<PathBuf>,
@@ -140,10 +145,33 @@ impl ReplayArgs {
             runnable.push(trace);
         }
         for r in replay_all(&runnable, &cmd, &opts) {
-            dsh_conformance::out!("{r}");
+            let found = self.stream_findings(&r);
+            if matches!(r.outcome, Outcome::Pass) && !found.is_empty() {
+                dsh_conformance::outln!(
+                    "FAIL {} ({}) in {:.2}s\n  the trace matched, but what the runtime wrote broke {} stream rule(s):",
+                    r.case,
+                    r.file,
+                    r.wall.as_secs_f64(),
+                    found.len()
+                );
+            } else {
+                dsh_conformance::out!("{r}");
+                if !found.is_empty() {
+                    dsh_conformance::outln!("  stream rules broken too:");
+                }
+            }
+            for f in &found {
+                let at = f
+                    .stdout_line
+                    .map_or(String::new(), |n| format!(" (stdout line {n})"));
+                dsh_conformance::outln!("    {}: {}{at}", f.check, f.message);
+                if let Some(l) = &f.line {
+                    dsh_conformance::outln!("      {l}");
+                }
+            }
             match r.outcome {
-                Outcome::Pass => pass += 1,
-                Outcome::Fail(_) => fail += 1,
+                Outcome::Pass if found.is_empty() => pass += 1,
+                Outcome::Pass | Outcome::Fail(_) => fail += 1,
                 Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
             }
         }
@@ -161,6 +189,18 @@ impl ReplayArgs {
         } else {
             0
         }
+    }
+}
+
+impl ReplayArgs {
+    /// The stream rules a case's conversation broke (the judge `check` and `fuzz` use), unless
+    /// `--trace-only` or the case did not run to its end.
+    fn stream_findings(&self, r: &CaseReport) -> Vec<Finding> {
+        let complete = matches!(r.outcome, Outcome::Pass | Outcome::Fail(_));
+        if self.trace_only || !complete || r.transcript.truncated {
+            return Vec::new();
+        }
+        stream::judge(&r.transcript, None, self.edition, false)
     }
 }
 

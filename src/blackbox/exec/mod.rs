@@ -17,7 +17,7 @@ use super::Finding;
 mod live;
 mod state;
 use crate::ops::{Op, Renderer};
-use crate::rules::{CheckId, Checker, Profile, Received, Sent};
+use crate::rules::{CheckId, Conversation, Profile, Received, Sent, Unsettled, Unsolicited};
 use crate::runner::{CaseDirs, Child, CommandSpec, Event, StdoutLimit};
 use crate::trace::ExitInfo;
 use crate::wire::{json, LineDecoder, LineEvent};
@@ -145,6 +145,7 @@ fn finish(st: State<'_>, child: &mut Child, started: Instant, ended: bool) -> Ru
     }
     obs.unanswered = st
         .ck
+        .checker()
         .pending()
         .into_iter()
         .filter(|(k, _)| k != &json::to_string(&Value::from(SHUTDOWN_ID)))
@@ -249,7 +250,7 @@ fn drive_ops(
     let may_hang = seq.may_hang();
     let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle)
         + Duration::from_secs_f64(seq.slow_secs());
-    let quiet = |s: &State<'_>| s.ck.pending().is_empty() && !s.running.values().any(|r| *r);
+    let quiet = |s: &State<'_>| s.ck.unsettled(&[]) == Unsettled::Settled;
     let mut settled = pump(child, st, Instant::now() + settle, quiet);
     // Work a runtime does on its own once idle: a subagent's end reaches its parent (a notice
     // turn, or the parent's next step), an active goal runs its rounds until blocked. Wait for
@@ -266,43 +267,41 @@ fn drive_ops(
         return None;
     }
     if !settled && !may_hang && !st.fatal {
-        let pending = st.ck.pending();
-        if !pending.is_empty() {
-            st.obs
-                .flagged
-                .ids
-                .extend(pending.iter().map(|(k, _)| k.clone()));
-            st.fail(
-                FindingClass::Rule(CheckId::ResponseExactlyOnce),
-                format!(
-                    "requests still unanswered {settle:?} after the barrier: {}",
-                    list(pending.iter().map(|(k, m)| format!("{m} {k}")))
-                ),
-            );
-        } else {
-            let busy: Vec<String> = st
-                .running
-                .iter()
-                .filter(|(_, r)| **r)
-                .map(|(s, _)| s.clone())
-                .collect();
-            for sid in &busy {
-                let label = st.session_label(sid);
-                st.obs.flagged.sessions.insert(label);
-            }
-            st.fail(
-                FindingClass::Rule(CheckId::StatusIdleAfterTurn),
-                format!(
-                    "sessions never went idle within {settle:?}: {}",
-                    list(busy.iter().map(|s| format!("{s:?}")))
-                ),
-            );
-        }
+        unsettled(st, settle);
     }
     if st.fatal {
         return None;
     }
     Some(settled && !st.closed)
+}
+
+/// The settle-time finding of a run that did not settle within `settle` (the conversation's
+/// [`Conversation::unsettled`]), its ids or sessions kept out of the comparison.
+fn unsettled(st: &mut State<'_>, settle: Duration) {
+    let owed = st.ck.unsettled(&[]);
+    let Some(rule) = owed.rule() else {
+        return;
+    };
+    let detail = match owed {
+        Unsettled::Settled => return,
+        Unsettled::Unanswered(pending) => {
+            let what = list(pending.iter().map(|(k, m)| format!("{m} {k}")));
+            st.obs
+                .flagged
+                .ids
+                .extend(pending.into_iter().map(|(k, _)| k));
+            format!("requests still unanswered {settle:?} after the barrier: {what}")
+        }
+        Unsettled::Running(busy) => {
+            for sid in &busy {
+                let label = st.session_label(sid);
+                st.obs.flagged.sessions.insert(label);
+            }
+            let what = list(busy.iter().map(|s| format!("{s:?}")));
+            format!("sessions never went idle within {settle:?}: {what}")
+        }
+    };
+    st.fail(FindingClass::Rule(rule), detail);
 }
 
 /// Ends the process the sequence's way (`shutdown`, or EOF) and judges the ending: an answer to
@@ -435,7 +434,7 @@ fn send(child: &mut Child, st: &mut State<'_>, dec: &mut LineDecoder, bytes: &[u
 fn await_initialize(child: &mut Child, st: &mut State<'_>, dl: Deadlines, init: &str) {
     // An error that another request of the same id may have earned does not count
     // (`1e400` for both a wait and the initialize: both answers echo null).
-    let answered = |s: &State<'_>| !s.ck.may_await(init, "initialize");
+    let answered = |s: &State<'_>| !s.ck.checker().may_await(init, "initialize");
     let w = window(st, &dl, &[Wait::Answer], dl.barrier);
     let (ok, w) = pump_while_busy(child, st, w, dl.barrier, answered);
     if !ok && !st.fatal {

@@ -12,7 +12,7 @@ pub(super) enum Phase {
 }
 
 pub(super) struct State<'a> {
-    pub(super) ck: Checker,
+    pub(super) ck: Conversation,
     pub(super) dirs: &'a CaseDirs,
     pub(super) obs: Observed,
     pub(super) findings: Vec<Finding>,
@@ -21,7 +21,6 @@ pub(super) struct State<'a> {
     pub(super) closed: bool,
     pub(super) barrier_answered: bool,
     pub(super) shutdown_answered: bool,
-    pub(super) running: HashMap<String, bool>,
     pub(super) uuids: HashMap<String, String>,
     /// The caller's hard deadline: every wait ends there.
     pub(super) stop: Option<Instant>,
@@ -35,13 +34,6 @@ pub(super) struct State<'a> {
     pub(super) foreign: std::collections::BTreeSet<String>,
     /// Such a notification arrived: the shared process did not keep the sequences apart.
     pub(super) straggler: bool,
-    /// Every response line seen so far (without a trailing `\r`): a line that breaks a rule by
-    /// repeating one of them is one cause, a repeated answer, whatever rule the checker files
-    /// the repeat under (the other request of its id, a notification of id null, …).
-    pub(super) answers: HashMap<String, Vec<CheckId>>,
-    /// Ids (as written) an answer was repeated for: the repeat may have taken the slot of
-    /// another request of the id.
-    pub(super) repeated_ids: std::collections::HashSet<String>,
     /// When each request still unanswered was written (by id echo): its answer's latency.
     pub(super) sent_at: HashMap<String, Instant>,
     /// When each running session went `running`.
@@ -64,7 +56,7 @@ impl<'a> State<'a> {
     /// The state of a run starting now, under `rules`, in `dirs`, with the hard deadline `stop`.
     pub(super) fn new(rules: &Profile, dirs: &'a CaseDirs, stop: Option<Instant>) -> State<'a> {
         State {
-            ck: Checker::new(rules.clone()),
+            ck: Conversation::new(rules.clone(), Unsolicited::Judged),
             dirs,
             obs: Observed::default(),
             findings: Vec::new(),
@@ -73,7 +65,6 @@ impl<'a> State<'a> {
             closed: false,
             barrier_answered: false,
             shutdown_answered: false,
-            running: HashMap::new(),
             uuids: HashMap::new(),
             stop,
             cut: false,
@@ -81,8 +72,6 @@ impl<'a> State<'a> {
             watched: None,
             foreign: Default::default(),
             straggler: false,
-            answers: Default::default(),
-            repeated_ids: Default::default(),
             sent_at: HashMap::new(),
             turn_at: HashMap::new(),
             latency: None,
@@ -173,46 +162,9 @@ impl<'a> State<'a> {
             .any(|v| shows_in_comparison(v.rule));
         // What the stream rules already judged (line ending, whitespace) is not compared.
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        // A response by its shape (the checker names only those it could match to a request).
-        let id = match o.frame() {
-            Frame::Response { id, .. } => Some(id.clone()),
-            _ => None,
-        };
-        // The same answer, however it was written.
-        let same =
-            json::parse(line).map_or_else(|_| line.to_owned(), |p| json::to_string(&p.value));
-        // One cause, one class: a response line that repeats an earlier one is a repeated answer,
-        // whichever rule the checker saw the repeat break (the other request of a shared id, a
-        // notification of id null …), unless the earlier copy broke that rule too (a runtime
-        // answering every notification alike breaks that rule each time). So is an answer no
-        // request waits for on an id a repeat was already taken for (the repeat took the slot of
-        // the other request of that id, whose own answer then finds none). How a line is
-        // written keeps its own rule.
-        let earlier = id.as_ref().and_then(|_| self.answers.get(&same).cloned());
-        let taken = id.as_ref().is_some_and(|i| self.repeated_ids.contains(i));
-        let mut broken = Vec::new();
         for v in &judged.violations {
-            broken.push(v.rule);
-            let repeat = !is_how_written(v.rule)
-                && (earlier.as_ref().is_some_and(|e| !e.contains(&v.rule))
-                    || (taken && v.kind == crate::rules::ViolationKind::Unrequested));
-            let (class, detail) = if repeat {
-                let d = format!(
-                    "response.exactly-once: an answer repeated (the checker saw: {v})\n  output line: {}",
-                    crate::rules::clip(raw)
-                );
-                (FindingClass::Rule(CheckId::ResponseExactlyOnce), d)
-            } else {
-                let d = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
-                (FindingClass::Rule(v.rule), d)
-            };
-            self.fail(class, detail);
-        }
-        if let Some(i) = id {
-            if earlier.is_some() {
-                self.repeated_ids.insert(i);
-            }
-            self.answers.entry(same).or_default().extend(broken);
+            let d = format!("{}\n  output line: {}", v, crate::rules::clip(raw));
+            self.fail(FindingClass::Rule(v.rule), d);
         }
         match judged.frame {
             Some(Received::Response { key, method, .. }) => {
@@ -261,7 +213,10 @@ impl<'a> State<'a> {
             Some(e) => Outcome::Error {
                 code: match e.get("code").and_then(Value::as_i64).unwrap_or(0) {
                     // Accepted for unknown methods (upstream's message is judged by the rules).
-                    -32601 if self.ck.profile().allow_method_not_found && !self.known(method) => {
+                    -32601
+                        if self.ck.checker().profile().allow_method_not_found
+                            && !self.known(method) =>
+                    {
                         -32603
                     }
                     c => c,
@@ -276,7 +231,14 @@ impl<'a> State<'a> {
     }
 
     pub(super) fn known(&self, method: &str) -> bool {
-        !method.is_empty() && self.ck.profile().methods.iter().any(|m| m == method)
+        !method.is_empty()
+            && self
+                .ck
+                .checker()
+                .profile()
+                .methods
+                .iter()
+                .any(|m| m == method)
     }
 
     /// Records a notification for the comparison; returns its session label.
@@ -300,7 +262,6 @@ impl<'a> State<'a> {
             Some("session.status") => {
                 let sid = params["sessionId"].as_str().unwrap_or("");
                 let running = params["status"] == "running";
-                self.running.insert(sid.to_owned(), running);
                 if running {
                     self.turn_at
                         .entry(sid.to_owned())
@@ -409,11 +370,6 @@ fn shows_in_comparison(rule: CheckId) -> bool {
             | CheckId::TurnCountsPerSession
             | CheckId::TurnEndReason
     )
-}
-
-/// Whether a rule judges only how a line is written (not what it answers).
-fn is_how_written(rule: CheckId) -> bool {
-    matches!(rule, CheckId::StdoutCompact | CheckId::StdoutLfOnly)
 }
 
 pub(super) fn list(items: impl Iterator<Item = String>) -> String {
