@@ -40,7 +40,10 @@ pub fn scale_deadlines(t: &mut crate::trace::Trace, frame_timeout: Duration) {
 fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     let mut details = String::new();
     if !f.recent.is_empty() {
-        details.push_str("last frames received:");
+        details.push_str(&crate::trace::failure::recent_heading(
+            f.recent_session.as_deref(),
+        ));
+        details.push(':');
         for l in &f.recent {
             details.push_str("\n  ");
             details.push_str(l);
@@ -75,8 +78,11 @@ fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {
     let clip = |s: &str| crate::trace::explain::clip(s, 160);
     match (&f.diff, &f.closest) {
         // Another response or notification altogether says nothing about the frame's shape.
-        (Some(d), _) if d.starts_with("/id:") || d.starts_with("/method:") => reason.to_owned(),
-        (Some(d), _) => format!("{reason}; the closest frame differs at {}", clip(d)),
+        (Some(d), _) if d.is_other_frame() => reason.to_owned(),
+        (Some(d), _) => format!(
+            "{reason}; the closest frame differs at {}",
+            clip(&d.to_string())
+        ),
         (None, Some(c)) => format!("{reason}; the closest frame: {}", clip(c)),
         (None, None) => reason.to_owned(),
     }
@@ -96,6 +102,7 @@ fn stream_blames(r: &CaseReport, own: CheckId, opts: &Options, out: &mut Vec<Bla
         let mut failure = Failure::new(FailureKind::Rule, f.message);
         failure.case = Some(r.file.clone());
         failure.closest = f.line;
+        failure.difference = f.difference;
         failure.stdout_line = f.stdout_line;
         failure.wire_log = Some(wire_log(r));
         out.push(Blame {
@@ -277,17 +284,14 @@ impl Judging<'_> {
     /// Runs `trace` in fresh case directories, or in those of the case it continues; `Err`:
     /// the verdict when it cannot run.
     fn replay(&mut self, trace: &crate::trace::Trace, tag: &str) -> Result<CaseReport, Verdict> {
-        // Exact repeats of a frame are skipped by every trace but the one whose rule they break:
-        // a doubled response is response.exactly-once's, a replayed event turn.no-replay's.
+        // Exact repeats of a frame (a doubled response, a replayed event) are skipped by every
+        // trace (the runner's default): they are response.exactly-once's and turn.no-replay's,
+        // stream rules the conversation judges (`stream::judge`), never a trace's line order.
         let mut ro = runner_opts(self.opts);
         if self.opts.model_stub.is_some() {
             StubLog::tag_env(&mut ro.env, tag);
         }
         ro.give_up = exercised::give_up(self.id);
-        ro.skip_repeats = (
-            self.id != CheckId::ResponseExactlyOnce,
-            self.id != CheckId::TurnNoReplay,
-        );
         if let Some(prev) = &trace.meta.continues {
             return match self.kept.get(prev) {
                 Some(d) => Ok(runner::replay_in(trace, self.cmd, &ro, d)),

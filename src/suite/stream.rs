@@ -20,6 +20,8 @@ pub struct Finding {
     pub line: Option<String>,
     /// What broke, in one sentence.
     pub message: String,
+    /// The part of the line that shows it, where the rule names one.
+    pub difference: Option<crate::rules::evidence::Difference>,
 }
 
 /// Judges every stream rule (and the rule of `own`, the check whose trace produced it) over one
@@ -52,6 +54,7 @@ pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: boo
                     stdout_line: v.stdout_line,
                     line: Some(crate::trace::explain::clip(o.text(), 200)),
                     message: v.message,
+                    difference: v.difference,
                 });
             }
         }
@@ -116,6 +119,18 @@ mod tests {
                 "session.seq-contiguous"
             ],
             "the unsolicited -32700 error is left to the frame checks"
+        );
+        // The gap comes with its typed evidence: where, what was wanted, what was written.
+        let found = judge(&tr, None, Edition::Current, false);
+        let gap = found
+            .iter()
+            .find(|f| f.check == CheckId::SessionSeqContiguous);
+        let d = gap
+            .and_then(|f| f.difference.clone())
+            .expect("a difference");
+        assert_eq!(
+            (d.pointer.as_str(), d.expected.as_str(), d.got.as_str()),
+            ("/params/event/seq", "1", "2")
         );
     }
 

@@ -22,7 +22,7 @@ pub struct Failure {
     /// The received frame closest to it, or the offending frame.
     pub closest: Option<String>,
     /// The smallest difference between them: `pointer: expected …, got …`.
-    pub difference: Option<String>,
+    pub difference: Option<crate::rules::evidence::Difference>,
     /// 1-based stdout line of the offending frame, when one is known.
     pub stdout_line: Option<usize>,
     /// The last lines of the runtime's stderr.

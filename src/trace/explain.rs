@@ -1,6 +1,8 @@
 //! Failure explanations: how close a frame is to a pattern, and the smallest part where they differ.
 
 use super::pattern::{Attempt, Bindings, Env, Pat};
+use crate::rules::evidence::Difference;
+use crate::wire::json::to_string as json_text;
 use serde_json::Value;
 
 /// Shortens text to about `max` bytes (on a character boundary), marking the cut.
@@ -80,7 +82,7 @@ fn ptr_escape(k: &str) -> String {
 }
 
 /// Two strings that differ: the character offset where they part, with a little context.
-fn string_difference(at: &str, e: &str, g: &str) -> String {
+fn string_difference(at: &str, e: &str, g: &str) -> Difference {
     let common = e
         .char_indices()
         .zip(g.chars())
@@ -94,26 +96,28 @@ fn string_difference(at: &str, e: &str, g: &str) -> String {
     let piece = |s: &str| {
         let s = &s[start.min(s.len())..];
         let end = s.char_indices().nth(60).map_or(s.len(), |(i, _)| i);
-        serde_json::Value::String(s[..end].to_owned()).to_string()
+        format!("…{}…", Value::String(s[..end].to_owned()))
     };
-    format!(
-        "{at}: strings part at byte {common} (lengths {} and {}): expected …{}…, got …{}…",
-        e.len(),
-        g.len(),
-        piece(e),
-        piece(g)
-    )
+    Difference {
+        note: Some(format!(
+            "strings part at byte {common} (lengths {} and {})",
+            e.len(),
+            g.len()
+        )),
+        value: Some(json_text(&Value::String(g.to_owned()))),
+        ..Difference::at(at, piece(e), piece(g))
+    }
 }
 
-/// The first (depth-first) place where `v` fails `p`: `"/json/pointer: expected X, got Y"`.
-pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<String> {
+/// The first (depth-first) place where `v` fails `p` (rendered `/json/pointer: expected X, got Y`).
+pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<Difference> {
     fn go(
         p: &Pat,
         v: Option<&Value>,
         path: &mut String,
         b: &Bindings,
         env: &Env,
-    ) -> Option<String> {
+    ) -> Option<Difference> {
         match (p, v) {
             (Pat::Obj(members, exact), Some(Value::Object(m))) => {
                 for (k, p) in members {
@@ -129,11 +133,15 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                             _ => None,
                         };
                         return Some(match (other, m.get(k)) {
-                            (Some(o), None) if m.contains_key(o) => format!(
-                                "{path}: expected {}, got the {o} {}",
-                                clip(&crate::wire::json::to_string(&p.to_value()), 200),
-                                show(m.get(o))
-                            ),
+                            (Some(o), None) if m.contains_key(o) => Difference {
+                                value: m.get(o).map(json_text),
+                                member: Some(o.to_owned()),
+                                ..Difference::at(
+                                    path.as_str(),
+                                    clip(&json_text(&p.to_value()), 200),
+                                    format!("the {o} {}", show(m.get(o))),
+                                )
+                            },
                             _ => d,
                         });
                     }
@@ -142,12 +150,11 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                 if *exact {
                     if let Some(extra) = m.keys().find(|k| !members.iter().any(|(mk, _)| mk == *k))
                     {
-                        return Some(format!(
-                            "{}/{}: expected no such member (exact), got {}",
-                            path,
-                            ptr_escape(extra),
-                            show(m.get(extra))
-                        ));
+                        let at = format!("{path}/{}", ptr_escape(extra));
+                        return Some(Difference {
+                            value: m.get(extra).map(json_text),
+                            ..Difference::at(at, "no such member (exact)", show(m.get(extra)))
+                        });
                     }
                 }
                 None
@@ -163,12 +170,16 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                     path.truncate(len);
                 }
                 if !rest && a.len() != items.len() {
-                    return Some(format!(
-                        "{}: expected {} elements, got {}",
-                        if path.is_empty() { "/" } else { path },
-                        items.len(),
-                        a.len()
-                    ));
+                    let at = if path.is_empty() { "/" } else { path };
+                    return Some(Difference {
+                        value: None,
+                        member: None,
+                        ..Difference::at(
+                            at,
+                            format!("{} elements", items.len()),
+                            a.len().to_string(),
+                        )
+                    });
                 }
                 None
             }
@@ -194,11 +205,10 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<S
                         return Some(string_difference(at, e, g));
                     }
                 }
-                Some(format!(
-                    "{at}: expected {}, got {}",
-                    clip(&exp, 200),
-                    show(v)
-                ))
+                Some(Difference {
+                    value: v.map(json_text),
+                    ..Difference::at(at, clip(&exp, 200), show(v))
+                })
             }
         }
     }
@@ -220,7 +230,9 @@ mod tests {
         )
         .unwrap();
         let v = json!({"params":{"event":{"type":"turn/end","data":{"turn":1}}}});
-        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default())
+            .unwrap()
+            .to_string();
         assert_eq!(d, "/params/event/data/turn: expected 2, got 1");
     }
 
@@ -232,14 +244,18 @@ mod tests {
         )
         .unwrap();
         let v = json!({"id":"a","error":{"code":-32603,"message":"already initialized"}});
-        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default())
+            .unwrap()
+            .to_string();
         assert_eq!(
             d,
             "/result: expected {\"serverInfo\":\"{{object}}\"}, got the error {\"code\":-32603,\"message\":\"already initialized\"}"
         );
         let p = compile(&json!({"id":"a","error":"{{object}}"}), false).unwrap();
         let v = json!({"id":"a","result":{}});
-        let d = first_difference(&p, &v, &Bindings::default(), &Env::default()).unwrap();
+        let d = first_difference(&p, &v, &Bindings::default(), &Env::default())
+            .unwrap()
+            .to_string();
         assert_eq!(d, "/error: expected \"{{object}}\", got the result {}");
     }
 
@@ -254,7 +270,8 @@ mod tests {
             &b,
             &Env::default(),
         )
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert_eq!(
             d,
             "/result/messageId: expected \"{{$m}}\" = \"a\", got \"b\""
@@ -297,8 +314,10 @@ mod tests {
             &Env::default(),
         )
         .unwrap();
+        assert_eq!((d.pointer.as_str(), d.member.as_deref()), ("/t", Some("t")));
+        assert_eq!(d.value, Some(serde_json::Value::String(g).to_string()));
         assert_eq!(
-            d,
+            d.to_string(),
             "/t: strings part at byte 100 (lengths 113 and 111): expected …\"xxxxxxxxxxxxxxxxxxxxxexpected tail\"…, got …\"xxxxxxxxxxxxxxxxxxxxxactual tail\"…"
         );
     }

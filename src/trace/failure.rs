@@ -34,9 +34,11 @@ pub struct Failure {
     /// The received frame closest to it, or the offending frame.
     pub closest: Option<String>,
     /// The smallest differing part (JSON pointer: expected vs got).
-    pub diff: Option<String>,
-    /// The last frames received before the failure.
+    pub diff: Option<crate::rules::evidence::Difference>,
+    /// The last frames received before the failure (of one session: `recent_session`).
     pub recent: Vec<String>,
+    /// The session the expectation is about, when `recent` holds its frames only.
+    pub recent_session: Option<String>,
     /// What kind of failure it is.
     pub kind: FailureKind,
     /// 1-based line of the trace file of the expectation concerned.
@@ -103,10 +105,19 @@ impl Failure {
             closest: None,
             diff: None,
             recent: Vec::new(),
+            recent_session: None,
             kind,
             trace_line: None,
             stdout_line: None,
         }
+    }
+}
+
+/// The heading of a failure's last frames: of the session `about`, or of all.
+pub fn recent_heading(about: Option<&str>) -> String {
+    match about {
+        Some(sid) => format!("last frames received about session {sid:?}"),
+        None => "last frames received".to_owned(),
     }
 }
 
@@ -123,7 +134,7 @@ impl std::fmt::Display for Failure {
             writeln!(f, "  differs at {d}")?;
         }
         if !self.recent.is_empty() {
-            writeln!(f, "  last frames received:")?;
+            writeln!(f, "  {}:", recent_heading(self.recent_session.as_deref()))?;
             for r in &self.recent {
                 writeln!(f, "    {r}")?;
             }

@@ -80,13 +80,13 @@ pub fn closest(f: &Failure) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-/// The JSON pointer of a failure's smallest difference (`pointer: expected …, got …`).
+/// The JSON pointer of a failure's smallest difference.
 pub fn differs_at(f: &Failure) -> &str {
     let d = f
         .diff
-        .as_deref()
+        .as_ref()
         .unwrap_or_else(|| panic!("no difference: {f}"));
-    d.split_once(": ").map_or(d, |(at, _)| at)
+    &d.pointer
 }
 
 /// The frames a trace sends (`>>` lines), parsed (placeholders left as written).

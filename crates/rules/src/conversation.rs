@@ -234,6 +234,7 @@ fn violation(rule: CheckId, o: &Output, message: String) -> Violation {
         stdout_line: Some(o.line),
         message,
         kind: ViolationKind::Other,
+        difference: None,
     }
 }
 

@@ -34,6 +34,7 @@
 pub mod conversation;
 #[cfg(test)]
 mod conversation_tests;
+pub mod evidence;
 mod framing;
 mod notify;
 pub mod replay;
@@ -67,6 +68,8 @@ pub struct Violation {
     pub message: String,
     /// What kind of violation it is, where a consumer needs more than its rule.
     pub kind: ViolationKind,
+    /// Where the line differs from what the rule wants, when one part of it does.
+    pub difference: Option<evidence::Difference>,
 }
 
 /// What kind of violation a [`Violation`] is, for consumers that classify findings beyond their

@@ -1,6 +1,7 @@
 //! Notifications: which ones the runtime sends and their params; per session, event `seq`,
 //! `time`, turn numbers and status alternation (docs/CONTRACT.md#s4 to #s6).
 
+use super::evidence::Difference;
 use super::shape::object;
 use super::sink::Sink;
 use super::stream::{Checker, Track};
@@ -203,9 +204,10 @@ fn sequence(
                 .next_seq
                 .unwrap_or(if created && !t.child { 0 } else { seq });
             if seq != want {
-                sink.add(
+                sink.differs(
                     CheckId::SessionSeqContiguous,
                     format!("{sid:?}: event seq {seq}, expected {want}"),
+                    Difference::at("/params/event/seq", want.to_string(), seq.to_string()),
                 );
             }
             // Resynchronise: one gap is one violation.
@@ -240,9 +242,11 @@ fn turn_start(sid: &str, turn: Option<u64>, created: bool, t: &mut Track, sink: 
     let first = (created && !t.child).then_some(1);
     let want = t.last_turn.map(|l| l + 1).or(first);
     if want.is_some_and(|w| w != n) {
-        sink.add(
+        let want = want.unwrap_or(n);
+        sink.differs(
             counts,
-            format!("{sid:?}: turn/start {n}, expected {}", want.unwrap_or(n)),
+            format!("{sid:?}: turn/start {n}, expected {want}"),
+            Difference::at("/params/event/data/turn", want.to_string(), n.to_string()),
         );
     }
     t.last_turn = Some(n);

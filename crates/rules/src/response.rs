@@ -2,6 +2,7 @@
 //! are `{code, message}` with the runtime's codes and messages; results have their method's shape
 //! (docs/CONTRACT.md#s2, #s3).
 
+use super::evidence::Difference;
 use super::sink::Sink;
 use super::stream::Checker;
 use super::{shape, CheckId, Received, ViolationKind, UNKNOWN_METHOD};
@@ -247,12 +248,13 @@ impl Checker {
             .find(|i| unknown[*i] && named == Some(methods[*i].as_str()))
         {
             if !allowed {
-                sink.add(
+                sink.differs(
                     CheckId::ErrorUnknownMethod,
                     format!(
                         "unknown method {:?} answered with code {code}, expected {codes}",
                         methods[i]
                     ),
+                    Difference::at("/error/code", codes, code.to_string()),
                 );
             }
             return take(self, i);
@@ -260,11 +262,14 @@ impl Checker {
         // The last unknown method's answer, misworded: reported, and credited to it.
         let misworded = |this: &mut Checker, sink: &mut Sink, i: usize| {
             let m = &methods[i];
-            sink.add(
+            let wanted = serde_json::Value::String(format!("{UNKNOWN_METHOD}{m}"));
+            let got = serde_json::Value::String(message.to_owned());
+            sink.differs(
                 CheckId::ErrorUnknownMethod,
                 format!(
                     "unknown method {m:?} answered {code} {message:?}, expected {codes} `{UNKNOWN_METHOD}{m}`"
                 ),
+                Difference::at("/error/message", wanted.to_string(), got.to_string()),
             );
             take(this, i)
         };

@@ -2,6 +2,7 @@
 //! line's [`Sink`], and the checker hands the list out ([`crate::Judged`]). Its own module, on
 //! the floor under every part, so that no part imports the checker's state for it.
 
+use super::evidence::Difference;
 use super::{CheckId, Violation, ViolationKind};
 
 /// Collects the violations of one line.
@@ -23,6 +24,15 @@ impl Sink {
             stdout_line: self.line,
             message: message.into(),
             kind,
+            difference: None,
         });
+    }
+
+    /// Records a violation of `rule` with the part of the line that shows it.
+    pub fn differs(&mut self, rule: CheckId, message: impl Into<String>, d: Difference) {
+        self.add(rule, message);
+        if let Some(v) = self.list.last_mut() {
+            v.difference = Some(d);
+        }
     }
 }

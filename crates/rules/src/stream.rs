@@ -214,6 +214,7 @@ impl Checker {
                 stdout_line: None,
                 message: format!("{m} request {k} was never answered"),
                 kind: super::ViolationKind::Unanswered,
+                difference: None,
             })
             .collect()
     }

@@ -98,7 +98,7 @@ fn failure(out: &mut String, f: &Value) {
             &dt,
             format!(
                 "<pre>{}</pre>",
-                highlight(s(f, "closest"), s(f, "difference"))
+                highlight(s(f, "closest"), f.get("evidence"))
             ),
         );
     } else if let Some(n) = line {
@@ -189,21 +189,21 @@ fn wire_log(w: &Value) -> String {
     out
 }
 
-/// The closest frame, escaped, with the value the difference names (`/ptr: expected …, got V`)
-/// marked where it can be found in it: `"member":V` for a member, else `V` alone.
-pub(super) fn highlight(closest: &str, difference: &str) -> String {
-    let found = difference.split_once(": ").and_then(|(ptr, rest)| {
-        let got = rest.rsplit_once(", got ")?.1.trim();
-        // `got the error {…}`: a result expected, an error received; the error is marked.
-        let got = got.strip_prefix("the error ").unwrap_or(got);
-        if got.is_empty() {
-            return None;
-        }
-        let key = ptr.rsplit('/').next().unwrap_or("");
-        let key = key.replace("~1", "/").replace("~0", "~");
-        let member = format!("{}:{got}", serde_json::to_string(&key).ok()?);
-        let found = [member.as_str(), got]
+/// The closest frame, escaped, with the value its difference names (the report's typed
+/// `evidence`) marked where it can be found in it: `"member":V` for a member, else `V` alone.
+pub(super) fn highlight(closest: &str, evidence: Option<&Value>) -> String {
+    let text = |k: &str| evidence.and_then(|e| e.get(k)).and_then(Value::as_str);
+    let found = text("value").filter(|v| !v.is_empty()).and_then(|got| {
+        // The member's name is marked with its value where the value is the member's own (not
+        // for an answer of the other kind: `error` where `result` was wanted marks the error).
+        let last = text("pointer").and_then(|p| p.rsplit('/').next());
+        let last = last.map(|l| l.replace("~1", "/").replace("~0", "~"));
+        let own = text("member").filter(|m| last.as_deref() == Some(*m));
+        let member = own.and_then(|m| serde_json::to_string(m).ok());
+        let member = member.map(|m| format!("{m}:{got}"));
+        let found = [member.as_deref(), Some(got)]
             .into_iter()
+            .flatten()
             .find_map(|needle| closest.find(needle).map(|at| (at, needle.len())));
         found
     });

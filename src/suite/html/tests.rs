@@ -10,7 +10,11 @@ fn json() -> Value {
         f.case = Some("fixtures/checks/frame.cr-not-separator.trace".into());
         f.expected = Some("(fixtures/checks/frame.cr-not-separator.trace:9): << {\"id\":1}".into());
         f.closest = Some(r#"{"jsonrpc":"2.0","id":1,"result":{"status":"running"}}"#.into());
-        f.difference = Some(r#"/result/status: expected "idle", got "running""#.into());
+        f.difference = Some(crate::rules::evidence::Difference::at(
+            "/result/status",
+            "\"idle\"",
+            "\"running\"",
+        ));
         f.stdout_line = Some(3);
         f.model_log = vec!["POST /v1/messages".into()];
     }
@@ -113,19 +117,24 @@ fn hostile_runtime_output_is_text_not_markup() {
 
 #[test]
 fn the_difference_is_marked_in_the_closest_frame_where_it_is_found() {
+    use serde_json::json;
     let c = r#"{"a":"x","b":{"a":"y"}}"#;
+    let ev = json!({"pointer": "/b/a", "expected": "\"z\"", "got": "\"y\"", "value": "\"y\"", "member": "a"});
     assert_eq!(
-        cell::highlight(c, r#"/b/a: expected "z", got "y""#),
+        cell::highlight(c, Some(&ev)),
         esc(r#"{"a":"x","b":{"#) + "<mark>" + &esc(r#""a":"y""#) + "</mark>" + &esc("}}")
     );
-    assert_eq!(cell::highlight(c, "/q: expected 1, got 7"), esc(c));
+    let ev = json!({"pointer": "/q", "value": "7", "member": "q"});
+    assert_eq!(cell::highlight(c, Some(&ev)), esc(c));
     // A result expected, an error received: the error is marked.
     let e = r#"{"id":1,"error":{"code":-1}}"#;
+    let ev = json!({"pointer": "/result", "value": "{\"code\":-1}", "member": "error"});
     assert_eq!(
-        cell::highlight(e, r#"/result: expected {}, got the error {"code":-1}"#),
+        cell::highlight(e, Some(&ev)),
         esc(r#"{"id":1,"error":"#) + "<mark>" + &esc(r#"{"code":-1}"#) + "</mark>" + &esc("}")
     );
-    assert_eq!(cell::highlight("<b>", ""), "&lt;b&gt;");
+    // A report without evidence (an older one) marks nothing.
+    assert_eq!(cell::highlight("<b>", None), "&lt;b&gt;");
 }
 
 #[test]

@@ -397,7 +397,8 @@ fn failure_json(f: &Failure) -> Value {
         "case": f.case,
         "expected": f.expected,
         "closest": f.closest,
-        "difference": f.difference,
+        "difference": f.difference.as_ref().map(ToString::to_string),
+        "evidence": f.difference.as_ref().map(evidence_json),
         "stdout_line": f.stdout_line,
         "stderr_tail": f.stderr_tail,
         "details": f.details,
@@ -407,6 +408,18 @@ fn failure_json(f: &Failure) -> Value {
         v["wire_log"] = wire_log_json(w);
     }
     v
+}
+
+/// A difference's typed fields, which the HTML page marks the frame by.
+fn evidence_json(d: &crate::rules::evidence::Difference) -> Value {
+    json!({
+        "pointer": d.pointer,
+        "note": d.note,
+        "expected": d.expected,
+        "got": d.got,
+        "value": d.value,
+        "member": d.member,
+    })
 }
 
 /// A case's wire log: its lines (time from the case's start, direction, text) and what was

@@ -336,7 +336,38 @@ mod tests {
                 && f.reason.ends_with("never arrived (waited 2.0s)"),
             "{f}"
         );
-        assert_eq!(f.diff.as_deref(), Some("/result/v: expected 2, got 1"));
+        let d = f.diff.as_ref().map(ToString::to_string);
+        assert_eq!(d.as_deref(), Some("/result/v: expected 2, got 1"));
+    }
+
+    #[test]
+    fn a_timeout_shows_the_last_frames_of_the_session_it_is_about() {
+        let ev = |sid: &str, ty: &str| {
+            format!("{{\"method\":\"session.event\",\"params\":{{\"sessionId\":\"{sid}\",\"event\":{{\"type\":\"{ty}\"}}}}}}")
+        };
+        let trace = format!(
+            ">> {{\"id\":1,\"method\":\"go\"}}\n<<* {}\n<<* {}\n<< {} within 2s\n",
+            r#"{"method":"session.event","params":{"sessionId":"a"}}"#,
+            r#"{"method":"session.event","params":{"sessionId":"b"}}"#,
+            ev("a", "turn/end"),
+        );
+        let mut x = m(&trace);
+        drain(&mut x, T);
+        let mut lines = vec![ev("a", "turn/start"), ev("a", "agent/message")];
+        lines.extend((0..10).map(|_| ev("b", "agent/message")));
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        feed(&mut x, &lines);
+        drain(&mut x, Duration::from_secs(3));
+        let f = x.failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Timeout);
+        assert_eq!(f.recent_session.as_deref(), Some("a"), "{f}");
+        assert_eq!(f.recent.len(), 2, "{f}");
+        assert!(f.recent.iter().all(|l| l.contains("\"a\"")), "{f}");
+        assert!(
+            f.to_string()
+                .contains("last frames received about session \"a\""),
+            "{f}"
+        );
     }
 
     #[test]

@@ -128,6 +128,8 @@ struct Segment {
 /// A recent frame, to explain a failure with.
 struct Seen {
     text: String,
+    /// The session the frame is about (`params.sessionId`, else `params.parentSessionId`).
+    session: Option<String>,
     /// Whether `text` is the whole line (short enough to parse again for its value when a
     /// failure is explained; a longer one is kept clipped, without a value).
     whole: bool,
@@ -217,17 +219,41 @@ impl Matcher {
 
     fn fail(&mut self, mut f: Failure) {
         if self.failure.is_none() {
-            f.recent = self
-                .recent
-                .iter()
-                .rev()
-                .take(8)
-                .rev()
+            // The frames that explain it: the last of the session its expectation is about,
+            // when it names one the runtime wrote about; else the last of all.
+            let about = (f.trace_line.and_then(|l| self.session_expected_at(l)))
+                .filter(|sid| self.recent.iter().any(|s| s.session.as_ref() == Some(sid)));
+            let of = |s: &&Seen| about.is_none() || s.session == about;
+            let last: Vec<&Seen> = self.recent.iter().rev().filter(of).take(8).collect();
+            f.recent = (last.into_iter().rev())
                 .map(|s| explain::clip(&s.text, 300))
                 .collect();
+            f.recent_session = about;
             self.failure = Some(f);
         }
         self.done = true;
+    }
+
+    /// The session the frame expectation on trace line `line` is about: its
+    /// `params.sessionId` (or `parentSessionId`), written or bound.
+    fn session_expected_at(&self, line: usize) -> Option<String> {
+        use crate::trace::pattern::Pat;
+        let e = self.exps.iter().find(|e| e.line == line)?;
+        let EKind::Frame { pat, .. } = &e.kind else {
+            return None;
+        };
+        let member = |p: &'_ Pat, k: &str| match p {
+            Pat::Obj(members, _) => members.iter().find(|(m, _)| m == k).map(|(_, p)| p.clone()),
+            _ => None,
+        };
+        let params = member(pat, "params")?;
+        let sid = member(&params, "sessionId").or_else(|| member(&params, "parentSessionId"))?;
+        let value = match sid {
+            Pat::Lit(v) => v,
+            Pat::Capture(n, _) | Pat::MaybeCapture(n) => self.bindings.vars.get(&n)?.clone(),
+            _ => return None,
+        };
+        value.as_str().map(str::to_owned)
     }
 
     fn at(&self, line: usize) -> String {

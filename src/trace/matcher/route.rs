@@ -58,15 +58,17 @@ impl Matcher {
     }
 
     /// Keeps a matched frame's text for failure output (the oldest entry's buffer is reused).
-    fn remember(&mut self, text: &str) {
+    fn remember(&mut self, text: &str, session: Option<&str>) {
         let mut seen = if self.recent.len() == RECENT {
             self.recent.pop_front().expect("the ring is full")
         } else {
             Seen {
                 text: String::new(),
+                session: None,
                 whole: false,
             }
         };
+        seen.session = session.map(str::to_owned);
         seen.whole = text.len() < KEEP_VALUE_BELOW;
         seen.text.clear();
         if seen.whole {
@@ -83,27 +85,34 @@ impl Matcher {
             .and_then(|p| p.get("sessionId").or_else(|| p.get("parentSessionId")))
             .and_then(|s| s.as_str());
         // Tolerant: an exact repeat of a frame already matched (a response sent twice, an event
-        // replayed) is another rule's business; it must not match a later expectation either.
+        // replayed) is another rule's business (the conversation's: response.exactly-once,
+        // turn.no-replay); it matches no later expectation, but for an answer's own.
         let skip = if is_response {
             self.skip_repeats.0
         } else {
             self.skip_repeats.1
         };
-        if self.tolerant && skip && (self.matched_texts.contains(text) || self.replayed(frame)) {
-            self.stats.ignored += 1;
-            return;
-        }
-        let hit = if is_response {
+        let repeat =
+            self.tolerant && skip && (self.matched_texts.contains(text) || self.replayed(frame));
+        // A repeated answer still meets an open expectation of its own: two requests that share
+        // an id may get the same answer text (response.exactly-once's trace sends them).
+        let hit = if repeat {
+            is_response && self.match_response(frame, session)
+        } else if is_response {
             self.match_response(frame, session)
         } else {
             self.match_notification(frame, session)
         };
+        if repeat && !hit {
+            self.stats.ignored += 1;
+            return;
+        }
         if hit {
             if self.tolerant {
                 self.matched_texts.insert(text.to_owned());
             }
             self.stats.matched += 1;
-            self.remember(text);
+            self.remember(text, session);
             return;
         }
         let ignored = self.ignores.iter().any(|(p, _)| {
