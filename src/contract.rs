@@ -41,6 +41,22 @@ impl Section<'_> {
     pub fn link(&self) -> String {
         format!("{PATH}#s{}", self.number)
     }
+
+    /// The body as it reads, without the requirement anchors (`<a id="r2.1-…"></a>`) its lines
+    /// carry for `docs/REQUIREMENTS.md`.
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.body.len());
+        let mut rest = self.body;
+        while let Some(at) = rest.find("<a id=\"r") {
+            let Some(end) = rest[at..].find("</a>") else {
+                break;
+            };
+            out.push_str(&rest[..at]);
+            rest = &rest[at + end + "</a>".len()..];
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 /// A defect in the document's section structure (1-based lines).
@@ -353,6 +369,14 @@ mod tests {
     const DOC: &str = "# Title\n\nIntro.\n\n<a id=\"s1\"></a>\n## §1 One\n\nText of one.\n\n\
 <a id=\"s1.1\"></a>\n### §1.1 One dot one\n\nInner.\n```\n## §9 not a heading\n```\n\n\
 <a id=\"s2\"></a>\n## §2 Two\nLast.\n";
+
+    #[test]
+    fn a_section_reads_without_its_requirement_anchors() {
+        let doc =
+            "<a id=\"s1\"></a>\n## §1 One\n\n- <a id=\"r1-a\"></a><a id=\"r1-b\"></a>**Only** x\n";
+        let c = Contract::parse(doc).unwrap();
+        assert_eq!(c.section("1").unwrap().text(), "- **Only** x");
+    }
 
     #[test]
     fn sections_run_to_the_next_heading_of_their_level_and_hold_their_subsections() {

@@ -10,7 +10,8 @@
 //! the fuzz targets (the `dsh-conformance-fuzzing` crate in `fuzzing/`, which drives [`runtime`]
 //! in memory) and the black-box fuzzer ([`blackbox`], which drives any runtime through
 //! [`runner`]). [`contract`] is the protocol those rules come from, `docs/CONTRACT.md`, built in
-//! and read by numbered section.
+//! and read by numbered section; [`requirements`] is its matrix (`docs/REQUIREMENTS.md`): every
+//! normative statement with the checks that cover it, or why none does.
 //!
 //! The lowest layers are crates of their own, so the compiler keeps them one-way (see
 //! `docs/ARCHITECTURE.md`): [`edition`], [`mod@check`] and [`wire`] are the `dsh-protocol` crate,
@@ -73,6 +74,7 @@ pub mod mutants;
 #[doc(hidden)]
 pub mod ops;
 pub mod out;
+pub mod requirements;
 pub mod runner;
 pub mod runtime;
 pub mod suite;

@@ -121,6 +121,13 @@ impl fmt::Display for Explanation {
                 "judged by the rule engine over every transcript of the run, whichever check produced it"
             )?;
         }
+        let reqs: Vec<_> = crate::requirements::of_check(info.id).collect();
+        if !reqs.is_empty() {
+            writeln!(f, "requirements it covers (docs/REQUIREMENTS.md):")?;
+            for r in reqs {
+                writeln!(f, "  {} [{}] {}", r.id, r.level, r.text)?;
+            }
+        }
         for s in &self.sections {
             writeln!(
                 f,
@@ -128,7 +135,7 @@ impl fmt::Display for Explanation {
                 s.number,
                 s.title,
                 s.link(),
-                s.body
+                s.text()
             )?;
         }
         for c in &self.cases {
@@ -191,6 +198,19 @@ mod tests {
         assert!(text.contains("=== §9 Error messages (docs/CONTRACT.md#s9) ==="));
         assert!(text.contains("`initialize maxTokens must be a positive safe integer`"));
         assert!(text.contains("--- fixtures/checks/error.unknown-method.trace ---"));
+        // The requirements it covers, by id; the quoted sections without their anchors.
+        assert!(
+            text.contains("requirements it covers (docs/REQUIREMENTS.md):\n  r"),
+            "{text}"
+        );
+        for r in crate::requirements::of_check(crate::check::CheckId::ErrorUnknownMethod) {
+            assert!(
+                text.contains(&format!("  {} [{}] ", r.id, r.level)),
+                "{}",
+                r.id
+            );
+        }
+        assert!(!text.contains("<a id=\"r"), "{text}");
         assert_eq!(
             explain("no.such").unwrap_err(),
             ExplainError::UnknownCheck("no.such".into())

@@ -12,6 +12,7 @@ mod precision;
 mod prerequisites;
 mod readme;
 mod real;
+mod requirements;
 mod subcommands;
 mod verdicts;
 

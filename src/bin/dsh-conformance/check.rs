@@ -15,6 +15,11 @@ pub(crate) struct CheckArgs {
     /// List the checks (id, severity, editions, rule) and exit.
     #[arg(long)]
     list: bool,
+    /// With --list: the requirements matrix of --edition instead (docs/REQUIREMENTS.md: every
+    /// normative statement of the contract, the checks that cover it or why none does, and the
+    /// coverage per section).
+    #[arg(long, requires = "list")]
+    requirements: bool,
     /// Only checks whose id contains PATTERN (or matches it as a glob with `*`); repeatable: a
     /// check matching any of them runs.
     #[arg(long, value_name = "PATTERN")]
@@ -99,6 +104,9 @@ enum Format {
 }
 
 pub(crate) fn check(a: CheckArgs) -> i32 {
+    if a.list && a.requirements {
+        return list_requirements(&a);
+    }
     if a.list {
         return list_checks(&a);
     }
@@ -294,6 +302,22 @@ fn write(f: &mut std::fs::File, p: &std::path::Path, text: &str) -> Result<(), S
         .map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
+/// `check --list --requirements`: the matrix of `--edition`, as a table or JSON.
+fn list_requirements(a: &CheckArgs) -> i32 {
+    use dsh_conformance::requirements::render;
+    let text = match a.format {
+        Format::Human => render::text(a.edition),
+        Format::Json => format!("{:#}\n", render::json(a.edition)),
+        Format::Junit | Format::Html => {
+            eprintln!(
+                "dsh-conformance check --list --requirements: --format junit and html have no list form (use human or json)"
+            );
+            return 2;
+        }
+    };
+    write_list(a, text)
+}
+
 /// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
 fn list_checks(a: &CheckArgs) -> i32 {
     use dsh_conformance::suite;
@@ -346,6 +370,11 @@ fn list_checks(a: &CheckArgs) -> i32 {
             return 2;
         }
     }
+    write_list(a, text)
+}
+
+/// Writes a `--list` text to `--output` or stdout; returns the exit code.
+fn write_list(a: &CheckArgs, text: String) -> i32 {
     match &a.output {
         Some(p) => match std::fs::write(p, text) {
             Ok(()) => 0,
