@@ -83,9 +83,14 @@ pub(super) fn replace_lone_surrogates(v: &Value) -> Value {
     }
 }
 
-/// `text` with the literals `NaN`, `Infinity` and `-Infinity` outside strings read as `null`, as
-/// a decoder that takes them (Python's `json.loads`) serves such a line; `None` when it has none.
-pub(super) fn non_json_literals_as_null(text: &str) -> Option<String> {
+/// The literals Python's `json.loads` takes.
+pub(super) const PYTHON_LITERALS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
+/// The other spellings a lenient (JSON5-like) reader takes, which `json.loads` refuses.
+pub(super) const LENIENT_LITERALS: [&str; 4] = ["-NaN", "+Infinity", "nan", "infinity"];
+
+/// `text` with `literals` outside strings read as `null`, as a decoder that takes them serves
+/// such a line; `None` when it has none.
+pub(super) fn literals_as_null(text: &str, literals: &[&str]) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let (mut in_string, mut escaped, mut changed) = (false, false, false);
     let mut rest = text;
@@ -100,10 +105,7 @@ pub(super) fn non_json_literals_as_null(text: &str) -> Option<String> {
             }
         } else if c == '"' {
             in_string = true;
-        } else if let Some(lit) = ["-Infinity", "Infinity", "NaN"]
-            .into_iter()
-            .find(|l| rest.starts_with(l))
-        {
+        } else if let Some(lit) = literals.iter().find(|l| rest.starts_with(**l)) {
             out.push_str("null");
             rest = &rest[lit.len()..];
             changed = true;

@@ -95,3 +95,28 @@ fn settling_owes_answers_first_then_idle_sessions() {
     c.received_text(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
     assert_eq!(c.unsettled(&[]), Unsettled::Settled);
 }
+
+#[test]
+fn violations_name_the_part_of_the_line_that_shows_them() {
+    let mut c = conv(Unsolicited::Judged);
+    c.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
+    c.sent(r#"{"jsonrpc":"2.0","id":"a","method":"session/prompt","params":{"sessionId":"s"}}"#);
+    let at = |j: super::Judged| {
+        let d = j.violations[0].difference.clone().expect("a difference");
+        (d.pointer, d.expected, d.got)
+    };
+    let retyped = c.received_text(r#"{"jsonrpc":"2.0","id":"7","result":{}}"#);
+    assert_eq!(at(retyped), ("/id".into(), "7".into(), "\"7\"".into()));
+    let reserved =
+        c.received_text(r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}"#);
+    assert_eq!(
+        at(reserved),
+        ("/error/code".into(), "-32603".into(), "-32602".into())
+    );
+    let seconds = c.received_text(r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"t","seq":0,"time":1795984000,"data":{}}}}"#);
+    let (ptr, _, got) = at(seconds);
+    assert_eq!(
+        (ptr.as_str(), got.as_str()),
+        ("/params/event/time", "1795984000 (seconds)")
+    );
+}

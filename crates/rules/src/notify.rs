@@ -164,19 +164,34 @@ impl Checker {
 /// `event.time`: a number of epoch milliseconds. The time, when a number.
 fn event_time(time: Option<f64>, sink: &mut Sink) -> Option<f64> {
     match time {
-        None => sink.add(CheckId::EventTime, "event.time is not a number"),
+        None => sink.differs(
+            CheckId::EventTime,
+            "event.time is not a number",
+            Difference {
+                value: None,
+                ..Difference::at("/params/event/time", "epoch milliseconds", "no number")
+            },
+        ),
         Some(ms) if !(EPOCH_MS_MIN..EPOCH_MS_MAX).contains(&ms) => {
             let unit = if ms < EPOCH_MS_MIN {
                 "seconds"
             } else {
                 "micro- or nanoseconds"
             };
-            sink.add(
+            sink.differs(
                 CheckId::EventTime,
                 format!(
                     "event.time {ms} is not epoch milliseconds (those are 1e12 to 1e15 for any \
                      date after 2001): it looks like {unit}"
                 ),
+                Difference {
+                    value: Some(ms.to_string()),
+                    ..Difference::at(
+                        "/params/event/time",
+                        "epoch milliseconds",
+                        format!("{ms} ({unit})"),
+                    )
+                },
             );
         }
         Some(_) => {}

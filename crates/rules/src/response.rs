@@ -169,9 +169,10 @@ impl Checker {
         if !self.pending.contains_key(&key) {
             match self.retyped(&id) {
                 Some(alt) => {
-                    sink.add(
+                    sink.differs(
                         CheckId::ResponseIdTypePreserved,
                         format!("response id {key} answers the request with id {alt}: the id changed type"),
+                        Difference::at("/id", alt.clone(), key.clone()),
                     );
                     key = alt;
                 }
@@ -219,12 +220,13 @@ impl Checker {
         let (code, message) = shape::error_member(e, self.profile.member_order, sink);
         let methods = self.pending[key].methods.clone();
         if RESERVED.contains(&code) {
-            sink.add(
+            sink.differs(
                 CheckId::ErrorNoReservedCodes,
                 format!(
                     "error code {code} (reserved by JSON-RPC, never written upstream) answers {} {message:?}: the runtime's errors are -32603",
                     requests_of(&methods)
                 ),
+                Difference::at("/error/code", "-32603", code.to_string()),
             );
         }
         let unknown: Vec<bool> = methods.iter().map(|m| !self.known(m)).collect();
@@ -279,12 +281,13 @@ impl Checker {
                 return misworded(self, sink, i);
             }
             if !RESERVED.contains(&code) {
-                sink.add(
+                sink.differs(
                     CheckId::ErrorNoReservedCodes,
                     format!(
                         "error code {code} answers {} {message:?}: the runtime's errors are -32603",
                         requests_of(&methods)
                     ),
+                    Difference::at("/error/code", "-32603", code.to_string()),
                 );
             }
         }

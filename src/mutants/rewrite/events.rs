@@ -44,6 +44,7 @@ impl Rewriter {
             }
             M::ReplaysOldEvents => return self.replays_old_events(v),
             M::IdleBeforeTurnEnd => return self.idle_before_turn_end(v),
+            M::WaitOnlyAtNextIdle => return self.wait_only_at_next_idle(v),
             M::ResumeReplaysHistory => return self.resume_replays_history(v),
             M::NoIdle if status_idle_session(v).is_some() => return Some(Vec::new()),
             M::NoEventTime => {
@@ -124,6 +125,29 @@ impl Rewriter {
         let sid = v.pointer("/params/sessionId").and_then(Value::as_str)?;
         let held = self.held_turn_end.remove(sid)?;
         Some(vec![held, s(v)])
+    }
+
+    /// The answer to a `session/wait` read while its session was idle is held back until the
+    /// session's next idle status (a runtime that only ever settles waits on an idle transition).
+    fn wait_only_at_next_idle(&mut self, v: &Value) -> Option<Vec<String>> {
+        if let Some(sid) = status_idle_session(v) {
+            let sid = sid.to_owned();
+            self.idle.insert(sid.clone(), true);
+            let held = self.held_waits.remove(&sid).unwrap_or_default();
+            return Some(std::iter::once(s(v)).chain(held).collect());
+        }
+        if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
+            if v.pointer("/params/status").is_some() {
+                self.idle.insert(sid.to_owned(), false);
+            }
+            return None;
+        }
+        if !is_response(v) {
+            return None;
+        }
+        let sid = self.idle_waits.remove(&json::to_string(&v["id"]))?;
+        self.held_waits.entry(sid).or_default().push(s(v));
+        Some(Vec::new())
     }
 
     /// Every session event is stored; a resume's answer comes after the stored history.

@@ -3,7 +3,8 @@
 //! mutant changes it, `None` when the line goes to the runtime as it came.
 
 use super::super::frames::{
-    has_lone_surrogate, non_json_literals_as_null, replace_lone_surrogates, s,
+    has_lone_surrogate, literals_as_null, replace_lone_surrogates, s, LENIENT_LITERALS,
+    PYTHON_LITERALS,
 };
 use super::{error_line, InputAction};
 use crate::mutants::MutantKind::{self, self as M};
@@ -76,9 +77,17 @@ pub(super) fn framing(
         (M::BomRejected, _) if raw.starts_with("\u{feff}".as_bytes()) => {
             Some(InputAction::default())
         }
-        (M::NonJsonLiteralsServed, Classified::Ignored(Ignored::Malformed(_))) => {
+        (
+            M::NonJsonLiteralsServed | M::LenientLiteralsServed,
+            Classified::Ignored(Ignored::Malformed(_)),
+        ) => {
+            let literals: &[&str] = if kind == M::NonJsonLiteralsServed {
+                &PYTHON_LITERALS
+            } else {
+                &LENIENT_LITERALS
+            };
             let served =
-                non_json_literals_as_null(trim_js(text)).filter(|l| json::parse(l).is_ok());
+                literals_as_null(trim_js(text), literals).filter(|l| json::parse(l).is_ok());
             served.map(|line| forwarded(vec![line.into_bytes()]))
         }
         (M::SurrogatesReplaced, _) => {

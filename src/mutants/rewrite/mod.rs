@@ -62,6 +62,12 @@ pub(crate) struct Rewriter {
     writer_dead: bool,
     /// The first session that streamed an event (`first-session-only`).
     first_session: Option<String>,
+    /// Whether each session's last status was idle (`wait-only-at-next-idle`).
+    idle: HashMap<String, bool>,
+    /// `session/wait` requests read while their session was idle: id echo → session id.
+    idle_waits: HashMap<String, String>,
+    /// Their answers, held until the session's next idle status.
+    held_waits: HashMap<String, Vec<String>>,
 }
 
 impl Rewriter {
@@ -92,6 +98,9 @@ impl Rewriter {
             next_seq: HashMap::new(),
             writer_dead: false,
             first_session: None,
+            idle: HashMap::new(),
+            idle_waits: HashMap::new(),
+            held_waits: HashMap::new(),
         }
     }
 
@@ -154,6 +163,10 @@ impl Rewriter {
             if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
                 if r.method == "session/resume" {
                     self.resumes.insert(r.id.to_json(), sid.to_owned());
+                }
+                let idle = self.idle.get(sid) == Some(&true);
+                if r.method == "session/wait" && idle {
+                    self.idle_waits.insert(r.id.to_json(), sid.to_owned());
                 }
             }
         }

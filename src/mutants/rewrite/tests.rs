@@ -21,8 +21,9 @@ fn every_mutant_changes_something_somewhere() {
         r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32603,"message":"m"}}"#,
         r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s2","event":{"type":"x","seq":0,"time":1,"data":{}}}}"#,
     ];
-    let probes_in: [&[u8]; 10] = [
+    let probes_in: [&[u8]; 11] = [
         br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
+        br#"{"id":"l","method":"m","params":{"x":nan}}"#,
         br#"{"id":"\ud800","method":"m"}"#,
         br#"{"id":10,"method":"initialize","params":[]}"#,
         br#"{"id":11,"method":"session/wait","params":{"sessionId":"s"}}"#,
@@ -63,10 +64,40 @@ fn every_mutant_changes_something_somewhere() {
         for p in probes_out {
             differs |= r.output(p) != id.output(p);
         }
+        // A wait read on a session whose last status was idle (probes_out[7]), then its answer.
+        let wait = br#"{"id":12,"method":"session/wait","params":{"sessionId":"s1"}}"#;
+        differs |= r.input(wait) != id.input(wait);
+        let waited = r#"{"jsonrpc":"2.0","id":12,"result":{}}"#;
+        differs |= r.output(waited) != id.output(waited);
         r.output(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
         differs |= r.exit_code(0) != Some(0);
         assert!(differs, "mutant {} is the identity on every probe", m.name);
     }
+}
+
+#[test]
+fn a_wait_on_an_idle_session_is_answered_at_its_next_idle() {
+    let mut r = Rewriter::new(MutantKind::WaitOnlyAtNextIdle);
+    let status = |st: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session.status","params":{{"sessionId":"s1","status":"{st}"}}}}"#
+        )
+    };
+    // A wait while the session runs is answered when it comes.
+    r.output(&status("running"));
+    r.input(br#"{"id":1,"method":"session/wait","params":{"sessionId":"s1"}}"#);
+    r.output(&status("idle"));
+    let first = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    assert_eq!(r.output(first), [first]);
+    // A wait on the idle session is held until the next idle, then follows it.
+    r.input(br#"{"id":2,"method":"session/wait","params":{"sessionId":"s1"}}"#);
+    let second = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+    assert!(r.output(second).is_empty());
+    r.output(&status("running"));
+    assert_eq!(
+        r.output(&status("idle")),
+        [status("idle"), second.to_owned()]
+    );
 }
 
 #[test]
