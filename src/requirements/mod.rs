@@ -254,6 +254,50 @@ impl fmt::Display for Coverage {
     }
 }
 
+/// What one check's verdict in a run says about the requirements it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judgement {
+    /// Judged, and held (the check passed).
+    Held,
+    /// Judged, and broken (the check failed, known or not).
+    Broken,
+    /// Not judged (blocked, untestable, skipped, not run).
+    NotJudged,
+}
+
+/// How a run's verdicts bear on the requirements of its edition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunCoverage {
+    /// The edition's matrix.
+    pub matrix: Coverage,
+    /// Covered requirements with a covering check in the run.
+    pub in_run: usize,
+    /// Of those, judged by at least one of them.
+    pub judged: usize,
+    /// Of those, broken (a covering check failed).
+    pub broken: usize,
+}
+
+/// The coverage of a run of `edition` whose checks judged as `verdict` says (`None`: not in
+/// the run).
+pub fn of_run(edition: Edition, verdict: impl Fn(CheckId) -> Option<Judgement>) -> RunCoverage {
+    let reqs = || all().iter().filter(|r| r.editions.contains(edition));
+    let mut run = RunCoverage {
+        matrix: Coverage::of(reqs()),
+        ..RunCoverage::default()
+    };
+    for r in reqs() {
+        let State::Covered(checks) = &r.state else {
+            continue;
+        };
+        let got: Vec<Judgement> = checks.iter().filter_map(|c| verdict(*c)).collect();
+        run.in_run += usize::from(!got.is_empty());
+        run.judged += usize::from(got.iter().any(|j| *j != Judgement::NotJudged));
+        run.broken += usize::from(got.contains(&Judgement::Broken));
+    }
+    run
+}
+
 /// The top-level section a requirement is in: `2` for `2.1`.
 pub fn chapter(section: &str) -> &str {
     section.split('.').next().unwrap_or(section)

@@ -258,6 +258,20 @@ fn runtimes(out: &mut String, reports: &[Value]) {
                 esc(s(r, "hint"))
             );
         }
+        if let Some(q) = r.get("requirements").filter(|v| v.is_object()) {
+            let q = |k: &str| q.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let _ = write!(
+                notes,
+                "<div class=\"note\">requirements: {} of the {} covered ones judged, {} broken \
+                 (the edition's matrix: {} requirements, {} excluded, {} open)</div>",
+                q("judged"),
+                q("covered"),
+                q("broken"),
+                q("total"),
+                q("excluded"),
+                q("open")
+            );
+        }
         let _ = writeln!(
             out,
             "<tr><td>#{}</td><td>{}<code>{}</code>{notes}</td><td>{}</td><td><span class=\"label\">{}</span></td><td>{}</td><td>{:.1} s</td></tr>",

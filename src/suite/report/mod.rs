@@ -346,6 +346,7 @@ impl Report {
                 "reason": c.reason,
                 "blocks": ids(&c.blocks),
             })).collect::<Vec<_>>(),
+            "requirements": self.requirements_json(),
             "checks": self.results.iter().map(|r| {
                 let mut c = json!({
                     "id": r.info.id.as_str(),
@@ -368,6 +369,28 @@ impl Report {
                 }
                 c
             }).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Report {
+    /// The requirements of the run's edition (docs/REQUIREMENTS.md) and how its verdicts bear on
+    /// them: the matrix's figure, then those covered by a check of the run, judged, and broken.
+    fn requirements_json(&self) -> Value {
+        use crate::requirements::{of_run, Judgement};
+        let run = of_run(self.edition, |id| {
+            let r = self.results.iter().find(|r| r.info.id == id)?;
+            Some(match r.verdict {
+                Verdict::Pass | Verdict::StaleBaseline { .. } => Judgement::Held,
+                Verdict::Fail(_) | Verdict::KnownFailing { .. } => Judgement::Broken,
+                _ => Judgement::NotJudged,
+            })
+        });
+        let m = run.matrix;
+        json!({
+            "total": m.total(), "covered": m.covered, "excluded": m.excluded, "open": m.open,
+            "open_must": m.open_must, "in_run": run.in_run, "judged": run.judged,
+            "broken": run.broken,
         })
     }
 }
@@ -492,6 +515,33 @@ pub(super) mod tests {
                 ),
             ],
         }
+    }
+
+    #[test]
+    fn the_json_report_says_which_requirements_the_run_judged_and_broke() {
+        use crate::check::CheckId as C;
+        use crate::requirements::{of_check, render};
+        let q = report().json()["requirements"].clone();
+        let reqs = |ids: &[C]| -> std::collections::BTreeSet<&str> {
+            let of_current =
+                |r: &&crate::requirements::Requirement| r.editions.contains(Edition::Current);
+            ids.iter()
+                .flat_map(|c| of_check(*c).filter(of_current).map(|r| r.id))
+                .collect()
+        };
+        // The skipped check judged nothing; the failing and the known-failing broke theirs.
+        let judged = reqs(&[
+            C::StdoutFramesOnly,
+            C::FrameCrNotSeparator,
+            C::ErrorUnknownMethod,
+        ]);
+        let broken = reqs(&[C::FrameCrNotSeparator, C::ErrorUnknownMethod]);
+        assert_eq!(q["judged"], judged.len(), "{q}");
+        assert_eq!(q["broken"], broken.len(), "{q}");
+        assert!(q["in_run"].as_u64() >= q["judged"].as_u64(), "{q}");
+        let (_, total) = render::coverage(Edition::Current);
+        assert_eq!(q["total"], total.total());
+        assert_eq!(q["open_must"], total.open_must);
     }
 
     #[test]

@@ -313,6 +313,20 @@ fn check_format_html_writes_the_page_of_one_run() {
     assert!(td.contains("class=\"v v-fail sev-should\""), "{td}");
     assert!(td.contains("<dt>wire log</dt>"), "{td}");
     assert!(dom.contains("1 of 1 checks shown"));
+    // The run's requirements: those of its one check, judged and broken.
+    let n = dsh_conformance::requirements::of_check(
+        dsh_conformance::check::CheckId::FrameCrNotSeparator,
+    )
+    .filter(|r| {
+        r.editions
+            .contains(dsh_conformance::edition::Edition::Current)
+    })
+    .count();
+    assert!(dom.contains(&format!("requirements: {n} of the ")), "{dom}");
+    assert!(
+        dom.contains(&format!(" covered ones judged, {n} broken")),
+        "{dom}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
