@@ -37,6 +37,12 @@ impl Chain {
         self.layers.iter().any(Rewriter::ignores_eof)
     }
 
+    /// Whether a layer that lets its turns finish before the EOF reaches the runtime
+    /// (`eof-waits-for-turns`) still sees a session running.
+    pub(crate) fn holds_eof_for_turns(&self) -> bool {
+        (self.layers.iter()).any(|l| l.waits_for_turns_at_eof() && l.busy())
+    }
+
     /// Whether some layer swaps adjacent responses.
     pub(crate) fn swaps_responses(&self) -> bool {
         self.layers.iter().any(Rewriter::swaps_responses)

@@ -256,6 +256,10 @@ impl Input {
             let _ = ci.write_all(&tail);
             let _ = ci.flush();
         }
+        // A runtime that drains its turns before it exits: the EOF waits for every idle.
+        while lock(&self.proxy.rw).holds_eof_for_turns() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         if keep_open {
             // Hold the runtime's stdin open for ever: the client's EOF never reaches it.
             let _keep = child_in;

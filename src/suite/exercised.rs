@@ -21,6 +21,7 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
         CheckId::SubagentNotifications => {
             subagent(&t.stdout, stub).or_else(|| model_error(&t.stdout))
         }
+        CheckId::LifecycleEofExits0 => eof_mid_turn(t).or_else(|| model_error(&t.stdout)),
         _ => model_error(&t.stdout),
     }
 }
@@ -128,6 +129,26 @@ fn model_error(stdout: &[Output]) -> Option<String> {
 /// end. (A runtime that serves prompts only between turns answers late too, but its first turn
 /// lasts the full second: that is the rule broken, and stays a failure.)
 fn overlap(t: &Transcript) -> Option<String> {
+    let (end, lasted) = first_turn(t)?;
+    let answered = t
+        .stdout
+        .iter()
+        .position(|o| matches!(o.frame(), Frame::Response { id, .. } if id == "\"p2\""));
+    if answered.is_some_and(|a| a < end) {
+        return None;
+    }
+    if lasted >= Duration::from_millis(900) {
+        return None;
+    }
+    Some(format!(
+        "the first turn ended {} ms after it started, before the runtime answered the second prompt: the model did not follow `slow:1`, so no prompt reached a running turn",
+        lasted.as_millis()
+    ))
+}
+
+/// Session `s1`'s first turn: the stdout index of its `turn/end`, and how long after its
+/// `turn/start` that came.
+fn first_turn(t: &Transcript) -> Option<(usize, Duration)> {
     let at = |idx: usize| {
         t.stamps
             .iter()
@@ -140,19 +161,20 @@ fn overlap(t: &Transcript) -> Option<String> {
             .map(|(i, _)| i)
     };
     let (start, end) = (first("turn/start")?, first("turn/end")?);
-    let answered = t
-        .stdout
-        .iter()
-        .position(|o| matches!(o.frame(), Frame::Response { id, .. } if id == "\"p2\""));
-    if answered.is_some_and(|a| a < end) {
-        return None;
-    }
-    let lasted = at(end)?.checked_sub(at(start)?)?;
-    if lasted >= Duration::from_millis(900) {
+    Some((end, at(end)?.checked_sub(at(start)?)?))
+}
+
+/// `lifecycle.eof-exits-0`'s turn in progress at EOF is held by `slow:30`: a turn that ended well
+/// before that (the model did not follow the directive) was over before the EOF, so the exit
+/// was never asked of a runtime with a turn in progress. (A runtime that lets the turn finish
+/// before it exits ends it at the full 30 s: that is the rule broken, and stays a failure.)
+fn eof_mid_turn(t: &Transcript) -> Option<String> {
+    let (_, lasted) = first_turn(t)?;
+    if lasted >= Duration::from_secs(25) {
         return None;
     }
     Some(format!(
-        "the first turn ended {} ms after it started, before the runtime answered the second prompt: the model did not follow `slow:1`, so no prompt reached a running turn",
+        "the turn ended {} ms after it started, before the EOF: the model did not follow `slow:30`, so no turn was in progress at the end of input",
         lasted.as_millis()
     ))
 }
@@ -227,6 +249,22 @@ mod tests {
         // Answered while the turn ran: exercised, however short the turn.
         let queued = transcript(&[(0, START), (1, P2), (5, END)]);
         assert_eq!(unexercised(CheckId::TurnOverlapQueued, &queued, &[]), None);
+    }
+
+    #[test]
+    fn a_turn_over_before_the_eof_is_unexercised_one_that_ran_its_30_s_is_not() {
+        let quick = transcript(&[(0, START), (3, END)]);
+        let why = unexercised(CheckId::LifecycleEofExits0, &quick, &[]).unwrap();
+        assert!(why.contains("did not follow `slow:30`"), "{why}");
+        // No turn/end at all: the turn was cut off at the EOF, as it should be.
+        let cut = transcript(&[(0, START)]);
+        assert_eq!(unexercised(CheckId::LifecycleEofExits0, &cut, &[]), None);
+        // The full 30 s: a runtime that let the turn finish before exiting broke the rule.
+        let drained = transcript(&[(0, START), (30_000, END)]);
+        assert_eq!(
+            unexercised(CheckId::LifecycleEofExits0, &drained, &[]),
+            None
+        );
     }
 
     #[test]

@@ -131,16 +131,8 @@ impl Rewriter {
     /// session's next idle status (a runtime that only ever settles waits on an idle transition).
     fn wait_only_at_next_idle(&mut self, v: &Value) -> Option<Vec<String>> {
         if let Some(sid) = status_idle_session(v) {
-            let sid = sid.to_owned();
-            self.idle.insert(sid.clone(), true);
-            let held = self.held_waits.remove(&sid).unwrap_or_default();
+            let held = self.held_waits.remove(sid).unwrap_or_default();
             return Some(std::iter::once(s(v)).chain(held).collect());
-        }
-        if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
-            if v.pointer("/params/status").is_some() {
-                self.idle.insert(sid.to_owned(), false);
-            }
-            return None;
         }
         if !is_response(v) {
             return None;

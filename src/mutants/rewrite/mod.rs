@@ -62,7 +62,8 @@ pub(crate) struct Rewriter {
     writer_dead: bool,
     /// The first session that streamed an event (`first-session-only`).
     first_session: Option<String>,
-    /// Whether each session's last status was idle (`wait-only-at-next-idle`).
+    /// Whether each session's last status was idle (`wait-only-at-next-idle`,
+    /// `eof-waits-for-turns`).
     idle: HashMap<String, bool>,
     /// `session/wait` requests read while their session was idle: id echo → session id.
     idle_waits: HashMap<String, String>,
@@ -125,6 +126,17 @@ impl Rewriter {
     /// Whether every frame is written to the client in pieces ([`super::MutantKind::FragmentedOutput`]).
     pub(crate) fn fragments_output(&self) -> bool {
         self.kind == Some(M::FragmentedOutput)
+    }
+
+    /// Whether the client's EOF reaches the runtime only once every session is idle
+    /// ([`super::MutantKind::EofWaitsForTurns`]).
+    pub(crate) fn waits_for_turns_at_eof(&self) -> bool {
+        self.kind == Some(M::EofWaitsForTurns)
+    }
+
+    /// Whether a session's last status was `running`.
+    pub(crate) fn busy(&self) -> bool {
+        self.idle.values().any(|idle| !idle)
     }
 
     /// How long the mutant holds what it read before serving it, dropping it unserved when the
@@ -242,7 +254,7 @@ impl Rewriter {
     }
 
     /// What a runtime frame tells of the session: a shutdown answered, an initialize that
-    /// succeeded.
+    /// succeeded, a session's status.
     fn track(&mut self, v: &Value) {
         if is_response(v) {
             if let Ok(id) = serde_json::from_value::<Value>(v["id"].clone()) {
@@ -258,6 +270,12 @@ impl Rewriter {
         }
         if v.pointer("/result/serverInfo").is_some() {
             self.initialized = true;
+        }
+        if v["method"] == "session.status" {
+            if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
+                self.idle
+                    .insert(sid.to_owned(), v["params"]["status"] == "idle");
+            }
         }
     }
 }

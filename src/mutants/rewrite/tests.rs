@@ -40,6 +40,7 @@ fn every_mutant_changes_something_somewhere() {
         let mut differs = !r.startup().is_empty()
             || r.ignores_eof()
             || r.drops_at_eof().is_some()
+            || r.waits_for_turns_at_eof()
             || r.tail(b"x") != id.tail(b"x");
         r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
         id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
