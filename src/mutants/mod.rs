@@ -86,7 +86,7 @@ breaking {
     ShutdownNoExit = "shutdown-no-exit" => LifecycleShutdownExits0: "the process stays alive after answering shutdown",
     ShutdownExit1 = "shutdown-exit-1" => LifecycleShutdownExits0: "the process exits 1 after shutdown",
     IgnoresEof = "ignores-eof" => LifecycleEofExits0: "stdin EOF is ignored; the process never exits",
-    EofWaitsForTurns = "eof-waits-for-turns" => LifecycleEofExits0: "at stdin EOF the runtime first lets its running turns finish (its stdin closes only once every session is idle), so a long turn delays the exit past the bounded shutdown",
+    EofWaitsForTurns = "eof-waits-for-turns" => LifecycleEofDuringTurnExits0: "at stdin EOF the runtime first lets its running turns finish (its stdin closes only once every session is idle), so a long turn delays the exit past the bounded shutdown",
     EofDropsPending = "eof-drops-pending" => LifecycleEofExits0: "at stdin EOF, lines read in the last 150 ms are dropped unanswered (a runtime that exits before its pending handlers finish)",
     CrlfOutput = "crlf-output" => StdoutLfOnly: "every frame ends in \\r\\n",
     SpacedOutput = "spaced-output" => StdoutCompact: "frames have a space after \"jsonrpc\":, as a pretty encoder writes",

@@ -21,7 +21,7 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
         CheckId::SubagentNotifications => {
             subagent(&t.stdout, stub).or_else(|| model_error(&t.stdout))
         }
-        CheckId::LifecycleEofExits0 => eof_mid_turn(t).or_else(|| model_error(&t.stdout)),
+        CheckId::LifecycleEofDuringTurnExits0 => model_error(&t.stdout).or_else(|| eof_mid_turn(t)),
         _ => model_error(&t.stdout),
     }
 }
@@ -164,7 +164,7 @@ fn first_turn(t: &Transcript) -> Option<(usize, Duration)> {
     Some((end, at(end)?.checked_sub(at(start)?)?))
 }
 
-/// `lifecycle.eof-exits-0`'s turn in progress at EOF is held by `slow:30`: a turn that ended well
+/// `lifecycle.eof-during-turn-exits-0`'s turn in progress at EOF is held by `slow:30`: a turn that ended well
 /// before that (the model did not follow the directive) was over before the EOF, so the exit
 /// was never asked of a runtime with a turn in progress. (A runtime that lets the turn finish
 /// before it exits ends it at the full 30 s: that is the rule broken, and stays a failure.)
@@ -254,15 +254,18 @@ mod tests {
     #[test]
     fn a_turn_over_before_the_eof_is_unexercised_one_that_ran_its_30_s_is_not() {
         let quick = transcript(&[(0, START), (3, END)]);
-        let why = unexercised(CheckId::LifecycleEofExits0, &quick, &[]).unwrap();
+        let why = unexercised(CheckId::LifecycleEofDuringTurnExits0, &quick, &[]).unwrap();
         assert!(why.contains("did not follow `slow:30`"), "{why}");
         // No turn/end at all: the turn was cut off at the EOF, as it should be.
         let cut = transcript(&[(0, START)]);
-        assert_eq!(unexercised(CheckId::LifecycleEofExits0, &cut, &[]), None);
+        assert_eq!(
+            unexercised(CheckId::LifecycleEofDuringTurnExits0, &cut, &[]),
+            None
+        );
         // The full 30 s: a runtime that let the turn finish before exiting broke the rule.
         let drained = transcript(&[(0, START), (30_000, END)]);
         assert_eq!(
-            unexercised(CheckId::LifecycleEofExits0, &drained, &[]),
+            unexercised(CheckId::LifecycleEofDuringTurnExits0, &drained, &[]),
             None
         );
     }

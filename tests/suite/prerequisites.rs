@@ -315,6 +315,11 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         ResponseAnswered,
         "silent-after-initialize",
     ),
+    (
+        LifecycleEofDuringTurnExits0,
+        LifecycleEofExits0,
+        "ignores-eof",
+    ),
 ];
 
 #[test]

@@ -270,6 +270,7 @@ checks! {
     LifecycleShutdownExits0 = "lifecycle.shutdown-exits-0" "§3.6 §7" Must ALL [] Trace: "after answering shutdown the process exits 0 by itself, stdin still open";
     LifecycleShutdownAfterEmptySessionId = "lifecycle.shutdown-after-empty-session-id" "§3.2 §3.6" Should QUEUED [ResponseAnswered LifecycleShutdownExits0] Trace: "after a prompt on session id \"\", shutdown still answers {} and the process exits 0";
     LifecycleEofExits0 = "lifecycle.eof-exits-0" "§7" Must ALL [ResponseAnswered] Trace: "stdin EOF makes the process exit 0 promptly, answering what it had read";
+    LifecycleEofDuringTurnExits0 = "lifecycle.eof-during-turn-exits-0" "§7" Must QUEUED [LifecycleEofExits0] Trace: "stdin EOF with a turn in progress still makes the process exit 0 within the bounded shutdown, without waiting for the turn";
     LifecycleSigtermExits0 = "lifecycle.sigterm-exits-0" "§7" Should ALL [] Trace: "SIGTERM makes the process exit 0";
     LifecycleSigintExits130 = "lifecycle.sigint-exits-130" "§7" Should ALL [] Trace: "SIGINT makes the process exit 130";
     // Clients (`dsh-conformance client`): the kit plays the runtime (docs/CONTRACT.md#s15).
