@@ -145,34 +145,10 @@ impl ReplayArgs {
             runnable.push(trace);
         }
         for r in replay_all(&runnable, &cmd, &opts) {
-            let found = self.stream_findings(&r);
-            if matches!(r.outcome, Outcome::Pass) && !found.is_empty() {
-                dsh_conformance::outln!(
-                    "FAIL {} ({}) in {:.2}s\n  the trace matched, but what the runtime wrote broke {} stream rule(s):",
-                    r.case,
-                    r.file,
-                    r.wall.as_secs_f64(),
-                    found.len()
-                );
-            } else {
-                dsh_conformance::out!("{r}");
-                if !found.is_empty() {
-                    dsh_conformance::outln!("  stream rules broken too:");
-                }
-            }
-            for f in &found {
-                let at = f
-                    .stdout_line
-                    .map_or(String::new(), |n| format!(" (stdout line {n})"));
-                dsh_conformance::outln!("    {}: {}{at}", f.check, f.message);
-                if let Some(l) = &f.line {
-                    dsh_conformance::outln!("      {l}");
-                }
-            }
-            match r.outcome {
-                Outcome::Pass if found.is_empty() => pass += 1,
-                Outcome::Pass | Outcome::Fail(_) => fail += 1,
-                Outcome::Broken(_) | Outcome::Halted(_) => broken += 1,
+            match self.print_case(&r) {
+                Tally::Pass => pass += 1,
+                Tally::Fail => fail += 1,
+                Tally::Broken => broken += 1,
             }
         }
         dsh_conformance::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
@@ -190,9 +166,41 @@ impl ReplayArgs {
             0
         }
     }
-}
 
-impl ReplayArgs {
+    /// Prints one case's verdict, with the stream rules its conversation broke; returns how it
+    /// counts (a matched trace whose conversation broke one is a failure).
+    fn print_case(&self, r: &CaseReport) -> Tally {
+        let found = self.stream_findings(r);
+        if matches!(r.outcome, Outcome::Pass) && !found.is_empty() {
+            dsh_conformance::outln!(
+                "FAIL {} ({}) in {:.2}s\n  the trace matched, but what the runtime wrote broke {} stream rule(s):",
+                r.case,
+                r.file,
+                r.wall.as_secs_f64(),
+                found.len()
+            );
+        } else {
+            dsh_conformance::out!("{r}");
+            if !found.is_empty() {
+                dsh_conformance::outln!("  stream rules broken too:");
+            }
+        }
+        for f in &found {
+            let at = f
+                .stdout_line
+                .map_or(String::new(), |n| format!(" (stdout line {n})"));
+            dsh_conformance::outln!("    {}: {}{at}", f.check, f.message);
+            if let Some(l) = &f.line {
+                dsh_conformance::outln!("      {l}");
+            }
+        }
+        match r.outcome {
+            Outcome::Pass if found.is_empty() => Tally::Pass,
+            Outcome::Pass | Outcome::Fail(_) => Tally::Fail,
+            Outcome::Broken(_) | Outcome::Halted(_) => Tally::Broken,
+        }
+    }
+
     /// The stream rules a case's conversation broke (the judge `check` and `fuzz` use), unless
     /// `--trace-only` or the case did not run to its end.
     fn stream_findings(&self, r: &CaseReport) -> Vec<Finding> {
@@ -202,6 +210,13 @@ impl ReplayArgs {
         }
         stream::judge(&r.transcript, None, self.edition, false)
     }
+}
+
+/// How a replayed case counts in the summary line.
+enum Tally {
+    Pass,
+    Fail,
+    Broken,
 }
 
 /// Why a trace was not blessed.
