@@ -36,28 +36,28 @@ fn dsh_conductor_fails_only_its_known_bugs() {
         CheckId::ClientSubagentTrees,
         CheckId::ClientBoundedBacklog,
     ]);
-    assert_eq!(report.with("XFAIL"), known, "{}", report.0);
+    assert_eq!(report.with("XFAIL"), known, "{}", report);
     // It never has two requests in flight: that check cannot be judged, never a pass.
     assert_eq!(
         report.with("UNTESTABLE"),
         BTreeSet::from([CheckId::ClientIdsOutOfOrder]),
         "{}",
-        report.0
+        report
     );
     // Its memory on the long line cannot be judged: it refuses the line.
     assert_eq!(
         report.with("BLOCKED"),
         BTreeSet::from([CheckId::ClientLineMemory]),
         "{}",
-        report.0
+        report
     );
     assert_eq!(
         report.verdicts().len(),
         report.with("PASS").len() + known.len() + 2,
         "{}",
-        report.0
+        report
     );
     // An UNTESTABLE MUST check is a finding, as in `check`: the run exits 1 for it alone.
-    assert_eq!(report.0["summary"]["fatal"], 1, "{}", report.0);
-    assert_eq!(code, 1, "{}", report.0);
+    assert_eq!(report.0["summary"]["fatal"], 1, "{}", report);
+    assert_eq!(code, 1, "{}", report);
 }

@@ -25,16 +25,16 @@ fn a_naive_client_with_six_bugs_gets_six_root_causes_and_nothing_else_fails() {
         CheckId::ClientGracefulShutdown,
         CheckId::ClientIdleNeverComes,
     ]);
-    assert_eq!(report.with("FAIL"), bugs, "{}", report.0);
+    assert_eq!(report.with("FAIL"), bugs, "{}", report);
     let causes: BTreeSet<CheckId> = report.root_causes().into_iter().collect();
-    assert_eq!(causes, bugs, "{}", report.0);
+    assert_eq!(causes, bugs, "{}", report);
     assert_eq!(
         report.with("PASS").len() + bugs.len(),
         report.verdicts().len(),
         "{}",
-        report.0
+        report
     );
-    assert_eq!(code, 1, "{}", report.0);
+    assert_eq!(code, 1, "{}", report);
     // Under the same flags the kit's reference client passes every check
     // (the_reference_client_passes_every_client_check_and_runs_no_runtime_check).
 }

@@ -31,15 +31,15 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
             CheckId::ClientBoundedBacklog,
         ]),
         "{}",
-        report.0
+        report
     );
     assert_eq!(
         report.verdicts().len(),
         report.with("PASS").len() + 5,
         "{}",
-        report.0
+        report
     );
-    assert_eq!(code, 0, "{}", report.0);
+    assert_eq!(code, 0, "{}", report);
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn the_official_python_sdk_passes_the_robustness_suite() {
         CheckId::ClientRobustNonFrameLines,
         CheckId::ClientRobustStdoutClosed,
     ]);
-    assert_eq!(report.with("PASS"), robust, "{}", report.0);
-    assert_eq!(report.verdicts().len(), 2, "{}", report.0);
-    assert_eq!(code, 0, "{}", report.0);
+    assert_eq!(report.with("PASS"), robust, "{}", report);
+    assert_eq!(report.verdicts().len(), 2, "{}", report);
+    assert_eq!(code, 0, "{}", report);
 }

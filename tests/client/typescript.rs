@@ -79,15 +79,15 @@ fn the_typescript_client_fails_only_its_known_robustness_bug() {
         report.with("XFAIL"),
         BTreeSet::from([CheckId::ClientRobustStdoutClosed]),
         "{}",
-        report.0
+        report
     );
     assert_eq!(
         report.with("PASS"),
         BTreeSet::from([CheckId::ClientRobustNonFrameLines]),
         "{}",
-        report.0
+        report
     );
-    assert_eq!(out.status.code(), Some(0), "{}", report.0);
+    assert_eq!(out.status.code(), Some(0), "{}", report);
 }
 
 #[test]
@@ -108,20 +108,20 @@ fn the_typescript_client_fails_only_its_known_bugs() {
             CheckId::ClientIdleNeverComes,
         ]),
         "{}",
-        report.0
+        report
     );
     // Its memory on the long line cannot be judged: it never finishes reading it.
     assert_eq!(
         report.with("BLOCKED"),
         BTreeSet::from([CheckId::ClientLineMemory]),
         "{}",
-        report.0
+        report
     );
     assert_eq!(
         report.verdicts().len(),
         report.with("PASS").len() + 4,
         "{}",
-        report.0
+        report
     );
-    assert_eq!(out.status.code(), Some(0), "{}", report.0);
+    assert_eq!(out.status.code(), Some(0), "{}", report);
 }

@@ -79,8 +79,37 @@ pub fn listed(text: &str) -> Vec<(CheckId, Value)> {
         .collect()
 }
 
+/// A report as a failed assertion shows it: every check not passing with its reason and failure
+/// (the first 1,000 characters of each), the passing ones by name, and why the run stopped. CI
+/// logs keep only so much of a test's output; the whole JSON would push the verdicts out of it.
 impl std::fmt::Display for JsonReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.0)
+        let Some(checks) = self.0["checks"].as_array() else {
+            return write!(f, "{:#}", self.0);
+        };
+        let mut passing = Vec::new();
+        for c in checks {
+            let (id, verdict) = (c["id"].as_str().unwrap_or("?"), &c["verdict"]);
+            if verdict == "PASS" {
+                passing.push(id);
+                continue;
+            }
+            let mut why = String::new();
+            for part in [&c["reason"], &c["failure"], &c["baseline"]] {
+                if !part.is_null() {
+                    let text = part.as_str().map(str::to_owned).unwrap_or(part.to_string());
+                    why.push_str(&format!(
+                        " | {}",
+                        text.chars().take(1000).collect::<String>()
+                    ));
+                }
+            }
+            writeln!(f, "{} {id}{why}", verdict.as_str().unwrap_or("?"))?;
+        }
+        writeln!(f, "PASS: {}", passing.join(" "))?;
+        if !self.0["stopped"].is_null() {
+            writeln!(f, "stopped: {}", self.0["stopped"])?;
+        }
+        write!(f, "summary: {}", self.0["summary"])
     }
 }
