@@ -85,6 +85,9 @@ pub(super) fn replace_lone_surrogates(v: &Value) -> Value {
 
 /// The literals Python's `json.loads` takes.
 pub(super) const PYTHON_LITERALS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
+/// The string a literal id is forwarded as (`literal-ids-served`), the literal after it; the
+/// answer's id is written null.
+pub(super) const LITERAL_ID: &str = "kit-literal-id:";
 /// The other spellings a lenient (JSON5-like) reader takes, which `json.loads` refuses.
 pub(super) const LENIENT_LITERALS: [&str; 4] = ["-NaN", "+Infinity", "nan", "infinity"];
 

@@ -28,7 +28,7 @@ pub use record::{record, RecordOptions, Recording};
 pub use wire_log::{Stamp, Wire, WireLog};
 
 use crate::trace::matcher::{Action, ExitInfo, Failure, FailureKind, Matcher, Stats};
-use crate::trace::pattern::Env;
+use crate::trace::pattern::{Env, Seqs};
 use crate::trace::Trace;
 use crate::wire::output::Output;
 use std::time::{Duration, Instant};
@@ -140,6 +140,8 @@ pub struct CaseReport {
     pub transcript: Transcript,
     /// The runtime flooded its stdout after the failure ([`Options::watch_after_failure`]).
     pub flooded_after: Option<Flood>,
+    /// The last `{{seq}}` matched per session: where a case continuing this one starts.
+    pub seqs: Seqs,
 }
 
 /// What was written to the runtime and what it wrote on stdout, bounded in size.
@@ -227,6 +229,7 @@ impl CaseReport {
             stats: Stats::default(),
             transcript: Transcript::default(),
             flooded_after: None,
+            seqs: Seqs::new(),
         }
     }
 
@@ -291,14 +294,21 @@ impl std::fmt::Display for CaseReport {
 /// Replays one trace against `cmd` in fresh directories.
 pub fn replay(trace: &Trace, cmd: &CommandSpec, opts: &Options) -> CaseReport {
     match CaseDirs::new(opts.keep_dirs) {
-        Ok(d) => replay_in(trace, cmd, opts, &d),
+        Ok(d) => replay_in(trace, cmd, opts, &d, &Seqs::new()),
         Err(e) => CaseReport::broken(trace, format!("cannot create the case directories: {e}")),
     }
 }
 
 /// Replays one trace in given directories: cases that continue another process's work (resume
-/// across processes) share one cwd and DSH_HOME.
-pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDirs) -> CaseReport {
+/// across processes) share one cwd and DSH_HOME, and go on from its last `{{seq}}` per session
+/// (`seqs`, [`CaseReport::seqs`]).
+pub fn replay_in(
+    trace: &Trace,
+    cmd: &CommandSpec,
+    opts: &Options,
+    dirs: &CaseDirs,
+    seqs: &Seqs,
+) -> CaseReport {
     let started = Instant::now();
     let mut report = CaseReport::broken(trace, String::new());
     report.outcome = Outcome::Pass;
@@ -320,6 +330,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     let mut m = Matcher::new(trace, penv, opts.frame_timeout, opts.case_timeout);
     m.set_tolerant(opts.tolerant);
     m.set_skip_repeats(opts.skip_repeats.0, opts.skip_repeats.1);
+    m.continue_seqs(seqs);
     let end = first_flood(
         drive(
             &mut m,
@@ -340,6 +351,7 @@ pub fn replay_in(trace: &Trace, cmd: &CommandSpec, opts: &Options, dirs: &CaseDi
     report.stderr_tail = tail;
     report.stderr_len = len;
     report.stats = m.stats;
+    report.seqs.clone_from(&m.bindings().seqs);
     report.wall = started.elapsed();
     report.outcome = match (end, m.failure()) {
         (End::Halted(h), _) => Outcome::Halted(h),
@@ -389,12 +401,12 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
         .iter()
         .filter_map(|t| t.meta.continues.as_deref())
         .collect();
-    let mut kept: HashMap<String, CaseDirs> = HashMap::new();
+    let mut kept: HashMap<String, (CaseDirs, Seqs)> = HashMap::new();
     let mut out = Vec::new();
     for t in traces {
         let r = match &t.meta.continues {
             Some(prev) => match kept.get(prev) {
-                Some(d) => replay_in(t, cmd, opts, d),
+                Some((d, seqs)) => replay_in(t, cmd, opts, d, seqs),
                 None => CaseReport::broken(
                     t,
                     format!("it continues case `{prev}`, which did not run before it"),
@@ -402,8 +414,8 @@ pub fn replay_all(traces: &[Trace], cmd: &CommandSpec, opts: &Options) -> Vec<Ca
             },
             None if wanted.contains(&t.meta.case.as_str()) => match CaseDirs::new(opts.keep_dirs) {
                 Ok(d) => {
-                    let r = replay_in(t, cmd, opts, &d);
-                    kept.insert(t.meta.case.clone(), d);
+                    let r = replay_in(t, cmd, opts, &d, &Seqs::new());
+                    kept.insert(t.meta.case.clone(), (d, r.seqs.clone()));
                     r
                 }
                 Err(_) => replay(t, cmd, opts),

@@ -9,6 +9,7 @@ use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::CheckId;
 use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
+use crate::trace::pattern::Seqs;
 use crate::wire::json;
 use crate::wire::output::Frame;
 use std::collections::HashMap;
@@ -212,8 +213,9 @@ struct Judging<'a> {
     id: CheckId,
     cmd: &'a CommandSpec,
     opts: &'a Options,
-    /// The directories of the cases run so far, by case name (a later case may continue one).
-    kept: HashMap<String, CaseDirs>,
+    /// The directories of the cases run so far and their last `{{seq}}` per session, by case
+    /// name (a later case may continue one).
+    kept: HashMap<String, (CaseDirs, Seqs)>,
     /// What the transcripts showed about other rules.
     blames: Vec<Blame>,
 }
@@ -294,7 +296,7 @@ impl Judging<'_> {
         ro.give_up = exercised::give_up(self.id);
         if let Some(prev) = &trace.meta.continues {
             return match self.kept.get(prev) {
-                Some(d) => Ok(runner::replay_in(trace, self.cmd, &ro, d)),
+                Some((d, seqs)) => Ok(runner::replay_in(trace, self.cmd, &ro, d, seqs)),
                 None => {
                     let reason = format!("it continues case `{prev}`, which did not run");
                     Err(Verdict::NotTestable { reason })
@@ -305,8 +307,9 @@ impl Judging<'_> {
             let reason = format!("cannot create the case directories: {e}");
             Verdict::NotTestable { reason }
         })?;
-        let r = runner::replay_in(trace, self.cmd, &ro, &d);
-        self.kept.insert(trace.meta.case.clone(), d);
+        let r = runner::replay_in(trace, self.cmd, &ro, &d, &Seqs::new());
+        self.kept
+            .insert(trace.meta.case.clone(), (d, r.seqs.clone()));
         Ok(r)
     }
 

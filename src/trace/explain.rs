@@ -115,8 +115,7 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<D
         p: &Pat,
         v: Option<&Value>,
         path: &mut String,
-        b: &Bindings,
-        env: &Env,
+        (b, env, last_seq): (&Bindings, &Env, Option<f64>),
     ) -> Option<Difference> {
         match (p, v) {
             (Pat::Obj(members, exact), Some(Value::Object(m))) => {
@@ -124,7 +123,7 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<D
                     let len = path.len();
                     path.push('/');
                     path.push_str(&ptr_escape(k));
-                    if let Some(d) = go(p, m.get(k), path, b, env) {
+                    if let Some(d) = go(p, m.get(k), path, (b, env, last_seq)) {
                         // A response with an error where a result was expected (or the other
                         // way round): what it answered is the difference, not "(absent)".
                         let other = match path.as_str() {
@@ -164,7 +163,7 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<D
                     let len = path.len();
                     path.push('/');
                     path.push_str(&i.to_string());
-                    if let Some(d) = go(p, a.get(i), path, b, env) {
+                    if let Some(d) = go(p, a.get(i), path, (b, env, last_seq)) {
                         return Some(d);
                     }
                     path.truncate(len);
@@ -182,6 +181,19 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<D
                     });
                 }
                 None
+            }
+            (Pat::Seq, Some(got)) if got.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                // An integer that is no `{{seq}}` here: not above the session's last.
+                let last = last_seq.filter(|l| got.as_f64().is_some_and(|f| f <= *l))?;
+                let at = if path.is_empty() { "/" } else { path };
+                Some(Difference {
+                    value: Some(json_text(got)),
+                    ..Difference::at(
+                        at,
+                        format!("a seq above {last}, the session's last"),
+                        json_text(got),
+                    )
+                })
             }
             (p, v) => {
                 if leaf_ok(p, v, b, env) {
@@ -213,7 +225,10 @@ pub fn first_difference(p: &Pat, v: &Value, b: &Bindings, env: &Env) -> Option<D
         }
     }
     let mut path = String::new();
-    go(p, Some(v), &mut path, b, env)
+    // The frame's session, for `{{seq}}` (`subagent.*` frames carry no seq).
+    let sid = v.pointer("/params/sessionId").and_then(Value::as_str);
+    let last_seq = sid.and_then(|s| b.seqs.get(s).copied());
+    go(p, Some(v), &mut path, (b, env, last_seq))
 }
 
 #[cfg(test)]
@@ -234,6 +249,21 @@ mod tests {
             .unwrap()
             .to_string();
         assert_eq!(d, "/params/event/data/turn: expected 2, got 1");
+    }
+
+    #[test]
+    fn a_seq_not_above_the_sessions_last_is_named() {
+        let p = compile(&json!({"params":{"event":{"seq":"{{seq}}"}}}), false).unwrap();
+        let v = json!({"params":{"sessionId":"s","event":{"seq":0}}});
+        let mut b = Bindings::default();
+        let d = first_difference(&p, &v, &b, &Env::default());
+        assert_eq!(d, None, "no seq before: any integer is one");
+        b.seqs.insert("s".into(), 17.0);
+        let d = first_difference(&p, &v, &b, &Env::default()).unwrap();
+        assert_eq!(
+            d.to_string(),
+            "/params/event/seq: expected a seq above 17, the session's last, got 0"
+        );
     }
 
     #[test]

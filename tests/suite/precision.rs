@@ -6,6 +6,7 @@
 
 use super::{KIT, RUNTIME};
 use dsh_conformance::check::{CheckId, Severity};
+use dsh_conformance::edition::Edition;
 use dsh_conformance::mutants;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::run::{run, Options};
@@ -37,6 +38,14 @@ fn mutant_cmd(list: &str) -> CommandSpec {
         .arg(RUNTIME)
 }
 
+/// The edition a case is judged in: the first that all its expected failures have (the current
+/// one for all but a mutant of a legacy rule).
+fn edition_of(expected: &BTreeSet<CheckId>) -> Edition {
+    (Edition::ALL.into_iter())
+        .find(|e| expected.iter().all(|c| c.info().editions.contains(*e)))
+        .unwrap_or_default()
+}
+
 /// The check `id` names; panics on an id no check has (a typo in a ground-truth file).
 fn check_id(id: &str) -> CheckId {
     CheckId::parse(id).unwrap_or_else(|| panic!("no check {id:?} is registered"))
@@ -52,6 +61,7 @@ fn ids(set: &BTreeSet<CheckId>) -> String {
 fn judge(case: &Case) -> Option<String> {
     let opts = Options {
         jobs: 2,
+        edition: edition_of(&case.expected),
         strict_upstream: case.strict,
         frame_timeout: Duration::from_secs(3),
         ..Options::default()
@@ -397,11 +407,19 @@ fn runtimes_with_known_bugs_fail_exactly_those_checks() {
 fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
     let cases = mutants::ALL
         .iter()
-        .map(|m| Case {
-            label: format!("mutant {} ({})", m.name, m.breaks),
-            cmd: mutant_cmd(m.name),
-            strict: m.strict,
-            expected: m.catches.into_iter().collect(),
+        .map(|m| {
+            let expected: BTreeSet<CheckId> = m.catches.into_iter().collect();
+            let edition = edition_of(&expected);
+            let mut cmd = mutant_cmd(m.name);
+            if edition != Edition::Current {
+                cmd = cmd.arg("--edition").arg(edition.name());
+            }
+            Case {
+                label: format!("mutant {} ({}, edition {edition})", m.name, m.breaks),
+                cmd,
+                strict: m.strict,
+                expected,
+            }
         })
         .collect();
     judge_all(cases);

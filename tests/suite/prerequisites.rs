@@ -71,6 +71,8 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
     ),
     (TurnEndReason, ResponseAnswered, "silent-after-initialize"),
     (TurnFinalText, ResponseAnswered, "silent-after-initialize"),
+    (TurnFinalText, ReceiptIdMatchesInserted, "no-receipt"),
+    (TurnFinalText, StatusIdleAfterTurn, "no-idle"),
     (
         LegacySessionFinished,
         ResponseAnswered,

@@ -149,6 +149,7 @@ fn value_only(p: &Pat, v: Option<&Value>, at: &mut Attempt<'_>) -> bool {
         Pat::Type(t) => accepts(*t, v),
         Pat::Lit(l) => scalar_eq(l, v),
         Pat::Alt(alts) => alts.iter().any(|l| scalar_eq(l, v)),
+        Pat::Not(alts) => !alts.iter().any(|l| scalar_eq(l, v)),
         Pat::Capture(name, ty) => {
             if !accepts(*ty, v) {
                 return false;

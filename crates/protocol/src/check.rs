@@ -214,7 +214,7 @@ checks! {
     FrameNonObjectIgnored = "frame.non-object-ignored" "§2.2" Must ALL [ResponseAnswered] Trace: "JSON scalars (42, \"s\", null, true) get no output";
     FrameBatchIgnored = "frame.batch-ignored" "§2.2" Must ALL [ResponseAnswered] Trace: "a JSON array, even of valid requests, is dropped whole with no output";
     FrameIdInvalidIsNotification = "frame.id-invalid-is-notification" "§2.2" Must ALL [ResponseAnswered] Trace: "a request whose id is null, boolean, object or array gets no response";
-    FrameNonStringMethodIgnored = "frame.non-string-method-ignored" "§2.2" Must ALL [ResponseAnswered] Trace: "an id with a non-string method is a response to nobody: no output";
+    FrameNonStringMethodIgnored = "frame.non-string-method-ignored" "§2.2" Must ALL [ResponseAnswered] Trace: "an object without a string method is no request: with an id it is a response to nobody, without one ({}, id null) it is dropped; no output either way";
     FrameNotificationsIgnored = "frame.notifications-ignored" "§2.3" Must ALL [ResponseAnswered] Trace: "client notifications (even initialize or shutdown without id) produce no output and no effect";
     FrameUnknownResponseIgnored = "frame.unknown-response-ignored" "§2.4" Must ALL [ResponseAnswered] Trace: "responses to ids the runtime never used are ignored";
     FrameJsonrpcMemberNotChecked = "frame.jsonrpc-member-not-checked" "§2.2" Should ALL [ResponseAnswered] Trace: "frames without \"jsonrpc\" or with another value are served normally";
@@ -248,7 +248,7 @@ checks! {
     TurnUserMessageId = "turn.user-message-id" "§5" Should QUEUED [ReceiptIdMatchesInserted] Trace: "the turn's user/message event carries data.id == messageId";
     TurnEndBeforeIdle = "turn.end-before-idle" "§5 §8.4" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "turn/end of a prompt's turn comes before the session's idle status";
     StatusIdleAfterTurn = "status.idle-after-turn" "§4 §8.4" Must QUEUED [TurnEndBeforeIdle] Stream: "a prompted session reports session.status running, then idle when its turns end";
-    TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [ResponseAnswered] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply";
+    TurnFinalText = "turn.final-text" "§5 §8.4" Must ALL [ResponseAnswered ReceiptIdMatchesInserted StatusIdleAfterTurn] Trace: "the turn's assistant/message has data.message.content[] text blocks holding the reply, and it is the root's last message between the prompt's receipt and its idle";
     TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
     TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";

@@ -17,7 +17,7 @@
 use super::replay::{Replay, Replays};
 use super::{CheckId, Checker, Judged, Profile, Received, Sent, Violation, ViolationKind};
 use dsh_protocol::wire::json::{self, JsonView};
-use dsh_protocol::wire::output::{Frame, Output};
+use dsh_protocol::wire::output::{Frame, NotAFrame, Output};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -147,10 +147,12 @@ impl Conversation {
         }
     }
 
-    /// Whether a line is a response whose id no request carried (in either JSON type).
+    /// Whether a line is a response whose id no request carried (in either JSON type), or one
+    /// whose id is a literal JSON has not ([`answers_a_literal_id`]).
     fn unsolicited(&self, o: &Output) -> bool {
         let Frame::Response { id: key, .. } = o.frame() else {
-            return false;
+            return matches!(o.frame(), Frame::NotAFrame(NotAFrame::NotJson(_)))
+                && answers_a_literal_id(o.text());
         };
         if self.keys.contains(key) {
             return false;
@@ -241,4 +243,22 @@ fn violation(rule: CheckId, o: &Output, message: String) -> Violation {
 /// Whether a rule judges only how a line is written (not what it answers).
 fn is_how_written(rule: CheckId) -> bool {
     matches!(rule, CheckId::StdoutCompact | CheckId::StdoutLfOnly)
+}
+
+/// Whether a line that is no JSON is an answer whose id is `NaN`, `Infinity` or `-Infinity`, as
+/// Python's `json.dumps` writes the id of a request `json.loads` took from a line JSON.parse
+/// refuses: no request can carry such an id (its line is malformed), so the line answers none,
+/// and serving that line is the bug (`frame.non-json-literals-ignored`), not how it is answered.
+fn answers_a_literal_id(text: &str) -> bool {
+    let Some(at) = text.find("\"id\"") else {
+        return false;
+    };
+    let rest = text[at + 4..].trim_start();
+    let Some(value) = rest.strip_prefix(':').map(str::trim_start) else {
+        return false;
+    };
+    let literal = ["NaN", "Infinity", "-Infinity"]
+        .iter()
+        .any(|l| value.starts_with(l));
+    literal && (text.contains("\"result\"") || text.contains("\"error\""))
 }

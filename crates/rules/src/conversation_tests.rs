@@ -72,6 +72,14 @@ fn an_unsolicited_answer_is_left_to_the_driver_or_judged() {
     left.sent(r#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#);
     let typed = r#"{"jsonrpc":"2.0","id":"7","result":{}}"#;
     assert_eq!(rules(&mut left, &[typed]), [["response.id-type-preserved"]]);
+    // An answer with an id no JSON has (Python's json.dumps writes NaN) answers a line that was
+    // no request: left too, whereas other output that is no JSON stays stdout.frames-only's.
+    let mut left = conv(Unsolicited::Left);
+    let nan = r#"{"jsonrpc": "2.0", "id": NaN, "error": {"code": -32603, "message": "x"}}"#;
+    let j = left.received_text(nan);
+    assert!(j.frame.is_none() && j.violations.is_empty(), "{j:?}");
+    let usage = r#"{"jsonrpc":"2.0","method":"session.event","params":{"n":NaN,"id":NaN}}"#;
+    assert_eq!(rules(&mut left, &[usage]), [["stdout.frames-only"]]);
 }
 
 #[test]

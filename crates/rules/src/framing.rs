@@ -75,6 +75,13 @@ impl Checker {
                 return None;
             }
         };
+        if let Some((c, start)) = out.foreign_padding {
+            let place = if start { "begins" } else { "ends" };
+            sink.add(
+                CheckId::StdoutFramesOnly,
+                format!("the line {place} with U+{:04X}: JavaScript's reader trims it, but Python's json.loads refuses the line, so the Python SDK loses the frame", c as u32),
+            );
+        }
         // Clients see values, not bytes: `stdout.compact` is whitespace between tokens, and
         // upstream's exact bytes (escapes, number forms, member order) only under
         // `--strict-upstream`; how an id echoes is the id rule's (`frame.id-number-echo`).

@@ -79,7 +79,15 @@ impl Checker {
             "subagent.finished" => subagent_finished(p, self.profile.member_order, sink),
             "session.finished" if self.profile.session_finished => {
                 let rule = CheckId::LegacySessionFinished;
-                string(p, "sessionId", rule, sink);
+                let open = (string(p, "sessionId", rule, sink))
+                    .and_then(|sid| Some((sid, self.sessions.get(sid)?.open_turn?)));
+                if let Some((sid, turn)) = open {
+                    // docs/CONTRACT.md#r4-legacy-finished-after-settle
+                    sink.add(
+                        rule,
+                        format!("session.finished for {sid:?} while its turn {turn} is open: it comes only once the session settled, after its turn/end"),
+                    );
+                }
                 if let Some(s) = string(p, "status", rule, sink) {
                     if !["ok", "error"].contains(&s) {
                         sink.add(rule, format!("session.finished status {s:?}"));
@@ -134,6 +142,7 @@ impl Checker {
                 turn_end(sid, turn, kind.is_some(), t, sink);
             }
             "agent/inbox/spliced" => self.spliced(data.and_then(|d| d.get("inserted")), sink),
+            "assistant/message" if !self.profile.session_finished => content_blocks(data, sink),
             _ => {}
         }
     }
@@ -158,6 +167,23 @@ impl Checker {
                 self.receipts.insert(id.to_owned());
             }
         }
+    }
+}
+
+/// An assistant/message's `data.message.content` is an array of blocks, each with a string
+/// `type` (docs/CONTRACT.md#r8.4-content-blocks-typed): the TypeScript SDK fails the run on
+/// anything else. Not for the legacy edition, which these clients cannot drive (§8.3).
+fn content_blocks<'a>(data: Option<impl JsonView<'a>>, sink: &mut Sink) {
+    let content = (data.and_then(|d| d.get("message"))).and_then(|m| m.get("content"));
+    let ok = (content.filter(|c| c.kind() == JsonKind::Array)).is_some_and(|c| {
+        c.elements()
+            .all(|b| b.get("type").and_then(JsonView::as_str).is_some())
+    });
+    if !ok {
+        sink.add(
+            CheckId::StdoutFramesOnly,
+            "assistant/message data.message.content is not an array of blocks each with a string type: the TypeScript SDK fails the run on it",
+        );
     }
 }
 

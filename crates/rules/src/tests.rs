@@ -59,6 +59,65 @@ fn frames_only() {
 }
 
 #[test]
+fn assistant_messages_carry_typed_content_blocks() {
+    let message = |content: &str| {
+        event(
+            "s",
+            0,
+            "assistant/message",
+            &format!(r#"{{"message":{{"role":"assistant","content":{content}}}}}"#),
+        )
+    };
+    for good in [
+        r#"[]"#,
+        r#"[{"type":"text","text":"hi"},{"type":"tool-call","id":"t"}]"#,
+    ] {
+        assert!(check(&[], &[&message(good)]).is_empty(), "{good}");
+    }
+    for bad in [
+        r#""hi""#,
+        r#"null"#,
+        r#"[{"text":"hi"}]"#,
+        r#"[{"type":1}]"#,
+        r#"["hi"]"#,
+    ] {
+        assert_eq!(
+            check(&[], &[&message(bad)]),
+            [CheckId::StdoutFramesOnly],
+            "{bad}"
+        );
+    }
+    let bare = event("s", 0, "assistant/message", "{}");
+    assert_eq!(check(&[], &[&bare]), [CheckId::StdoutFramesOnly]);
+}
+
+#[test]
+fn a_frame_padded_with_whitespace_python_refuses_is_lost_to_the_python_sdk() {
+    for padded in [
+        format!("\u{feff}{OK}"),
+        format!("\u{a0}{OK}"),
+        format!("{OK}\u{2028}"),
+        format!("{OK}\u{3000}"),
+    ] {
+        assert_eq!(
+            check(&[SHUTDOWN], &[&padded]),
+            [CheckId::StdoutFramesOnly],
+            "{padded:?}"
+        );
+    }
+    // ASCII whitespace is JSON's own: json.loads takes it (its space is stdout.compact's).
+    assert_eq!(
+        check(&[SHUTDOWN], &[&format!("{OK}\t")]),
+        [CheckId::StdoutCompact]
+    );
+    // Non-ASCII text inside the frame is no padding.
+    let inside =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\u00a0 ok"}}"#.replace("\\u00a0", "\u{a0}");
+    let found = check(&[SHUTDOWN], &[&inside]);
+    assert!(!found.contains(&CheckId::StdoutFramesOnly), "{found:?}");
+}
+
+#[test]
 fn compact_and_member_order() {
     let mut ck = checker();
     let j = ck.received_text(r#"{"jsonrpc": "2.0","method":"session.status","params":{"sessionId":"s","status":"running"}}"#);
@@ -529,4 +588,22 @@ fn a_null_answer_comes_in_read_order_even_after_the_kit_sent_a_null_id_request()
     let unknown = r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#;
     let named = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#;
     assert_eq!(check(&[invalid, prompt, unknown], &[named]), []);
+}
+
+#[test]
+fn legacy_session_finished_comes_only_after_the_turn_end() {
+    let legacy = || Checker::new(Profile::for_edition(Edition::Legacy, false));
+    let finished = r#"{"jsonrpc":"2.0","method":"session.finished","params":{"sessionId":"s","status":"ok","reason":{"kind":"completed"}}}"#;
+    let start = event("s", 0, "turn/start", r#"{"turn":1}"#);
+    let end = event(
+        "s",
+        1,
+        "turn/end",
+        r#"{"turn":1,"reason":{"kind":"completed"}}"#,
+    );
+    assert!(broken(&mut legacy(), &[], &[&start, &end, finished]).is_empty());
+    assert_eq!(
+        broken(&mut legacy(), &[], &[&start, finished]),
+        [CheckId::LegacySessionFinished]
+    );
 }

@@ -1,7 +1,7 @@
 //! The mutants of the runtime's responses: what they answer (server name, message ids, error
 //! codes) and whether they answer at all, or twice.
 
-use super::super::frames::{is_response, s};
+use super::super::frames::{is_response, s, LITERAL_ID};
 use super::Rewriter;
 use crate::mutants::MutantKind::{self, self as M};
 use crate::wire::json;
@@ -71,6 +71,20 @@ impl Rewriter {
             M::StringIds if is_response(v) => {
                 if let Some(n) = v.get("id").and_then(Value::as_f64) {
                     v["id"] = json!(json::js_number(n));
+                }
+            }
+            M::LiteralIdsServed if is_response(v) => {
+                v["id"].as_str()?.strip_prefix(LITERAL_ID)?;
+                v["id"] = Value::Null;
+            }
+            M::LongMethodClipped => {
+                let m = message?
+                    .strip_prefix(crate::rules::UNKNOWN_METHOD)?
+                    .to_owned();
+                if m.chars().count() > 1024 {
+                    let clipped: String = m.chars().take(1024).collect();
+                    v["error"]["message"] =
+                        json!(format!("{}{clipped}…", crate::rules::UNKNOWN_METHOD));
                 }
             }
             M::DuplicateResponse if is_response(v) => return Some(vec![s(v), s(v)]),

@@ -46,6 +46,9 @@ impl Rewriter {
             M::IdleBeforeTurnEnd => return self.idle_before_turn_end(v),
             M::WaitOnlyAtNextIdle => return self.wait_only_at_next_idle(v),
             M::ResumeReplaysHistory => return self.resume_replays_history(v),
+            M::ResumeRestartsSeq => self.resume_restarts_seq(v),
+            M::TrailingEmptyMessage => return self.trailing_empty_message(v),
+            M::FinishedBeforeTurnEnd => return self.finished_before_turn_end(v),
             M::NoIdle if status_idle_session(v).is_some() => return Some(Vec::new()),
             M::NoEventTime => {
                 if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {
@@ -59,6 +62,19 @@ impl Rewriter {
                     for b in blocks.iter_mut() {
                         if b.get("type") == Some(&json!("text")) {
                             b["text"] = json!("Hello! I am a real model and I ignore scripts.");
+                        }
+                    }
+                }
+            }
+            M::UntypedToolCalls => {
+                if let Some(Value::Array(blocks)) =
+                    v.pointer_mut("/params/event/data/message/content")
+                {
+                    for b in blocks.iter_mut() {
+                        if let Some(Value::Object(block)) =
+                            Some(b).filter(|b| b["type"] == "tool-call")
+                        {
+                            block.shift_remove("type");
                         }
                     }
                 }
@@ -140,6 +156,66 @@ impl Rewriter {
         let sid = self.idle_waits.remove(&json::to_string(&v["id"]))?;
         self.held_waits.entry(sid).or_default().push(s(v));
         Some(Vec::new())
+    }
+
+    /// A session's turn/end, and what the session streams after it, is held until its legacy
+    /// `session.finished` has been written.
+    fn finished_before_turn_end(&mut self, v: &Value) -> Option<Vec<String>> {
+        if v["method"] == "session.finished" {
+            let sid = v.pointer("/params/sessionId").and_then(Value::as_str)?;
+            let held = self.held_until_finished.remove(sid).unwrap_or_default();
+            return Some(std::iter::once(s(v)).chain(held).collect());
+        }
+        let sid = v.pointer("/params/sessionId").and_then(Value::as_str)?;
+        let ends = matches!(session_event(v), Some((_, "turn/end", _)));
+        if !ends && !self.held_until_finished.contains_key(sid) {
+            return None;
+        }
+        self.held_until_finished
+            .entry(sid.to_owned())
+            .or_default()
+            .push(s(v));
+        Some(Vec::new())
+    }
+
+    /// Each turn/end comes after one more assistant/message of its session, with no content (a
+    /// model's closing chunk written as a message of its own); the seq is renumbered.
+    fn trailing_empty_message(&mut self, v: &Value) -> Option<Vec<String>> {
+        let (sid, ty, _) = session_event(v)?;
+        match ty {
+            "assistant/message" => {
+                let mut empty = v.clone();
+                if let Some(m) = empty.pointer_mut("/params/event/data/message") {
+                    m["content"] = json!([]);
+                    m["id"] = json!(uuid::Uuid::new_v4().to_string());
+                }
+                self.closing_messages.insert(sid.to_owned(), s(&empty));
+                None
+            }
+            "turn/end" => {
+                let closing = self.closing_messages.remove(sid)?;
+                Some(vec![closing, s(v)])
+            }
+            _ => None,
+        }
+    }
+
+    /// A session resumed numbers its events from 0 again (its seq counter lived in the process
+    /// that stored its log).
+    fn resume_restarts_seq(&mut self, v: &mut Value) {
+        if is_response(v) && v.get("result").is_some() {
+            if let Some(sid) = self.resumes.remove(&json::to_string(&v["id"])) {
+                self.next_seq.insert(sid, 0);
+            }
+            return;
+        }
+        let Some(sid) = session_event(v).map(|(sid, _, _)| sid.to_owned()) else {
+            return;
+        };
+        if let Some(n) = self.next_seq.get_mut(&sid) {
+            v["params"]["event"]["seq"] = json!(*n);
+            *n += 1;
+        }
     }
 
     /// Every session event is stored; a resume's answer comes after the stored history.

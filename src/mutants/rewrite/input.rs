@@ -3,7 +3,7 @@
 //! mutant changes it, `None` when the line goes to the runtime as it came.
 
 use super::super::frames::{
-    has_lone_surrogate, literals_as_null, replace_lone_surrogates, s, LENIENT_LITERALS,
+    has_lone_surrogate, literals_as_null, replace_lone_surrogates, s, LENIENT_LITERALS, LITERAL_ID,
     PYTHON_LITERALS,
 };
 use super::{error_line, InputAction};
@@ -34,6 +34,21 @@ fn forwarded(lines: Vec<Vec<u8>>) -> InputAction {
         forward: lines,
         ..InputAction::default()
     }
+}
+
+/// A line whose `"id"` member is one of the literals NaN, Infinity, -Infinity, with that id
+/// written as the string [`LITERAL_ID`] + the literal; `None` when it has no such id or is still
+/// no JSON (`literal-ids-served` answers it with id null, as `JSON.stringify` writes them).
+fn literal_id_as_string(text: &str) -> Option<String> {
+    let lit = PYTHON_LITERALS
+        .iter()
+        .find(|l| text.contains(&format!("\"id\":{l}")))?;
+    let line = text.replacen(
+        &format!("\"id\":{lit}"),
+        &format!("\"id\":\"{LITERAL_ID}{lit}\""),
+        1,
+    );
+    json::parse(&line).is_ok().then_some(line)
 }
 
 /// The mutants of how a line is split, decoded and classified (`raw`, `text` its lossy text).
@@ -89,6 +104,15 @@ pub(super) fn framing(
             let served =
                 literals_as_null(trim_js(text), literals).filter(|l| json::parse(l).is_ok());
             served.map(|line| forwarded(vec![line.into_bytes()]))
+        }
+        (M::LiteralIdsServed, Classified::Ignored(Ignored::Malformed(_))) => {
+            literal_id_as_string(trim_js(text)).map(|line| forwarded(vec![line.into_bytes()]))
+        }
+        (M::AnswersIdlessObjects, Classified::Ignored(Ignored::NoIdNoMethod { .. })) => {
+            Some(answered(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+                    .to_owned(),
+            ))
         }
         (M::SurrogatesReplaced, _) => {
             let parsed = json::parse(trim_js(text)).ok();

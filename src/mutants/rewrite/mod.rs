@@ -69,6 +69,14 @@ pub(crate) struct Rewriter {
     idle_waits: HashMap<String, String>,
     /// Their answers, held until the session's next idle status.
     held_waits: HashMap<String, Vec<String>>,
+    /// A frame has been written after a BOM (`bom-before-first-frame`).
+    bom_written: bool,
+    /// Each session's last assistant/message with no content, written before its turn/end
+    /// (`trailing-empty-message`).
+    closing_messages: HashMap<String, String>,
+    /// Each session's frames from its turn/end on, until its `session.finished`
+    /// (`finished-before-turn-end`).
+    held_until_finished: HashMap<String, Vec<String>>,
 }
 
 impl Rewriter {
@@ -102,6 +110,9 @@ impl Rewriter {
             idle: HashMap::new(),
             idle_waits: HashMap::new(),
             held_waits: HashMap::new(),
+            bom_written: false,
+            closing_messages: HashMap::new(),
+            held_until_finished: HashMap::new(),
         }
     }
 
@@ -197,10 +208,22 @@ impl Rewriter {
     /// bug would: it breaks its own rule, not seq contiguity too (a replay holds only the events
     /// that were streamed, while the stored log may hold more: the release skips a seq on resume).
     pub(crate) fn output(&mut self, line: &str) -> Vec<String> {
-        let out = self.rewrite(line);
+        let mut out = self.rewrite(line);
+        if self.kind == Some(M::BomBeforeFirstFrame) && !self.bom_written {
+            if let Some(first) = out.first_mut() {
+                first.insert(0, '\u{feff}');
+                self.bom_written = true;
+            }
+        }
         if !matches!(
             self.kind,
-            Some(M::NoReceipt | M::ResponseBeforeReceipt | M::ResumeReplaysHistory | M::NoTurnEnd)
+            Some(
+                M::NoReceipt
+                    | M::ResponseBeforeReceipt
+                    | M::ResumeReplaysHistory
+                    | M::NoTurnEnd
+                    | M::TrailingEmptyMessage
+            )
         ) {
             return out;
         }

@@ -6,9 +6,15 @@ const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#
 #[test]
 fn every_mutant_changes_something_somewhere() {
     // Each mutant must differ from the identity on at least one probe; otherwise it cannot be caught.
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: {}"}}}}"#,
+        "m".repeat(2000)
+    );
     let probes_out = [
         RECEIPT,
         RESPONSE,
+        r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"assistant/message","seq":1,"time":1,"data":{"message":{"id":"a","content":[{"type":"tool-call","id":"t","name":"x"}]}}}}}"#,
+        &long,
         r#"{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"deepseek-harness-sdk-runtime","version":"0.0.1"}}}"#,
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"unknown DeepSeek Harness SDK runtime method: x"}}"#,
         r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"SDK server is not initialized"}}"#,
@@ -21,7 +27,9 @@ fn every_mutant_changes_something_somewhere() {
         r#"{"jsonrpc":"2.0","id":1.5,"error":{"code":-32603,"message":"m"}}"#,
         r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s2","event":{"type":"x","seq":0,"time":1,"data":{}}}}"#,
     ];
-    let probes_in: [&[u8]; 11] = [
+    let probes_in: [&[u8]; 13] = [
+        br#"{"id":NaN,"method":"m"}"#,
+        b"{}",
         br#"{"id":"n","method":"m","params":{"x":NaN}}"#,
         br#"{"id":"l","method":"m","params":{"x":nan}}"#,
         br#"{"id":"\ud800","method":"m"}"#,
@@ -44,8 +52,8 @@ fn every_mutant_changes_something_somewhere() {
             || r.tail(b"x") != id.tail(b"x");
         r.input(b"{\"id\":9,\"method\":\"shutdown\"}");
         id.input(b"{\"id\":9,\"method\":\"shutdown\"}");
-        r.output(RECEIPT);
-        id.output(RECEIPT);
+        // The first frame (a BOM before it).
+        differs |= r.output(RECEIPT) != id.output(RECEIPT);
         let resume = br#"{"id":5,"method":"session/resume","params":{"sessionId":"s1"}}"#;
         differs |= r.input(resume) != id.input(resume);
         let resumed = r#"{"jsonrpc":"2.0","id":5,"result":{}}"#;
@@ -55,7 +63,7 @@ fn every_mutant_changes_something_somewhere() {
         differs |= r.input(b"{\"id\":7,\"method\":\"constructor\"}")
             != id.input(b"{\"id\":7,\"method\":\"constructor\"}");
         for w in [&mut r, &mut id] {
-            w.output(probes_out[2]);
+            w.output(probes_out[4]);
         }
         differs |= r.input(b"{\"id\":8,\"method\":\"initialize\"}")
             != id.input(b"{\"id\":8,\"method\":\"initialize\"}");
@@ -65,7 +73,7 @@ fn every_mutant_changes_something_somewhere() {
         for p in probes_out {
             differs |= r.output(p) != id.output(p);
         }
-        // A wait read on a session whose last status was idle (probes_out[7]), then its answer.
+        // A wait read on a session whose last status was idle (probes_out[9]), then its answer.
         let wait = br#"{"id":12,"method":"session/wait","params":{"sessionId":"s1"}}"#;
         differs |= r.input(wait) != id.input(wait);
         let waited = r#"{"jsonrpc":"2.0","id":12,"result":{}}"#;

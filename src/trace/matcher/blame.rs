@@ -84,8 +84,10 @@ impl Matcher {
                     self.stats.lines,
                     self.at(e.line)
                 ),
+                // No difference: the frame matches the pattern, so it came out of its place (a
+                // `<<*` the lane had gone beyond).
                 None => format!(
-                    "stdout line {} is not what {} expects",
+                    "stdout line {} matches the pattern at {}, but out of its place: it came after the expectations below that one had been met",
                     self.stats.lines,
                     self.at(e.line)
                 ),

@@ -29,7 +29,7 @@ mod route;
 mod send;
 
 use super::explain;
-use super::pattern::{Bindings, Env, Pat};
+use super::pattern::{Bindings, Env, Pat, Seqs};
 use super::syntax::{Mult, Send};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -210,6 +210,12 @@ impl Matcher {
     /// Whether the case is decided (passed or failed).
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// Starts from the last `{{seq}}` per session of the case this one continues (`# continues:`):
+    /// a session resumed in a new process goes on numbering its events where its log ended.
+    pub fn continue_seqs(&mut self, seqs: &Seqs) {
+        self.bindings.seqs.clone_from(seqs);
     }
 
     /// The captured values so far.

@@ -44,16 +44,11 @@ fn placeholder(body: &str, whole: bool) -> Result<Pat, String> {
     if let Some(t) = TypeReq::parse(body) {
         return Ok(Pat::Type(t));
     }
+    if let Some(rest) = body.strip_prefix("not:").filter(|_| whole) {
+        return Ok(Pat::Not(alternatives(rest)));
+    }
     if body.contains('|') || body.starts_with('-') || body.starts_with('"') {
-        let mut alts = Vec::new();
-        for a in body.split('|') {
-            let a = a.trim();
-            let v = match crate::wire::json::parse(a) {
-                Ok(p) => p.value,
-                Err(_) => Value::String(a.to_owned()),
-            };
-            alts.push(v);
-        }
+        let mut alts = alternatives(body);
         return Ok(if alts.len() == 1 {
             Pat::Lit(alts.pop().unwrap())
         } else {
@@ -61,8 +56,21 @@ fn placeholder(body: &str, whole: bool) -> Result<Pat, String> {
         });
     }
     Err(format!(
-        "unknown placeholder `{{{{{body}}}}}` (expected any, string, number, int, uuid, bool, null, object, array, absent, seq, cwd, home, $name or a|b alternatives)"
+        "unknown placeholder `{{{{{body}}}}}` (expected any, string, number, int, uuid, bool, null, object, array, absent, seq, cwd, home, $name, a|b alternatives or not:a|b)"
     ))
+}
+
+/// `a|b|…`: each alternative JSON if it parses, else a string.
+fn alternatives(body: &str) -> Vec<Value> {
+    body.split('|')
+        .map(|a| {
+            let a = a.trim();
+            match crate::wire::json::parse(a) {
+                Ok(p) => p.value,
+                Err(_) => Value::String(a.to_owned()),
+            }
+        })
+        .collect()
 }
 
 /// Compiles a JSON value written in a trace into a pattern.

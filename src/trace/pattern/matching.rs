@@ -88,6 +88,7 @@ impl Pat {
             Pat::Type(t) => t.accepts_view(v),
             Pat::Lit(l) => lit_eq(l, v),
             Pat::Alt(alts) => alts.iter().any(|l| lit_eq(l, v)),
+            Pat::Not(alts) => !alts.iter().any(|l| lit_eq(l, v)),
             Pat::MaybeCapture(name) => {
                 if at.bound_absent(name) {
                     return false;
@@ -167,22 +168,8 @@ impl Pat {
             Pat::Absent => Value::String("{{absent}}".into()),
             Pat::Type(t) => Value::String(format!("{{{{{}}}}}", t.name())),
             Pat::Lit(v) => v.clone(),
-            Pat::Alt(a) => Value::String(format!(
-                "{{{{{}}}}}",
-                a.iter()
-                    .map(|v| match v {
-                        // Raw only when it reads back as this string (an alternative is
-                        // JSON-parsed first): `"1"` must stay quoted, or it comes back a number.
-                        Value::String(s)
-                            if s.trim() == s && crate::wire::json::parse(s).is_err() =>
-                        {
-                            s.clone()
-                        }
-                        o => crate::wire::json::to_string(o),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("|")
-            )),
+            Pat::Alt(a) => Value::String(format!("{{{{{}}}}}", alternatives_text(a))),
+            Pat::Not(a) => Value::String(format!("{{{{not:{}}}}}", alternatives_text(a))),
             Pat::Capture(n, TypeReq::Any) => Value::String(format!("{{{{${n}}}}}")),
             Pat::Capture(n, t) => Value::String(format!("{{{{${n}:{}}}}}", t.name())),
             Pat::MaybeCapture(n) => Value::String(format!("{{{{${n}?}}}}")),
@@ -308,4 +295,17 @@ fn match_template(segs: &[Seg], s: &str, at: &mut Attempt<'_>) -> bool {
         }
     }
     true
+}
+
+/// Alternatives written back as `a|b|…`.
+fn alternatives_text(a: &[Value]) -> String {
+    a.iter()
+        .map(|v| match v {
+            // Raw only when it reads back as this string (an alternative is JSON-parsed first):
+            // `"1"` must stay quoted, or it comes back a number.
+            Value::String(s) if s.trim() == s && crate::wire::json::parse(s).is_err() => s.clone(),
+            o => crate::wire::json::to_string(o),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
 }

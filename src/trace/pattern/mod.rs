@@ -130,6 +130,8 @@ pub enum Pat {
     Lit(Value),
     /// One of several literals (`{{-32601|-32603}}`).
     Alt(Vec<Value>),
+    /// A value that is none of these literals (`{{not:assistant/message}}`).
+    Not(Vec<Value>),
     /// Bind on first sight, equal on every later use (`{{$name}}`, `{{$name:uuid}}`).
     Capture(String, TypeReq),
     /// A capture of a member that may be absent (`{{$name?}}`): binds the member's value, or its
@@ -163,8 +165,11 @@ pub struct Bindings {
     /// Captures (`{{$name?}}`) bound to an absent member.
     pub absent: std::collections::HashSet<String>,
     /// Last `{{seq}}` per session.
-    pub seqs: HashMap<String, f64>,
+    pub seqs: Seqs,
 }
+
+/// The last `{{seq}}` matched per session.
+pub type Seqs = HashMap<String, f64>;
 
 /// A tentative match: bindings made while matching, committed only if the whole frame matches.
 pub struct Attempt<'a> {
@@ -284,6 +289,23 @@ mod tests {
         assert!(try_match(&p, &json!({"code":-32601}), &mut b));
         assert!(!try_match(&p, &json!({"code":-32600}), &mut b));
         assert!(!try_match(&p, &json!({"code":"-32603"}), &mut b));
+    }
+
+    #[test]
+    fn not_accepts_any_present_value_but_the_listed_ones_and_prints_back() {
+        let mut b = Bindings::default();
+        let p = pat(json!({"type":"{{not:assistant/message|turn/end}}"}));
+        assert!(try_match(&p, &json!({"type":"turn/start"}), &mut b));
+        assert!(try_match(&p, &json!({"type":7}), &mut b));
+        assert!(!try_match(&p, &json!({"type":"assistant/message"}), &mut b));
+        assert!(!try_match(&p, &json!({"type":"turn/end"}), &mut b));
+        assert!(!try_match(&p, &json!({}), &mut b), "absent is not a value");
+        let written = json!({"type":"{{not:assistant/message|turn/end}}"});
+        assert_eq!(p.to_value(), written);
+        assert!(
+            compile(&json!("x{{not:a}}"), false).is_err(),
+            "a whole value only"
+        );
     }
 
     #[test]

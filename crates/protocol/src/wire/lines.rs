@@ -174,6 +174,18 @@ pub const fn is_js_whitespace(c: char) -> bool {
     )
 }
 
+/// The whitespace around line `s` that JavaScript's `trim()` strips but that is not ASCII (a BOM,
+/// a no-break space, a line separator …), and whether it is at the start: Python's `json.loads`
+/// refuses a line with one, so the Python SDK loses that frame. `None` when there is none (a
+/// frame's first and last bytes are ASCII: nothing is decoded then).
+#[inline]
+pub fn foreign_padding(s: &str) -> Option<(char, bool)> {
+    let s = s.strip_suffix('\r').unwrap_or(s);
+    let foreign = |c: &char| !c.is_ascii() && is_js_whitespace(*c);
+    let first = s.chars().next().filter(foreign).map(|c| (c, true));
+    first.or_else(|| s.chars().next_back().filter(foreign).map(|c| (c, false)))
+}
+
 /// `String.prototype.trim()`.
 #[inline]
 pub fn trim_js(s: &str) -> &str {

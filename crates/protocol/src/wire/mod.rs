@@ -42,4 +42,4 @@ pub use frame::{
 };
 #[doc(hidden)]
 pub use frame::{classify_inline, classify_parsed_inline};
-pub use lines::{trim_js, DroppedTail, LineDecoder, LineEvent};
+pub use lines::{foreign_padding, trim_js, DroppedTail, LineDecoder, LineEvent};

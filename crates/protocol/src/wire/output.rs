@@ -88,6 +88,10 @@ pub struct Output {
     pub line: usize,
     /// The line ended in `\r\n` (the `\r` is not in [`Output::text`]).
     pub crlf: bool,
+    /// Non-ASCII whitespace JavaScript trims that the line began (`true`) or ended with:
+    /// [`super::lines::foreign_padding`] of the line as written (set by [`Output::parse`] from its
+    /// text, by a reader that trims before parsing from the untrimmed line).
+    pub foreign_padding: Option<(char, bool)>,
     text: String,
     /// The parsed text (boxed: most of a flood's lines are no JSON, and a stored line should
     /// cost little more than its text).
@@ -106,6 +110,7 @@ impl Output {
         if crlf {
             text.pop();
         }
+        let foreign_padding = super::lines::foreign_padding(&text);
         let mut tape = Tape::default();
         let (tape, frame) = match tape.parse(&text) {
             Err(e) => (None, Frame::NotAFrame(NotAFrame::NotJson(e))),
@@ -119,6 +124,7 @@ impl Output {
         Output {
             line,
             crlf,
+            foreign_padding,
             text,
             tape,
             frame,
@@ -138,6 +144,7 @@ impl Output {
         };
         self.line = line;
         self.crlf = crlf;
+        self.foreign_padding = super::lines::foreign_padding(body);
         self.text.clear();
         self.text.push_str(body);
         let mut tape = self.tape.take().unwrap_or_default();
@@ -161,6 +168,7 @@ impl Output {
         Output {
             line,
             crlf: false,
+            foreign_padding: None,
             text,
             tape: None,
             frame: Frame::NotAFrame(why),
