@@ -373,6 +373,40 @@ impl Layer for ExitMidTurn {
     }
 }
 
+/// The runtime exits (code 1) on reading a `session/working-directory/get`, before answering it.
+#[derive(Default)]
+pub struct ExitOnRequest {
+    /// When the request was read, until the exit.
+    due: Option<u64>,
+    exited: bool,
+}
+
+/// The method whose request the runtime dies on.
+pub const EXIT_ON: &str = "session/working-directory/get";
+
+impl Layer for ExitOnRequest {
+    fn intercept(&mut self, frame: &Value, now: u64) -> bool {
+        let dies = frame["method"] == EXIT_ON && !self.exited;
+        if dies {
+            self.due = Some(now);
+        }
+        dies
+    }
+    fn output(&mut self, line: String, _now: u64) -> Vec<Action> {
+        vec![Action::Frame(line)]
+    }
+    fn tick(&mut self, _now: u64) -> Vec<Action> {
+        (self.due, self.exited) = (None, true);
+        vec![
+            Action::Stderr(b"kit: the runtime exits with a request unanswered\n".to_vec()),
+            Action::Exit(1),
+        ]
+    }
+    fn deadline(&self) -> Option<u64> {
+        self.due
+    }
+}
+
 /// Much stderr, with bytes that are not UTF-8, at launch and before each `turn/end`: more than
 /// a pipe holds, so a client that does not read stderr blocks the runtime.
 pub struct StderrFlood {

@@ -32,6 +32,7 @@ bugs! {
     QuadraticLines = "quadratic-lines" ClientLongLines: "appends each read to a copy of its buffer and searches the whole buffer for a newline after every read (the TypeScript client's line reading)";
     PooledReads = "pooled-reads" ClientLineMemory: "keeps each read (4 KiB at most) of a line in a 64 KiB buffer of its own until the line ends, as slices of pooled read buffers keep their pools alive";
     IgnoreExit = "ignore-exit" ClientRuntimeExit: "does not notice the runtime's exit while it waits for a response or a run, and waits on";
+    ExitHangsRequests = "exit-hangs-requests" ClientRuntimeExit: "notices the runtime's exit while it collects a run, not while it waits for a response: a request pending at the exit waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
@@ -147,6 +148,8 @@ struct Client {
     prompted: std::collections::HashSet<String>,
     /// The subagents of those sessions (`subagent.started`), whose events a run reads too.
     children: std::collections::HashSet<String>,
+    /// Whether it is collecting a run (not waiting for a response): `exit-hangs-requests`.
+    collecting: bool,
     _stderr: Option<ChildStderr>,
 }
 
@@ -206,6 +209,7 @@ impl Client {
             history: Vec::new(),
             prompted: Default::default(),
             children: Default::default(),
+            collecting: false,
             _stderr: stderr,
         };
         let cwd = std::env::current_dir()
@@ -289,8 +293,16 @@ impl Client {
         }
         for _ in 0..100 {
             if let Ok(Some(s)) = self.child.try_wait() {
-                while self.bug == Some(Bug::IgnoreExit) {
-                    std::thread::sleep(Duration::from_secs(3600));
+                let hangs = match self.bug {
+                    Some(Bug::IgnoreExit) => true,
+                    Some(Bug::ExitHangsRequests) => !self.collecting,
+                    _ => false,
+                };
+                if hangs {
+                    // The mutant waits on: forever, as far as any bound of the kit goes.
+                    loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
                 }
                 let code = s.code();
                 return err(
@@ -338,6 +350,7 @@ impl Client {
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
+        self.collecting = false;
         let id = self.send(method, params)?;
         self.response(&id, WAIT)
     }
@@ -368,6 +381,7 @@ impl Client {
             json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]}),
         )?;
         let mut run = Run::new(session, r["messageId"].clone(), self.bug);
+        self.collecting = true;
         loop {
             let wait = match until {
                 _ if self.bug == Some(Bug::UnboundedRun) => Duration::MAX,

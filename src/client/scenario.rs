@@ -128,6 +128,18 @@ pub const SCENARIOS: &[Scenario] = &[
         judge: |o| vec![runtime_exit(o)],
     },
     Scenario {
+        name: "exit-on-request",
+        checks: &[CheckId::ClientRuntimeExit],
+        layers: || Stack(vec![Box::new(layers::ExitOnRequest::default())]),
+        ops: || {
+            let get = Op::CwdGet {
+                session: "s1".into(),
+            };
+            vec![Op::Start, get, Op::Close]
+        },
+        judge: |o| vec![exit_on_request(o)],
+    },
+    Scenario {
         name: "stderr-flood",
         checks: &[CheckId::ClientDrainsStderr],
         layers: || Stack(vec![Box::new(layers::StderrFlood { bytes: 256 * 1024 })]),
@@ -413,6 +425,29 @@ fn runtime_exit(o: &Observation) -> Verdict {
         }
         Some(other) => fail(format!("the runtime exited mid-turn: {}", other.describe())),
         None => untestable("the run was never reached"),
+    }
+}
+
+/// The runtime exited (code 1) on reading the working-directory request: the request must fail,
+/// with an error that is not the client's own bound expiring (docs/CONTRACT.md#r15.4-exit-fails-request).
+fn exit_on_request(o: &Observation) -> Verdict {
+    let what = "the runtime exited (code 1) with the working-directory request unanswered";
+    match outcome(o, 1) {
+        None => untestable("the request was never reached (the client did not start)"),
+        Some(Outcome::Err(e)) if e.class == "unsupported" => untestable(format!(
+            "the client cannot get a session's working directory ({})",
+            e.message
+        )),
+        Some(Outcome::Err(e)) if e.class == "timeout" => fail(format!(
+            "{what}, and the request failed only when the client's own bound expired ({})",
+            e.message
+        )),
+        Some(Outcome::Err(_)) => Verdict::Pass,
+        Some(Outcome::Ok(v)) => fail(format!("{what}, and the request reported success: {v}")),
+        Some(Outcome::TimedOut) => fail(format!(
+            "{what}, and the request never ended: the client hangs"
+        )),
+        Some(other) => fail(format!("{what}: {}", other.describe())),
     }
 }
 

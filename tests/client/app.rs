@@ -18,8 +18,8 @@ fn judged() -> BTreeSet<CheckId> {
 #[test]
 fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_left_out() {
     let (code, report) = client(&["--app", "--suite", "all"], &[KIT, "client-app"]);
-    assert_eq!(report.with("PASS"), judged(), "{}", report.0);
-    assert_eq!(report.verdicts().len(), judged().len(), "{}", report.0);
+    assert_eq!(report.with("PASS"), judged(), "{}", report);
+    assert_eq!(report.verdicts().len(), judged().len(), "{}", report);
     let hint = report.0["hint"].as_str().unwrap_or("");
     for (id, _) in NOT_JUDGED {
         assert!(
@@ -30,9 +30,16 @@ fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_left_out() {
     assert_eq!(code, 0);
 }
 
+/// Client mutants whose bug an app cannot show: `exit-hangs-requests` mishandles a request
+/// pending at the runtime's exit, and an app sends none but its run's prompt (app mode runs no
+/// `exit-on-request` scenario).
+const DRIVER_ONLY: &[&str] = &["exit-hangs-requests"];
+
 #[test]
 fn each_app_mutant_fails_exactly_its_check() {
-    let bugs: Vec<_> = BUGS.iter().filter(|b| judged().contains(&b.2)).collect();
+    let bugs: Vec<_> = (BUGS.iter())
+        .filter(|b| judged().contains(&b.2) && !DRIVER_ONLY.contains(&b.1))
+        .collect();
     let caught: BTreeSet<CheckId> = bugs.iter().map(|b| b.2).collect();
     assert_eq!(caught, judged(), "every judged check has a mutant");
     let results: Vec<_> = std::thread::scope(|s| {
@@ -58,11 +65,11 @@ fn an_app_that_reads_stdin_passes_and_one_that_never_prompts_is_untestable() {
     let stdin = ["env", "-u", "DSH_CONFORMANCE_PROMPT", KIT, "client-app"];
     let (_, report) = client(&["--app", "--scenario", "unknown-events"], &stdin);
     let check = BTreeSet::from([CheckId::ClientForwardCompatible]);
-    assert_eq!(report.with("PASS"), check, "{}", report.0);
+    assert_eq!(report.with("PASS"), check, "{}", report);
     // Printing the expected reply from the `{prompt}` argument, without a runtime, is no pass.
     let echo = ["sh", "-c", "echo \"$0\" | sed 's/^reply: //'", "{prompt}"];
     let (_, report) = client(&["--app", "--scenario", "unknown-events"], &echo);
-    assert_eq!(report.with("UNTESTABLE"), check, "{}", report.0);
+    assert_eq!(report.with("UNTESTABLE"), check, "{}", report);
 }
 
 /// dsh-openai (PyPI), the bridge the runtime tests already drive, as a one-prompt app: the SDK's
@@ -84,12 +91,12 @@ fn dsh_openai_as_an_app_fails_only_the_sdks_bugs() {
         CheckId::ClientGracefulShutdown,
         CheckId::ClientBoundedBacklog,
     ]);
-    assert_eq!(report.with("XFAIL"), known, "{}", report.0);
+    assert_eq!(report.with("XFAIL"), known, "{}", report);
     assert_eq!(
         report.with("PASS").len() + known.len(),
         judged().len(),
         "{}",
-        report.0
+        report
     );
-    assert_eq!(code, 0, "{}", report.0);
+    assert_eq!(code, 0, "{}", report);
 }

@@ -10,7 +10,7 @@ use dsh_conformance::requirements::{self, State};
 use std::collections::BTreeSet;
 
 /// Open MUST requirements: each is a check still to write (issue 40). This number only goes down.
-const OPEN_MUSTS_AT_MOST: usize = 3;
+const OPEN_MUSTS_AT_MOST: usize = 2;
 
 /// Every requirement anchor in the contract: `<a id="r…"></a>`.
 fn anchors() -> Vec<String> {

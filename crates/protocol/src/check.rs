@@ -280,7 +280,7 @@ checks! {
     ClientForwardCompatible = "client.forward-compatible" "§15.3" Must CURRENT [] Client: "unknown event types and turn/end kinds are passed through: the run completes with its text";
     ClientLongLines = "client.long-lines" "§15.2" Must CURRENT [] Client: "a frame of tens of megabytes on one line is read whole: the run completes with its text";
     ClientLineMemory = "client.line-memory" "§15.2" Should CURRENT [ClientLongLines] Client: "a long line costs memory in proportion to its length: reading the kit's 48 MiB line grows the client's resident size by at most 8 times the line";
-    ClientRuntimeExit = "client.runtime-exit" "§15.4" Must CURRENT [] Client: "a runtime that exits in the middle of a turn fails the run with an error within a bound, never a hang";
+    ClientRuntimeExit = "client.runtime-exit" "§15.4" Must CURRENT [] Client: "a runtime that exits in the middle of a turn, or with a request unanswered, fails the run or the request with an error within a bound, never a hang";
     ClientDrainsStderr = "client.drains-stderr" "§15.4" Must CURRENT [] Client: "the runtime's stderr is read as it comes, much of it and bytes that are not UTF-8 included, so the runtime never blocks on it";
     ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
     ClientGracefulShutdown = "client.graceful-shutdown" "§15.6" Should CURRENT [] Client: "closing sends shutdown or ends stdin and gives the runtime time to exit before any signal";
