@@ -89,9 +89,48 @@ pub fn select(names: &[String], suite: Suite) -> Result<Vec<&'static Scenario>, 
         .collect())
 }
 
-/// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim).
+/// The preflight: a session started and closed against a runtime that keeps every rule.
+const PREFLIGHT: Scenario = Scenario {
+    name: "preflight",
+    checks: &[],
+    layers: super::layers::Stack::default,
+    ops: || vec![super::driver::Op::Start, super::driver::Op::Close],
+    judge: |_| Vec::new(),
+};
+
+/// `Err` when the client cannot even start a session against a runtime that keeps every rule
+/// (its driver does not start, dies, or fails the start): a usage error with the driver's own
+/// words, not a report of checks that are all untestable for one reason.
+fn preflight(client: &[OsString], opts: &Options) -> Result<(), String> {
+    let Some((obs, stderr)) = scenario(&PREFLIGHT, client, opts)? else {
+        return Ok(());
+    };
+    let outcome = obs.ops.first().map(|(_, o, _)| o);
+    if let Some(Outcome::Ok(_)) = outcome {
+        return Ok(());
+    }
+    let what = match outcome {
+        Some(Outcome::DriverEnded(_)) => "its driver ended before answering the start".into(),
+        Some(Outcome::TimedOut) => format!("the start took longer than {:?}", opts.op_timeout),
+        Some(o) => format!("the start failed: {}", o.describe()),
+        None => "the start was never sent".into(),
+    };
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tail = lines[lines.len().saturating_sub(12)..].join("\n  ");
+    let tail = match tail.trim() {
+        "" => String::new(),
+        t => format!("\nits stderr ends:\n  {t}"),
+    };
+    Err(format!(
+        "the client did not start a session against a runtime that keeps every rule, so no check could be judged: {what}{tail}"
+    ))
+}
+
+/// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim), after
+/// the [`preflight`].
 pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
+    preflight(client, opts)?;
     let mut verdicts = Vec::new();
     for s in select(&opts.scenarios, opts.suite)? {
         let t = Instant::now();

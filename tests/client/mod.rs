@@ -51,8 +51,8 @@ fn client_checks() -> BTreeSet<CheckId> {
 fn the_reference_client_passes_every_client_check_and_runs_no_runtime_check() {
     let (code, report) = client(&["--suite", "all"], &[KIT, "client-driver"]);
     let all: BTreeSet<CheckId> = report.verdicts().into_iter().map(|(id, _)| id).collect();
-    assert_eq!(all, client_checks(), "{}", report.0);
-    assert_eq!(report.with("PASS"), client_checks(), "{}", report.0);
+    assert_eq!(all, client_checks(), "{}", report);
+    assert_eq!(report.with("PASS"), client_checks(), "{}", report);
     assert_eq!(code, 0);
 }
 
@@ -67,31 +67,26 @@ fn assert_fails_only(name: &str, check: CheckId, report: &JsonReport, judged: &B
         report.with("FAIL"),
         BTreeSet::from([check]),
         "{name}: {}",
-        report.0
+        report
     );
     let untestable: BTreeSet<CheckId> = UNJUDGEABLE
         .iter()
         .filter(|u| u.0 == name)
         .map(|u| u.1)
         .collect();
-    assert_eq!(
-        report.with("UNTESTABLE"),
-        untestable,
-        "{name}: {}",
-        report.0
-    );
+    assert_eq!(report.with("UNTESTABLE"), untestable, "{name}: {}", report);
     let blocked: BTreeSet<CheckId> = judged
         .iter()
         .copied()
         .filter(|c| c.info().requires.contains(&check))
         .collect();
-    assert_eq!(report.with("BLOCKED"), blocked, "{name}: {}", report.0);
+    assert_eq!(report.with("BLOCKED"), blocked, "{name}: {}", report);
     let rest: BTreeSet<CheckId> = judged
         .iter()
         .copied()
         .filter(|c| *c != check && !untestable.contains(c) && !blocked.contains(c))
         .collect();
-    assert_eq!(report.with("PASS"), rest, "{name}: {}", report.0);
+    assert_eq!(report.with("PASS"), rest, "{name}: {}", report);
 }
 
 /// The scenario that measures the client's memory: run apart from the others, a few mutants at
@@ -198,20 +193,31 @@ fn the_shim_is_the_runtime_placeholder_dsh_bin_and_dsh_on_path() {
             report.with("PASS"),
             BTreeSet::from([CheckId::ClientTypedErrors]),
             "{driver:?}: {}",
-            report.0
+            report
         );
         assert_eq!(code, 0);
     }
 }
 
 #[test]
-fn a_driver_that_never_answers_gets_untestable_or_failed_checks_never_a_pass() {
-    let (code, report) = client(
-        &["--timeout", "2s", "--scenario", "handshake"],
-        &["sleep", "30"],
-    );
-    assert!(report.with("PASS").is_empty(), "{}", report.0);
-    assert_eq!(report.verdicts().len(), 2, "{}", report.0);
+fn a_driver_that_never_answers_is_stopped_and_one_that_only_starts_never_passes() {
+    let out = Command::new(KIT)
+        .args(["client", "--timeout", "2s", "--scenario", "handshake", "--"])
+        .args(["sleep", "30"])
+        .output()
+        .expect("run the kit");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the start took longer than 2s"), "{stderr}");
+    // Answers the start (operation 1), then nothing.
+    let start_only = [
+        "sh",
+        "-c",
+        "read line; echo '{\"id\":1,\"ok\":true}'; sleep 30",
+    ];
+    let (code, report) = client(&["--timeout", "2s", "--scenario", "handshake"], &start_only);
+    assert!(report.with("PASS").is_empty(), "{}", report);
+    assert_eq!(report.verdicts().len(), 2, "{}", report);
     assert_eq!(code, 1);
 }
 
@@ -291,9 +297,9 @@ fn a_driver_that_answers_without_a_runtime_leaves_the_new_checks_untestable() {
     }
     let (code, report) = client(&args, &["sh", "-c", echo]);
     let all: BTreeSet<CheckId> = report.verdicts().into_iter().map(|(id, _)| id).collect();
-    assert_eq!(all.len(), 5, "{}", report.0);
-    assert_eq!(report.with("UNTESTABLE"), all, "{}", report.0);
-    assert_ne!(code, 0, "nothing was tested: {}", report.0);
+    assert_eq!(all.len(), 5, "{}", report);
+    assert_eq!(report.with("UNTESTABLE"), all, "{}", report);
+    assert_ne!(code, 0, "nothing was tested: {}", report);
 }
 
 #[test]
@@ -318,9 +324,39 @@ fn a_driver_whose_path_is_not_utf8_runs() {
         .output()
         .unwrap();
     let report = JsonReport::parse(&String::from_utf8_lossy(&out.stdout));
-    assert_eq!(out.status.code(), Some(0), "{}", report.0);
+    assert_eq!(out.status.code(), Some(0), "{}", report);
     assert!(report
         .with("PASS")
         .contains(&CheckId::ClientWaitsForInitialize));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A client that cannot start a session against a runtime that keeps every rule is stopped by
+/// the preflight with exit 2 and its driver's own words: never a report of checks all
+/// untestable for one unnamed reason.
+#[test]
+fn a_driver_that_cannot_start_is_stopped_with_its_own_words() {
+    let missing = [
+        "sh",
+        "-c",
+        "echo 'ModuleNotFoundError: No module named deepseek_harness_sdk' >&2; exit 1",
+    ];
+    let unknown_bug = [KIT, "client-driver", "--bug", "no-such-bug"];
+    for (driver, words) in [
+        (&missing[..], "ModuleNotFoundError: No module named"),
+        (&unknown_bug[..], "no-such-bug"),
+    ] {
+        let out = Command::new(KIT)
+            .args(["client", "--scenario", "typed-errors", "--"])
+            .args(driver)
+            .output()
+            .expect("run the kit");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{driver:?}: {stderr}");
+        assert!(
+            stderr.contains("did not start a session") && stderr.contains(words),
+            "{driver:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "no report: {driver:?}");
+    }
 }
