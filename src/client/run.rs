@@ -127,7 +127,8 @@ fn preflight(client: &[OsString], opts: &Options) -> Result<(), String> {
 }
 
 /// Runs the selected scenarios against `client` (argv, `{runtime}` replaced by the shim), after
-/// the [`preflight`].
+/// a preflight: `Err` when the client cannot start a session against a runtime that keeps every
+/// rule.
 pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     preflight(client, opts)?;
