@@ -1,9 +1,11 @@
 //! The `--known-failing FILE` baseline: checks a runtime is known to fail, each with a reason.
 //!
 //! Format, one entry a line: `<check-id>  # <reason>`. Blank lines and lines starting with `#` are
-//! comments. An entry without a reason, an unknown check id or a duplicate is an error: a baseline
+//! comments. An entry without a reason, an unknown check id, a check of the other kind (a client
+//! check in a runtime's baseline, or the other way round) or a duplicate is an error: a baseline
 //! is a list of justified exceptions, not a mute button.
 
+use crate::check::Subject;
 use std::collections::BTreeMap;
 
 /// The reason a written baseline's entries start with until their author gives theirs.
@@ -14,8 +16,14 @@ pub const STUB: &str = "FIXME give a reason;";
 pub struct Baseline(pub BTreeMap<String, String>);
 
 impl Baseline {
-    /// Parses baseline text; `name` is used in error messages.
-    pub fn parse(text: &str, name: &str) -> Result<Baseline, String> {
+    /// Parses the baseline text of a `subject` (what `check` or `client` judges); `name` is used
+    /// in error messages.
+    pub fn parse(text: &str, name: &str, subject: Subject) -> Result<Baseline, String> {
+        // (this subject's command, its checks' kind; the other's command, its kind)
+        let (command, kind, other, other_kind) = match subject {
+            Subject::Runtime => ("check", "runtime", "client", "client"),
+            Subject::Client => ("client", "client", "check", "runtime"),
+        };
         let mut map = BTreeMap::new();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
@@ -33,10 +41,16 @@ impl Baseline {
                     format!("expected one check id before '#', found {id:?}"),
                 ));
             }
-            if crate::check::find(id).is_none() {
+            let Some(info) = crate::check::find(id) else {
                 return Err(at(
                     0,
-                    format!("unknown check id {id:?} (see `dsh-conformance check --list`)"),
+                    format!("unknown check id {id:?} (see `dsh-conformance {command} --list`)"),
+                ));
+            };
+            if info.subject() != subject {
+                return Err(at(
+                    0,
+                    format!("{id} is a {other_kind} check: `{command} --known-failing` takes {kind} checks (`{command} --list`); it belongs in a baseline for `{other} --known-failing`"),
                 ));
             }
             if reason.is_empty() {
@@ -102,7 +116,7 @@ mod tests {
     fn a_stubbed_baseline_parses_and_its_stubs_are_reported() {
         let rep = crate::suite::report::tests::report();
         let text = Baseline::stub(&rep);
-        let b = Baseline::parse(&text, "b.txt").unwrap();
+        let b = Baseline::parse(&text, "b.txt", Subject::Runtime).unwrap();
         // The SHOULD failure is stubbed; the known failure keeps its reason; passes are left out.
         assert_eq!(b.unjustified(), ["frame.cr-not-separator"]);
         assert_eq!(b.reason("error.unknown-method"), Some("ours"));
@@ -114,6 +128,7 @@ mod tests {
         let b = Baseline::parse(
             "# header\n\nerror.unknown-method  # answers -32601 by design\n",
             "b.txt",
+            Subject::Runtime,
         )
         .unwrap();
         assert_eq!(
@@ -121,18 +136,40 @@ mod tests {
             Some("answers -32601 by design")
         );
         assert_eq!(
-            Baseline::parse("error.unknown-method\n", "b.txt").unwrap_err(),
+            Baseline::parse("error.unknown-method\n", "b.txt", Subject::Runtime).unwrap_err(),
             "b.txt:1:21: error.unknown-method: every entry needs a reason after '#'"
         );
-        assert!(Baseline::parse("no.such-check # x\n", "b.txt")
-            .unwrap_err()
-            .contains("unknown check id"));
-        assert!(Baseline::parse("a b # x\n", "b.txt").is_err());
+        assert!(
+            Baseline::parse("no.such-check # x\n", "b.txt", Subject::Runtime)
+                .unwrap_err()
+                .contains("unknown check id")
+        );
+        assert!(Baseline::parse("a b # x\n", "b.txt", Subject::Runtime).is_err());
         assert!(Baseline::parse(
             "error.unknown-method # x\nerror.unknown-method # y\n",
-            "b.txt"
+            "b.txt",
+            Subject::Runtime
         )
         .unwrap_err()
         .contains("listed twice"));
+    }
+
+    #[test]
+    fn a_check_of_the_other_kind_is_refused_naming_where_it_belongs() {
+        let client = "client.root-idle # ends at any idle\n";
+        let e = Baseline::parse(client, "b.txt", Subject::Runtime).unwrap_err();
+        assert!(
+            e.contains("client.root-idle is a client check")
+                && e.contains("`client --known-failing`"),
+            "{e}"
+        );
+        assert!(Baseline::parse(client, "b.txt", Subject::Client).is_ok());
+        let runtime = "error.unknown-method # x\n";
+        let e = Baseline::parse(runtime, "b.txt", Subject::Client).unwrap_err();
+        assert!(
+            e.contains("error.unknown-method is a runtime check")
+                && e.contains("`check --known-failing`"),
+            "{e}"
+        );
     }
 }

@@ -40,7 +40,9 @@ impl fmt::Display for ExplainError {
             ExplainError::UnknownCheck(id) => {
                 write!(f, "no check {id:?}")?;
                 match suggest(id).as_slice() {
-                    [] => f.write_str(" (see `dsh-conformance check --list`)"),
+                    [] => f.write_str(
+                        " (see `dsh-conformance check --list` and, for client checks, `client --list`)",
+                    ),
                     near => write!(f, "; did you mean {}?", crate::check::list(near)),
                 }
             }

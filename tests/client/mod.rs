@@ -360,3 +360,82 @@ fn a_driver_that_cannot_start_is_stopped_with_its_own_words() {
         assert!(out.stdout.is_empty(), "no report: {driver:?}");
     }
 }
+
+/// `client --list` gives every client check with the scenarios that decide it (from the scenario
+/// tables) and whether app mode judges it; a baseline of the other kind is a usage error, for
+/// `client` and for `check` alike.
+#[test]
+fn client_list_names_every_client_check_and_a_baseline_of_the_other_kind_is_refused() {
+    use dsh_conformance::client::app::APP_SCENARIOS;
+    let out = Command::new(KIT)
+        .args(["client", "--list", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: BTreeSet<CheckId> = (rows.iter())
+        .map(|r| CheckId::parse(r["id"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(ids, client_checks());
+    for r in &rows {
+        let id = CheckId::parse(r["id"].as_str().unwrap()).unwrap();
+        let scenarios = r["scenarios"].as_array().unwrap();
+        assert!(!scenarios.is_empty(), "{r}");
+        let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&id));
+        assert_eq!(r["app"], app, "{r}");
+    }
+    let exit = rows
+        .iter()
+        .find(|r| r["id"] == "client.runtime-exit")
+        .unwrap();
+    let names: Vec<&str> = (exit["scenarios"].as_array().unwrap().iter())
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["exit-mid-turn", "exit-on-request"]);
+    let human = Command::new(KIT)
+        .args(["client", "--list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        client_checks().iter().all(|c| text.contains(c.as_str())),
+        "{text}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("dsh-client-baseline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let runtime_ids = dir.join("runtime.known-failing");
+    std::fs::write(&runtime_ids, "error.unknown-method  # answers -32601\n").unwrap();
+    let client_ids = dir.join("client.known-failing");
+    std::fs::write(&client_ids, "client.root-idle  # ends at any idle\n").unwrap();
+    let refused = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(KIT).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = refused(&[
+        "client".as_ref(),
+        "--known-failing".as_ref(),
+        runtime_ids.as_os_str(),
+        "--".as_ref(),
+        KIT.as_ref(),
+        "client-driver".as_ref(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("error.unknown-method is a runtime check"),
+        "{err}"
+    );
+    let (code, err) = refused(&[
+        "check".as_ref(),
+        "--known-failing".as_ref(),
+        client_ids.as_os_str(),
+        "--".as_ref(),
+        "true".as_ref(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("client.root-idle is a client check"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

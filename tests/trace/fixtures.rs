@@ -74,8 +74,12 @@ fn fixtures_replay_green_against_the_real_runtime_with_the_model_stub() {
     // Cases named in the real runtime's baseline are real upstream bugs: they must still fail.
     let baseline =
         std::fs::read_to_string(root().join("fixtures/real-0.2.1rc2.known-failing")).unwrap();
-    let known =
-        dsh_conformance::suite::Baseline::parse(&baseline, "real-0.2.1rc2.known-failing").unwrap();
+    let known = dsh_conformance::suite::Baseline::parse(
+        &baseline,
+        "real-0.2.1rc2.known-failing",
+        dsh_conformance::check::Subject::Runtime,
+    )
+    .unwrap();
     let mut failures = Vec::new();
     for r in dsh_conformance::runner::replay_all(&traces, &cmd, &opts) {
         println!("{}", r.to_string().trim_end());

@@ -183,7 +183,10 @@ fn baseline(a: &CheckArgs) -> Result<dsh_conformance::suite::Baseline, String> {
     };
     let b = std::fs::read_to_string(p)
         .map_err(|e| format!("cannot read {}: {e}", p.display()))
-        .and_then(|t| Baseline::parse(&t, &p.display().to_string()))
+        .and_then(|t| {
+            let subject = dsh_conformance::check::Subject::Runtime;
+            Baseline::parse(&t, &p.display().to_string(), subject)
+        })
         .map_err(|e| format!("--known-failing: {e}"))?;
     let stubbed = b.unjustified();
     if !stubbed.is_empty() {

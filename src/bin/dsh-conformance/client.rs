@@ -37,9 +37,94 @@ pub(crate) struct ClientArgs {
     /// Show failure details.
     #[arg(short, long)]
     verbose: bool,
+    /// List the client checks (id, severity, section, the scenarios of each suite that decide
+    /// it, whether app mode judges it, the rule) instead of running; human or json.
+    #[arg(long)]
+    list: bool,
     /// The client's driver command; `{runtime}` in it is replaced by the runtime to launch.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "list")]
     cmd: Vec<std::ffi::OsString>,
+}
+
+/// One client check as `client --list` gives it, from the scenario tables themselves.
+fn listed(c: &dsh_conformance::suite::CheckInfo) -> serde_json::Value {
+    use dsh_conformance::client::app::APP_SCENARIOS;
+    let suites = [
+        (run::Suite::Contract, "contract"),
+        (run::Suite::Robustness, "robustness"),
+    ];
+    let scenarios: Vec<serde_json::Value> = (suites.iter())
+        .flat_map(|(suite, name)| {
+            (suite.scenarios().into_iter())
+                .filter(|s| s.checks.contains(&c.id))
+                .map(move |s| serde_json::json!({"name": s.name, "suite": name}))
+        })
+        .collect();
+    let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&c.id));
+    serde_json::json!({
+        "id": c.id, "severity": c.severity.to_string(), "section": c.section,
+        "scenarios": scenarios, "app": app, "rule": c.rule,
+    })
+}
+
+/// `client --list`: every client check, as a table or JSON.
+fn list(a: &ClientArgs) -> i32 {
+    use dsh_conformance::check::{self, Subject};
+    let rows: Vec<serde_json::Value> = check::of(Subject::Client).map(listed).collect();
+    let text = match a.format {
+        Format::Human => {
+            let mut t = String::new();
+            for r in &rows {
+                let scenarios: Vec<String> = (r["scenarios"].as_array().into_iter().flatten())
+                    .map(|s| {
+                        format!(
+                            "{} ({})",
+                            s["name"].as_str().unwrap_or(""),
+                            s["suite"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                let app = if r["app"] == true {
+                    "app: yes"
+                } else {
+                    "app: no"
+                };
+                t.push_str(&format!(
+                    "{:<30} {:<6} {:<7} {:<9} {}\n    {}\n",
+                    r["id"].as_str().unwrap_or(""),
+                    r["severity"].as_str().unwrap_or(""),
+                    r["section"].as_str().unwrap_or(""),
+                    app,
+                    scenarios.join(", "),
+                    r["rule"].as_str().unwrap_or(""),
+                ));
+            }
+            t
+        }
+        Format::Json => format!("{:#}\n", serde_json::Value::Array(rows)),
+        Format::Junit | Format::Html => {
+            eprintln!(
+                "dsh-conformance client --list: --format junit and html have no list form (use human or json)"
+            );
+            return 2;
+        }
+    };
+    match &a.output {
+        Some(p) => match std::fs::write(p, text) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!(
+                    "dsh-conformance client --list: --output {}: {e}",
+                    p.display()
+                );
+                2
+            }
+        },
+        None => {
+            dsh_conformance::out!("{text}");
+            0
+        }
+    }
 }
 
 /// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
@@ -92,6 +177,9 @@ enum Format {
 }
 
 pub(crate) fn client(a: ClientArgs) -> i32 {
+    if a.list {
+        return list(&a);
+    }
     match run_client(&a) {
         Ok(code) => code,
         Err(e) => {
@@ -107,7 +195,10 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         None => Baseline::default(),
         Some(p) => std::fs::read_to_string(p)
             .map_err(|e| format!("cannot read {}: {e}", p.display()))
-            .and_then(|t| Baseline::parse(&t, &p.display().to_string()))?,
+            .and_then(|t| {
+                let subject = dsh_conformance::check::Subject::Client;
+                Baseline::parse(&t, &p.display().to_string(), subject)
+            })?,
     };
     let opts = run::Options {
         kit: std::env::current_exe()

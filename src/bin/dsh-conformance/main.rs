@@ -101,7 +101,7 @@ enum Cmd {
     },
     /// Print a check's rule, the docs/CONTRACT.md sections it cites (quoted) and its traces.
     Explain {
-        /// The check id (see `check --list`).
+        /// The check id (see `check --list`; client checks: `client --list`).
         id: String,
     },
     /// Serve the built-in reference runtime on stdio (same as `dsh-reference-runtime`).
