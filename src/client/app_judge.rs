@@ -1,11 +1,12 @@
 //! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
 
 use super::app::AppObservation;
+use super::judges::{self as sc, fail, untestable};
 use super::layers::{self, Stack};
 use super::log::PeerEvent;
 use super::robust;
 use super::run::Suite;
-use super::scenario::{self as sc, fail, untestable, Observation};
+use super::scenario::Observation;
 use super::{backlog, closing};
 use crate::check::CheckId;
 use crate::suite::Verdict;

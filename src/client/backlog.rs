@@ -4,9 +4,10 @@
 //! collector's young space, buffers); a client that keeps what no one subscribed to grows by
 //! about the second half's size again, one that drops it does not.
 
+use super::judges::{completes, fail, untestable};
 use super::layers::{event_of, parse, status, Action, Layer};
 use super::log::{PeerEvent, PeerLog};
-use super::scenario::{completes, fail, untestable, Observation};
+use super::scenario::Observation;
 use crate::suite::verdict::Verdict;
 use std::time::Duration;
 

@@ -90,6 +90,14 @@ impl Run {
             && inserted.is_some_and(|a| a.iter().any(|m| m["id"] == self.mid))
     }
 
+    /// Whether a subagent started by `parent` belongs to the run's tree.
+    fn grows_tree(&self, parent: &str) -> bool {
+        match self.bug {
+            Some(Bug::RootChildrenOnly) => parent == self.root,
+            _ => self.tree.contains(parent),
+        }
+    }
+
     /// Takes one notification.
     pub fn on(&mut self, n: &Value) -> Step {
         if !self.seen {
@@ -101,7 +109,7 @@ impl Run {
         let p = &n["params"];
         let str_of = |k: &str| p[k].as_str().unwrap_or("").to_owned();
         match n["method"].as_str().unwrap_or("") {
-            "subagent.started" if self.tree.contains(&str_of("parentSessionId")) => {
+            "subagent.started" if self.grows_tree(&str_of("parentSessionId")) => {
                 self.tree.insert(str_of("childSessionId"));
                 self.pending.insert(str_of("childSessionId"));
             }

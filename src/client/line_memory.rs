@@ -3,9 +3,9 @@
 //! read it, and its language may hold it several times over (bytes, a decoded string, a parsed
 //! value); one that copies it at every stage it passes grows by many times its length.
 
+use super::judges::{fail, untestable};
 use super::layers::PADDING;
 use super::log::{PeerEvent, PeerLog};
-use super::scenario::{fail, untestable};
 use crate::check::CheckId;
 use crate::suite::verdict::Verdict;
 use std::time::Duration;
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn a_line_not_read_blocks_the_check_and_no_line_leaves_it_untestable() {
-        let unread = crate::client::scenario::fail("the run timed out");
+        let unread = crate::client::judges::fail("the run timed out");
         assert_eq!(
             judge(&peers(), &[], &unread),
             Verdict::Blocked {

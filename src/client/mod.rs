@@ -23,6 +23,8 @@ pub mod backlog;
 pub mod closing;
 pub mod collect;
 pub mod driver;
+pub mod grandchild;
+mod judges;
 pub mod layers;
 pub mod line_memory;
 pub mod link;

@@ -39,6 +39,7 @@ bugs! {
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
     ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
+    RootChildrenOnly = "root-children-only" ClientSubagentTrees: "counts only the subagents the root started, so a grandchild still running when the root goes idle does not keep the run open";
     ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
     Hoard = "hoard" ClientBoundedBacklog: "keeps every event of the sessions it did not prompt";
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";

@@ -3,9 +3,10 @@
 //! purpose; its judges are sans-IO like the contract suite's.
 
 use super::driver::{Op, Outcome};
+use super::judges::{completes, fail, outcome, untestable};
 use super::layers::{Action, Layer, Stack};
 use super::log::PeerEvent;
-use super::scenario::{completes, fail, outcome, untestable, Observation, Scenario};
+use super::scenario::{Observation, Scenario};
 use crate::check::CheckId;
 use crate::suite::verdict::Verdict;
 

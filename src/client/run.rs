@@ -115,9 +115,7 @@ fn preflight(client: &[OsString], opts: &Options) -> Result<(), String> {
         Some(o) => format!("the start failed: {}", o.describe()),
         None => "the start was never sent".into(),
     };
-    let lines: Vec<&str> = stderr.lines().collect();
-    let tail = lines[lines.len().saturating_sub(12)..].join("\n  ");
-    let tail = match tail.trim() {
+    let tail = match last_lines(&stderr, 12, "\n  ").trim() {
         "" => String::new(),
         t => format!("\nits stderr ends:\n  {t}"),
     };
@@ -515,9 +513,13 @@ fn await_result(child: &mut Child, id: usize, opts: &Options) -> Outcome {
 }
 
 fn tail(child: &Child) -> String {
-    let (t, _) = child.stderr_tail();
-    let lines: Vec<&str> = t.lines().collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
+    last_lines(&child.stderr_tail().0, 5, " | ")
+}
+
+/// The last `n` lines of `text`, joined by `sep`.
+fn last_lines(text: &str, n: usize, sep: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join(sep)
 }
 
 #[cfg(test)]

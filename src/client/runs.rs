@@ -3,8 +3,10 @@
 //! UNTESTABLE when the situation it judges never arose on the wire.
 
 use super::driver::{Op, Outcome};
+use super::grandchild::{AFTER_GRANDCHILD, GRANDCHILD};
+use super::judges::{completes, fail, outcome, untestable};
 use super::log::PeerEvent;
-use super::scenario::{completes, fail, outcome, run, untestable, Observation};
+use super::scenario::{run, Observation};
 use super::turns::{self, is_receipt, Chatty, FORK};
 use crate::suite::verdict::Verdict;
 use serde_json::Value;
@@ -136,6 +138,52 @@ pub fn subagent_trees(o: &Observation) -> Verdict {
             1,
             &right,
             "the root went idle, then ran again on its subagent's result",
+        ),
+    }
+}
+
+/// The grandchild scenario: the root went idle with its child finished and the grandchild the
+/// child started still running; the run must go on to the root's idle after the grandchild's end.
+pub fn descendant_subagents(o: &Observation) -> Verdict {
+    let w = written(o);
+    let started = |v: &Value| {
+        v["method"] == "subagent.started" && v["params"]["childSessionId"] == GRANDCHILD
+    };
+    if !w.iter().any(started) {
+        return untestable("the client never prompted, so no subagent was spawned");
+    }
+    let child_done = w
+        .iter()
+        .position(|v| v["method"] == "subagent.finished" && v["params"]["parentSessionId"] == "s1");
+    let Some(done) = child_done.filter(|&i| w[i..].iter().any(|v| idle(v, "s1"))) else {
+        return untestable(
+            "the root never went idle with its child finished, so the grandchild was never the \
+             last subagent running",
+        );
+    };
+    let root = texts(&w, "s1");
+    let returned = match outcome(o, 1) {
+        Some(Outcome::Ok(v)) => v["text"].as_str().unwrap_or("").to_owned(),
+        _ => String::new(),
+    };
+    let at = root
+        .iter()
+        .find(|(_, t)| *t == returned && t != AFTER_GRANDCHILD);
+    match at {
+        Some((i, _)) if *i > done => fail(format!(
+            "the run ended at the root's idle after its child finished, with the child's own \
+             subagent ({GRANDCHILD}) still running: it returned {returned:?} instead of \
+             {AFTER_GRANDCHILD:?}"
+        )),
+        Some(_) => fail(format!(
+            "the run ended before the root's child finished (at the root's first idle, or at \
+             the child's): it returned {returned:?} instead of {AFTER_GRANDCHILD:?}"
+        )),
+        None => completes(
+            o,
+            1,
+            AFTER_GRANDCHILD,
+            "the root went idle with its child finished and the child's own subagent running",
         ),
     }
 }

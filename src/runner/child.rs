@@ -401,7 +401,10 @@ fn read_stdout(out: &mut impl Read, mut r: Reader, tx: SyncSender<Event>, budget
                                     numbered += 1;
                                     let mut o = Output::parse(numbered, t.to_owned());
                                     o.crlf |= s.ends_with('\r');
-                                    o.foreign_padding = crate::wire::foreign_padding(s);
+                                    if t.len() != s.len() {
+                                        // Parsed trimmed: the padding is in the line as written.
+                                        o.foreign_padding = crate::wire::foreign_padding(s);
+                                    }
                                     o
                                 })
                             }

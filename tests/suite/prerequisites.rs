@@ -186,6 +186,11 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         "silent-after-initialize",
     ),
     (
+        ErrorLongMethodQuoted,
+        ErrorUnknownMethod,
+        "method-not-found",
+    ),
+    (
         ErrorNoReservedCodes,
         ResponseAnswered,
         "silent-after-initialize",

@@ -1,6 +1,7 @@
 //! README.md's sample report is real output: this test makes it from a run of the kit against a
 //! runtime with two bugs (the reference behind the `spaced-output` and `no-idle` mutants) and
 //! fails when README shows anything else. `DSH_BLESS_README=1 cargo test readme` rewrites it.
+//! README's count of mutants is held to `src/mutants/` too.
 
 use super::{KIT, RUNTIME};
 use dsh_conformance::runner::CommandSpec;
@@ -61,4 +62,15 @@ fn the_readme_sample_report_is_the_kit_s_real_output() {
         fresh,
         "README.md's sample report is stale: DSH_BLESS_README=1 cargo test readme rewrites it"
     );
+}
+
+#[test]
+fn the_readme_counts_the_mutants_there_are() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let said = format!(
+        "each of the {} mutants of `src/mutants/`",
+        dsh_conformance::mutants::ALL.len()
+    );
+    assert!(readme.contains(&said), "README.md should say: {said}");
 }

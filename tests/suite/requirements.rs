@@ -9,9 +9,6 @@ use dsh_conformance::edition::Edition;
 use dsh_conformance::requirements::{self, State};
 use std::collections::BTreeSet;
 
-/// Open MUST requirements: each is a check still to write (issue 40). This number only goes down.
-const OPEN_MUSTS_AT_MOST: usize = 2;
-
 /// Every requirement anchor in the contract: `<a id="r…"></a>`.
 fn anchors() -> Vec<String> {
     let mut out = Vec::new();
@@ -80,23 +77,15 @@ fn every_check_covers_a_requirement_of_its_editions() {
 }
 
 #[test]
-fn no_must_is_open_but_the_ones_counted() {
+fn no_must_is_open() {
     let open: Vec<_> = (requirements::all().iter())
         .filter(|r| r.level == Severity::Must && matches!(r.state, State::Open(_)))
         .map(|r| r.id)
         .collect();
     assert!(
-        open.len() <= OPEN_MUSTS_AT_MOST,
-        "{} MUST requirements are open (at most {OPEN_MUSTS_AT_MOST}): {open:?}",
-        open.len()
+        open.is_empty(),
+        "MUST requirements open (each needs a check, or an `excluded:` reason): {open:?}"
     );
-    if open.len() < OPEN_MUSTS_AT_MOST {
-        println!(
-            "only {} MUSTs are open now: lower OPEN_MUSTS_AT_MOST to {}",
-            open.len(),
-            open.len()
-        );
-    }
 }
 
 #[test]

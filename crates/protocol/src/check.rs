@@ -233,6 +233,7 @@ checks! {
     FrameDeepNesting = "frame.deep-nesting" "§2.1" Should ALL [ResponseAnswered] Trace: "params nested 1000 deep are answered";
     // Errors.
     ErrorUnknownMethod = "error.unknown-method" "§2.3 §9" Must ALL [ResponseAnswered] Trace: "an unknown method gets -32603 with the message `unknown DeepSeek Harness SDK runtime method: <m>` verbatim (code -32601 accepted unless --strict-upstream; the message never relaxed)";
+    ErrorLongMethodQuoted = "error.long-method-quoted" "§2.3" Must ALL [ErrorUnknownMethod] Trace: "an unknown method's name of 1 MiB is quoted whole in the unknown-method message, never clipped";
     ErrorNoReservedCodes = "error.no-reserved-codes" "§2.3" Should ALL [ResponseAnswered] Stream: "a known method's errors are -32603 (never -32700, -32600, -32602 or another code) and no error carries a data member; the other checks judge error messages only";
     // initialize.
     InitializeServerInfo = "initialize.server-info" "§3.1" Must ALL [] Trace: "initialize answers {serverInfo:{name:\"deepseek-harness-sdk-runtime\", version:<string>}}";
@@ -252,7 +253,7 @@ checks! {
     TurnCountsPerSession = "turn.counts-per-session" "§5 §6" Must ALL [TurnEndReason] Trace: "turns of a session are numbered 1, 2, 3 … across prompts";
     TurnNoReplay = "turn.no-replay" "§6" Must ALL [TurnEndReason ReceiptIdMatchesInserted ReceiptPrecedesResponse] Stream: "a second prompt on a session streams only new events";
     TurnSessionsIsolated = "turn.sessions-isolated" "§4 §6" Must ALL [TurnEndReason TurnCountsPerSession] Trace: "two sessions have their own turn numbers and seq, and their events carry their own sessionId";
-    SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason TurnSessionsIsolated] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats";
+    SessionSeqContiguous = "session.seq-contiguous" "§5" Must ALL [TurnEndReason TurnSessionsIsolated] Stream: "each session's event seq runs 0, 1, 2 … without gaps or repeats, also for a session two pipelined prompts create (§3.2: they share one creation)";
     TurnOverlapQueued = "turn.overlap-queued" "§6" Must QUEUED [ResponseAnswered TurnEndReason] Trace: "a prompt to a running session is accepted and runs as the next turn; one idle after both";
     TurnOverlapRejected = "turn.overlap-rejected" "§6" Must LEGACY [ResponseAnswered] Trace: "a prompt to a session with a prompt in flight fails with `session already has an active prompt: <id>`";
     LegacySessionFinished = "legacy.session-finished" "§4" Must LEGACY [ResponseAnswered] Trace: "session.finished {sessionId, status, reason} precedes the {accepted:true} prompt response";
@@ -285,7 +286,7 @@ checks! {
     ClientTypedErrors = "client.typed-errors" "§15.5" Must CURRENT [] Client: "an error response is reported with its code and message, and the client stays usable after it";
     ClientGracefulShutdown = "client.graceful-shutdown" "§15.6" Should CURRENT [] Client: "closing sends shutdown or ends stdin and gives the runtime time to exit before any signal";
     ClientReceiptCorrelation = "client.receipt-correlation" "§15.7" Must CURRENT [] Client: "a run starts at its own prompt's receipt, matched by message id and root session: not at another prompt's receipt, nor at another session's splice of the same message";
-    ClientSubagentTrees = "client.subagent-trees" "§15.8" Must CURRENT [] Client: "a run whose model spawns a subagent waits for the subagent's result: not ended by the root's first idle nor by the child's idle, whatever the child's seq; its text is the root's";
+    ClientSubagentTrees = "client.subagent-trees" "§15.8" Must CURRENT [] Client: "a run whose model spawns a subagent waits for the subagent's result: not ended by the root's first idle nor by the child's idle, whatever the child's seq, nor while a subagent the child started runs; its text is the root's";
     ClientChattySessions = "client.chatty-sessions" "§15.9" Must CURRENT [] Client: "other sessions' notifications in volume, interleaved with the run, cost time and memory in proportion: the run completes with its text within the bound";
     ClientBoundedBacklog = "client.bounded-backlog" "§15.9" Should CURRENT [] Client: "what no one subscribed to (other sessions' events) is dropped or kept in a bounded queue: the client's memory does not grow with it";
     ClientIdleNeverComes = "client.idle-never-comes" "§15.10" Should CURRENT [] Client: "a run whose root idle never comes is bounded: the client reports an error within its own bound, or says it has none; it never hangs";

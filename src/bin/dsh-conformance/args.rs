@@ -78,3 +78,13 @@ mod tests {
         assert!(env_pair("=x").is_err() && env_pair("x").is_err());
     }
 }
+
+/// A report's (or a list's) format: every subcommand that writes one takes these.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Format {
+    Human,
+    Json,
+    Junit,
+    /// The HTML page `report --html` makes, for this run alone.
+    Html,
+}

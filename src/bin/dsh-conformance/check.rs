@@ -1,6 +1,6 @@
 //! `check`: the suite against a runtime, its arguments, and `check --list`.
 
-use crate::args::{duration, duration_or_zero};
+use crate::args::{duration, duration_or_zero, Format};
 use dsh_conformance::edition::Edition;
 use std::time::Duration;
 
@@ -92,15 +92,6 @@ enum When {
     Auto,
     Always,
     Never,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    Human,
-    Json,
-    Junit,
-    /// The HTML page `report --html` makes, for this run alone.
-    Html,
 }
 
 pub(crate) fn check(a: CheckArgs) -> i32 {
@@ -308,17 +299,13 @@ fn write(f: &mut std::fs::File, p: &std::path::Path, text: &str) -> Result<(), S
 /// `check --list --requirements`: the matrix of `--edition`, as a table or JSON.
 fn list_requirements(a: &CheckArgs) -> i32 {
     use dsh_conformance::requirements::render;
-    let text = match a.format {
-        Format::Human => render::text(a.edition),
-        Format::Json => format!("{:#}\n", render::json(a.edition)),
-        Format::Junit | Format::Html => {
-            eprintln!(
-                "dsh-conformance check --list --requirements: --format junit and html have no list form (use human or json)"
-            );
-            return 2;
-        }
-    };
-    write_list(a, text)
+    crate::list::emit(
+        "check --list --requirements",
+        a.format,
+        a.output.as_deref(),
+        || render::text(a.edition),
+        || render::json(a.edition),
+    )
 }
 
 /// `check --list`: the checks that `--filter` selects for `--edition`, as a table or JSON.
@@ -337,61 +324,23 @@ fn list_checks(a: &CheckArgs) -> i32 {
         );
         return 2;
     }
-    use std::fmt::Write as _;
-    let mut text = String::new();
-    match a.format {
-        Format::Human => {
-            for c in &picked {
-                let _ = writeln!(
-                    text,
-                    "{:<36} {:<6} {:<8} {:<20} {}",
-                    c.id,
-                    c.severity,
-                    c.section,
-                    c.editions.names(),
-                    c.rule
-                );
-            }
-        }
-        Format::Json => {
-            let v: Vec<serde_json::Value> = picked
-                .iter()
-                .map(|c| {
-                    serde_json::json!({
-                        "id": c.id, "severity": c.severity.to_string(), "section": c.section,
-                        "editions": c.editions.iter().map(Edition::name).collect::<Vec<_>>(),
-                        "rule": c.rule, "requires": c.requires,
-                    })
+    let human = || {
+        let row = |c: &&suite::CheckInfo| {
+            let (id, sev, sec, ed) = (c.id, c.severity, c.section, c.editions.names());
+            format!("{id:<36} {sev:<6} {sec:<8} {ed:<20} {}\n", c.rule)
+        };
+        picked.iter().map(row).collect()
+    };
+    let json = || {
+        (picked.iter())
+            .map(|c| {
+                serde_json::json!({
+                    "id": c.id, "severity": c.severity.to_string(), "section": c.section,
+                    "editions": c.editions.iter().map(Edition::name).collect::<Vec<_>>(),
+                    "rule": c.rule, "requires": c.requires,
                 })
-                .collect();
-            let _ = writeln!(text, "{:#}", serde_json::Value::Array(v));
-        }
-        Format::Junit | Format::Html => {
-            eprintln!(
-                "dsh-conformance check --list: --format junit and html have no list form (use human or json)"
-            );
-            return 2;
-        }
-    }
-    write_list(a, text)
-}
-
-/// Writes a `--list` text to `--output` or stdout; returns the exit code.
-fn write_list(a: &CheckArgs, text: String) -> i32 {
-    match &a.output {
-        Some(p) => match std::fs::write(p, text) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!(
-                    "dsh-conformance check --list: --output {}: {e}",
-                    p.display()
-                );
-                2
-            }
-        },
-        None => {
-            dsh_conformance::out!("{text}");
-            0
-        }
-    }
+            })
+            .collect()
+    };
+    crate::list::emit("check --list", a.format, a.output.as_deref(), human, json)
 }

@@ -2,7 +2,7 @@
 //! hidden modes it uses, `client-peer` (the shim's runtime), `client-driver` (the reference
 //! client behind the driver protocol) and `client-app` (the reference app).
 
-use crate::args::duration;
+use crate::args::{duration, Format};
 use dsh_conformance::client::{reference, relay, run};
 use std::time::Duration;
 
@@ -47,84 +47,73 @@ pub(crate) struct ClientArgs {
 }
 
 /// One client check as `client --list` gives it, from the scenario tables themselves.
-fn listed(c: &dsh_conformance::suite::CheckInfo) -> serde_json::Value {
-    use dsh_conformance::client::app::APP_SCENARIOS;
-    let suites = [
-        (run::Suite::Contract, "contract"),
-        (run::Suite::Robustness, "robustness"),
-    ];
-    let scenarios: Vec<serde_json::Value> = (suites.iter())
-        .flat_map(|(suite, name)| {
-            (suite.scenarios().into_iter())
-                .filter(|s| s.checks.contains(&c.id))
-                .map(move |s| serde_json::json!({"name": s.name, "suite": name}))
+struct Listed {
+    check: &'static dsh_conformance::suite::CheckInfo,
+    /// The scenarios that decide it: (name, suite).
+    scenarios: Vec<(&'static str, &'static str)>,
+    /// Whether app mode judges it.
+    app: bool,
+}
+
+impl Listed {
+    fn of(check: &'static dsh_conformance::suite::CheckInfo) -> Listed {
+        use dsh_conformance::client::app::APP_SCENARIOS;
+        let suites = [
+            (run::Suite::Contract, "contract"),
+            (run::Suite::Robustness, "robustness"),
+        ];
+        let scenarios = (suites.iter())
+            .flat_map(|&(suite, name)| {
+                (suite.scenarios().into_iter())
+                    .filter(|s| s.checks.contains(&check.id))
+                    .map(move |s| (s.name, name))
+            })
+            .collect();
+        let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&check.id));
+        Listed {
+            check,
+            scenarios,
+            app,
+        }
+    }
+
+    fn human(&self) -> String {
+        let c = self.check;
+        let scenarios: Vec<String> = (self.scenarios.iter())
+            .map(|(name, suite)| format!("{name} ({suite})"))
+            .collect();
+        let app = if self.app { "app: yes" } else { "app: no" };
+        let (id, sev, sec) = (c.id.as_str(), c.severity.to_string(), c.section);
+        format!(
+            "{id:<30} {sev:<6} {sec:<7} {app:<9} {}\n    {}\n",
+            scenarios.join(", "),
+            c.rule
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let c = self.check;
+        let scenarios: Vec<serde_json::Value> = (self.scenarios.iter())
+            .map(|(name, suite)| serde_json::json!({"name": name, "suite": suite}))
+            .collect();
+        serde_json::json!({
+            "id": c.id, "severity": c.severity.to_string(), "section": c.section,
+            "scenarios": scenarios, "app": self.app, "rule": c.rule,
         })
-        .collect();
-    let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&c.id));
-    serde_json::json!({
-        "id": c.id, "severity": c.severity.to_string(), "section": c.section,
-        "scenarios": scenarios, "app": app, "rule": c.rule,
-    })
+    }
 }
 
 /// `client --list`: every client check, as a table or JSON.
 fn list(a: &ClientArgs) -> i32 {
     use dsh_conformance::check::{self, Subject};
-    let rows: Vec<serde_json::Value> = check::of(Subject::Client).map(listed).collect();
-    let text = match a.format {
-        Format::Human => {
-            let mut t = String::new();
-            for r in &rows {
-                let scenarios: Vec<String> = (r["scenarios"].as_array().into_iter().flatten())
-                    .map(|s| {
-                        format!(
-                            "{} ({})",
-                            s["name"].as_str().unwrap_or(""),
-                            s["suite"].as_str().unwrap_or("")
-                        )
-                    })
-                    .collect();
-                let app = if r["app"] == true {
-                    "app: yes"
-                } else {
-                    "app: no"
-                };
-                t.push_str(&format!(
-                    "{:<30} {:<6} {:<7} {:<9} {}\n    {}\n",
-                    r["id"].as_str().unwrap_or(""),
-                    r["severity"].as_str().unwrap_or(""),
-                    r["section"].as_str().unwrap_or(""),
-                    app,
-                    scenarios.join(", "),
-                    r["rule"].as_str().unwrap_or(""),
-                ));
-            }
-            t
-        }
-        Format::Json => format!("{:#}\n", serde_json::Value::Array(rows)),
-        Format::Junit | Format::Html => {
-            eprintln!(
-                "dsh-conformance client --list: --format junit and html have no list form (use human or json)"
-            );
-            return 2;
-        }
-    };
-    match &a.output {
-        Some(p) => match std::fs::write(p, text) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!(
-                    "dsh-conformance client --list: --output {}: {e}",
-                    p.display()
-                );
-                2
-            }
-        },
-        None => {
-            dsh_conformance::out!("{text}");
-            0
-        }
-    }
+    let rows: Vec<Listed> = check::of(Subject::Client).map(Listed::of).collect();
+    crate::list::emit(
+        "client --list",
+        a.format,
+        a.output.as_deref(),
+        || rows.iter().map(Listed::human).collect(),
+        || rows.iter().map(Listed::json).collect(),
+    )
 }
 
 /// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
@@ -165,15 +154,6 @@ impl From<SuiteArg> for run::Suite {
             SuiteArg::All => run::Suite::All,
         }
     }
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    Human,
-    Json,
-    Junit,
-    /// The HTML page `report --html` makes, for this run alone.
-    Html,
 }
 
 pub(crate) fn client(a: ClientArgs) -> i32 {

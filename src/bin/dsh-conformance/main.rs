@@ -10,6 +10,7 @@ mod check;
 mod client;
 mod fuzz;
 mod import;
+mod list;
 mod record;
 mod replay;
 mod report;

@@ -49,6 +49,7 @@ impl Rewriter {
             M::ResumeRestartsSeq => self.resume_restarts_seq(v),
             M::TrailingEmptyMessage => return self.trailing_empty_message(v),
             M::FinishedBeforeTurnEnd => return self.finished_before_turn_end(v),
+            M::CreationNotShared => return self.creations.rewrite(v),
             M::NoIdle if status_idle_session(v).is_some() => return Some(Vec::new()),
             M::NoEventTime => {
                 if let Some(Value::Object(ev)) = v.pointer_mut("/params/event") {

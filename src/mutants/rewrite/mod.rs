@@ -4,6 +4,7 @@
 //! event streams) and [`encoding`] (how frames are written).
 
 mod answers;
+mod creation;
 mod encoding;
 mod events;
 mod input;
@@ -77,6 +78,8 @@ pub(crate) struct Rewriter {
     /// Each session's frames from its turn/end on, until its `session.finished`
     /// (`finished-before-turn-end`).
     held_until_finished: HashMap<String, Vec<String>>,
+    /// Sessions being created, and their creation events (`creation-not-shared`).
+    creations: creation::Creations,
 }
 
 impl Rewriter {
@@ -113,6 +116,7 @@ impl Rewriter {
             bom_written: false,
             closing_messages: HashMap::new(),
             held_until_finished: HashMap::new(),
+            creations: creation::Creations::default(),
         }
     }
 
@@ -186,6 +190,9 @@ impl Rewriter {
             if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
                 if r.method == "session/resume" {
                     self.resumes.insert(r.id.to_json(), sid.to_owned());
+                }
+                if r.method == "session/prompt" {
+                    self.creations.prompt(r.id.to_json(), sid);
                 }
                 let idle = self.idle.get(sid) == Some(&true);
                 if r.method == "session/wait" && idle {
@@ -280,6 +287,7 @@ impl Rewriter {
     /// succeeded, a session's status.
     fn track(&mut self, v: &Value) {
         if is_response(v) {
+            self.creations.answered(&creation::id_echo(v));
             if let Ok(id) = serde_json::from_value::<Value>(v["id"].clone()) {
                 let id = match id {
                     Value::String(s) => Some(Id::Str(s)),

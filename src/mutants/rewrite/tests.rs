@@ -3,6 +3,10 @@ use super::*;
 const RECEIPT: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"agent/inbox/spliced","seq":0,"time":1,"data":{"target":"next-turn","start":0,"inserted":[{"content":[],"source":{"kind":"user"},"role":"user","id":"m1"}]}}}}"#;
 const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#;
 
+const PROMPT_S3_A: &str = r#"{"id":20,"method":"session/prompt","params":{"sessionId":"s3"}}"#;
+const PROMPT_S3_B: &str = r#"{"id":21,"method":"session/prompt","params":{"sessionId":"s3"}}"#;
+const PRESET_S3: &str = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s3","event":{"type":"permission/preset","seq":0,"time":7,"data":{"preset":"workspace-write"}}}}"#;
+
 #[test]
 fn every_mutant_changes_something_somewhere() {
     // Each mutant must differ from the identity on at least one probe; otherwise it cannot be caught.
@@ -72,6 +76,13 @@ fn every_mutant_changes_something_somewhere() {
         }
         for p in probes_out {
             differs |= r.output(p) != id.output(p);
+        }
+        // Two prompts pipelined to a new session, then its creation event and its next event.
+        for p in [PROMPT_S3_A, PROMPT_S3_B] {
+            differs |= r.input(p.as_bytes()) != id.input(p.as_bytes());
+        }
+        for o in [PRESET_S3, RECEIPT.replace("s1", "s3").as_str()] {
+            differs |= r.output(o) != id.output(o);
         }
         // A wait read on a session whose last status was idle (probes_out[9]), then its answer.
         let wait = br#"{"id":12,"method":"session/wait","params":{"sessionId":"s1"}}"#;
@@ -175,4 +186,27 @@ fn writer_dies_on_surrogate_writes_nothing_from_the_first_lone_surrogate_on() {
     let lone = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m: \udfff"}}"#;
     assert!(r.output(lone).is_empty());
     assert!(r.output(RESPONSE).is_empty());
+}
+
+#[test]
+fn creation_not_shared_creates_a_session_twice_only_for_a_prompt_read_during_its_creation() {
+    let mut r = Rewriter::new(M::CreationNotShared);
+    let receipt = RECEIPT.replace("s1", "s3");
+    r.input(PROMPT_S3_A.as_bytes());
+    r.input(PROMPT_S3_B.as_bytes());
+    assert_eq!(r.output(PRESET_S3), [PRESET_S3]);
+    // The second creation's event (the first creation's seq, a later time) before the next event,
+    // which comes no earlier.
+    let again = PRESET_S3.replace(r#""time":7"#, r#""time":8"#);
+    let next = receipt.replace(r#""time":1"#, r#""time":8"#);
+    assert_eq!(r.output(&receipt), [again, next.clone()]);
+    assert_eq!(r.output(&receipt), [next]);
+    // Once a prompt of the session is answered, a later prompt finds it created.
+    let mut r = Rewriter::new(M::CreationNotShared);
+    let s4 = |t: &str| t.replace("s3", "s4");
+    r.input(s4(PROMPT_S3_A).as_bytes());
+    r.output(&s4(PRESET_S3));
+    r.output(r#"{"jsonrpc":"2.0","id":20,"result":{"messageId":"m"}}"#);
+    r.input(s4(PROMPT_S3_B).as_bytes());
+    assert_eq!(r.output(&s4(&receipt)), [s4(&receipt)]);
 }

@@ -1,0 +1,162 @@
+use super::*;
+use serde_json::json;
+
+fn peer(events: Vec<PeerEvent>) -> PeerLog {
+    let events = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (Duration::from_millis(i as u64), e))
+        .collect();
+    PeerLog {
+        n: 1,
+        argv: Vec::new(),
+        events,
+    }
+}
+
+fn req(id: &str, method: &str) -> PeerEvent {
+    PeerEvent::Received(json!({"jsonrpc": "2.0", "id": id, "method": method}).to_string())
+}
+
+fn resp(id: &str) -> PeerEvent {
+    PeerEvent::Wrote(json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string())
+}
+
+#[test]
+fn out_of_order_needs_two_requests_in_flight_and_their_answers_swapped() {
+    let in_order = peer(vec![req("1", "a"), resp("1"), req("2", "b"), resp("2")]);
+    let o = Observation {
+        peers: vec![in_order],
+        ops: Vec::new(),
+        ..Default::default()
+    };
+    assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+    let swapped = || peer(vec![req("1", "a"), req("2", "b"), resp("2"), resp("1")]);
+    let ops = |a: &str, b: &str| {
+        let r = json!({"ok": true, "results": [{"ok": true, "cwd": a}, {"ok": true, "cwd": b}]});
+        let mut ops = vec![(Op::Start, Outcome::Ok(json!({})), Duration::ZERO); 3];
+        ops.push((Op::Concurrent(Vec::new()), Outcome::Ok(r), Duration::ZERO));
+        ops
+    };
+    let o = Observation {
+        peers: vec![swapped()],
+        ops: ops("/w/a", "/w/b"),
+        ..Default::default()
+    };
+    assert_eq!(ids_out_of_order(&o), Verdict::Pass);
+    let o = Observation {
+        peers: vec![swapped()],
+        ops: ops("/w/b", "/w/a"),
+        ..Default::default()
+    };
+    assert!(matches!(ids_out_of_order(&o), Verdict::Fail(_)));
+}
+
+#[test]
+fn a_request_before_the_initialize_answer_fails_and_none_after_it_is_untestable() {
+    let early = peer(vec![
+        req("1", "initialize"),
+        req("2", "session/prompt"),
+        resp("1"),
+    ]);
+    let o = Observation {
+        peers: vec![early],
+        ops: Vec::new(),
+        ..Default::default()
+    };
+    assert!(matches!(waits_for_initialize(&o), Verdict::Fail(_)));
+    let alone = peer(vec![req("1", "initialize"), resp("1")]);
+    let o = Observation {
+        peers: vec![alone],
+        ops: Vec::new(),
+        ..Default::default()
+    };
+    assert!(matches!(
+        waits_for_initialize(&o),
+        Verdict::NotTestable { .. }
+    ));
+    let good = peer(vec![
+        req("1", "initialize"),
+        resp("1"),
+        req("2", "session/prompt"),
+    ]);
+    let o = Observation {
+        peers: vec![good],
+        ops: Vec::new(),
+        ..Default::default()
+    };
+    assert_eq!(waits_for_initialize(&o), Verdict::Pass);
+}
+
+#[test]
+fn a_kill_without_shutdown_fails_graceful_shutdown() {
+    let ops = vec![(Op::Close, Outcome::Ok(json!({})), Duration::ZERO)];
+    let killed = peer(vec![req("1", "initialize"), PeerEvent::Gone]);
+    let o = Observation {
+        peers: vec![killed],
+        ops: ops.clone(),
+        ..Default::default()
+    };
+    assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+    let hung = vec![(Op::Close, Outcome::TimedOut, Duration::ZERO)];
+    let o = Observation {
+        peers: vec![peer(vec![req("9", "shutdown")])],
+        ops: hung,
+        ..Default::default()
+    };
+    assert!(matches!(graceful_shutdown(&o), Verdict::Fail(_)));
+    let clean = peer(vec![req("9", "shutdown"), resp("9"), PeerEvent::Exit(0)]);
+    let o = Observation {
+        peers: vec![clean],
+        ops,
+        ..Default::default()
+    };
+    assert_eq!(graceful_shutdown(&o), Verdict::Pass);
+}
+
+fn error(class: &str, code: Option<i64>, message: &str) -> Outcome {
+    Outcome::Err(crate::client::driver::DriverError {
+        class: class.into(),
+        code,
+        message: message.into(),
+    })
+}
+
+fn ops(second: Outcome, third: Outcome) -> Vec<(Op, Outcome, Duration)> {
+    let ok = Outcome::Ok(json!({"ok": true}));
+    vec![
+        (Op::Start, ok, Duration::ZERO),
+        (Op::Close, second, Duration::ZERO),
+        (Op::Close, third, Duration::ZERO),
+    ]
+}
+
+#[test]
+fn an_error_response_must_be_reported_as_class_rpc_with_its_code() {
+    let done = Outcome::Ok(json!({"ok": true, "text": "after the error"}));
+    let judged = |class| {
+        let missing = "session \"kit-no-such-session\" not found";
+        let o = Observation {
+            ops: ops(error(class, Some(-32603), missing), done.clone()),
+            ..Default::default()
+        };
+        typed_errors(&o)
+    };
+    assert_eq!(judged("rpc"), Verdict::Pass);
+    assert!(matches!(judged("transport"), Verdict::Fail(_)));
+    assert!(matches!(judged("other"), Verdict::Fail(_)));
+}
+
+#[test]
+fn a_runtime_exit_noticed_only_by_the_clients_own_bound_fails() {
+    let judged = |class| {
+        let o = Observation {
+            peers: vec![peer(vec![req("1", "initialize"), PeerEvent::Exit(1)])],
+            ops: ops(error(class, None, "gone"), Outcome::TimedOut),
+            ..Default::default()
+        };
+        runtime_exit(&o)
+    };
+    assert_eq!(judged("transport"), Verdict::Pass);
+    assert!(matches!(judged("timeout"), Verdict::Fail(_)));
+}
