@@ -276,6 +276,7 @@ pub(crate) fn report(
         hint,
         stopped,
         should_fail: opts.should_fail,
+        start: None,
     }
 }
 

@@ -219,6 +219,22 @@ impl Child {
         self.pgid
     }
 
+    /// The CPU time (user and system) the child's process has used so far, its threads and the
+    /// children it waited for included; `None` where the system does not tell (no `/proc`).
+    pub fn cpu_time(&self) -> Option<std::time::Duration> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pgid)).ok()?;
+        // Fields after the command (which may hold spaces), from field 3: utime is the 14th
+        // field, stime, cutime and cstime follow.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<u64> = (rest.split_whitespace().skip(11).take(4))
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // SAFETY: sysconf only reads a system constant.
+        let ticks = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+        (f.len() == 4 && ticks > 0)
+            .then(|| std::time::Duration::from_millis(f.iter().sum::<u64>() * 1000 / ticks))
+    }
+
     /// Queues bytes for stdin (never blocks on the child).
     pub fn write(&mut self, bytes: Vec<u8>) {
         if let Some(w) = &self.writer {

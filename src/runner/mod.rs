@@ -142,6 +142,8 @@ pub struct CaseReport {
     pub flooded_after: Option<Flood>,
     /// The last `{{seq}}` matched per session: where a case continuing this one starts.
     pub seqs: Seqs,
+    /// The CPU time the runtime's process had used when the case ended ([`Child::cpu_time`]).
+    pub cpu: Option<Duration>,
 }
 
 /// What was written to the runtime and what it wrote on stdout, bounded in size.
@@ -230,6 +232,7 @@ impl CaseReport {
             transcript: Transcript::default(),
             flooded_after: None,
             seqs: Seqs::new(),
+            cpu: None,
         }
     }
 
@@ -309,20 +312,29 @@ pub fn replay_in(
     dirs: &CaseDirs,
     seqs: &Seqs,
 ) -> CaseReport {
-    let started = Instant::now();
-    let mut report = CaseReport::broken(trace, String::new());
-    report.outcome = Outcome::Pass;
     // The trace's own `# env:` wins: a case may need a variable unset or pointed elsewhere.
     let mut env = opts.env.clone();
     env.extend(trace.meta.env.iter().cloned());
-    let mut child = match Child::spawn(cmd, dirs, &env, opts.max_line, &opts.stdout) {
-        Ok(c) => c,
-        Err(e) => {
-            report.outcome = Outcome::Broken(format!("cannot start `{cmd}`: {e}"));
-            report.wall = started.elapsed();
-            return report;
-        }
-    };
+    match Child::spawn(cmd, dirs, &env, opts.max_line, &opts.stdout) {
+        Ok(child) => replay_child(trace, cmd, opts, dirs, seqs, child),
+        Err(e) => CaseReport::broken(trace, format!("cannot start `{cmd}`: {e}")),
+    }
+}
+
+/// Replays one trace against `child`, a process of `cmd` already started in `dirs` (with the
+/// environment the case needs: [`replay_in`] starts one as the case begins; the suite may start
+/// one ahead, while earlier cases run, so that a slow boot overlaps them).
+pub fn replay_child(
+    trace: &Trace,
+    cmd: &CommandSpec,
+    opts: &Options,
+    dirs: &CaseDirs,
+    seqs: &Seqs,
+    mut child: Child,
+) -> CaseReport {
+    let started = Instant::now();
+    let mut report = CaseReport::broken(trace, String::new());
+    report.outcome = Outcome::Pass;
     let penv = Env {
         cwd: dirs.cwd.to_string_lossy().into_owned(),
         home: dirs.home.to_string_lossy().into_owned(),
@@ -345,6 +357,7 @@ pub fn replay_in(
     if matches!(end, End::Done) && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
         report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
     }
+    report.cpu = child.cpu_time();
     child.kill();
     report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
     let (tail, len) = child.stderr_tail();

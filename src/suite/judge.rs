@@ -5,6 +5,7 @@ use super::cases::CheckCase;
 use super::exercised;
 use super::options::{runner_opts, Options, StubLog};
 use super::probe::ModelCapability;
+use super::spares::Spares;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
 use crate::check::CheckId;
@@ -165,12 +166,13 @@ fn died_on_input(case: &CheckCase, trace: &crate::trace::Trace, r: &CaseReport) 
 
 /// Runs one check's cases; returns its own verdict (before baselines and stream findings) and
 /// what its transcripts showed about other rules.
-pub fn judge(
+pub(super) fn judge(
     id: crate::check::CheckId,
     cases: &[&CheckCase],
     cmd: &CommandSpec,
     opts: &Options,
     model: &dyn Fn() -> ModelCapability,
+    spares: &mut Spares,
 ) -> (Verdict, Vec<Blame>) {
     if cases.iter().any(|c| c.needs_model) {
         if let ModelCapability::Ignores(why) = model() {
@@ -183,6 +185,7 @@ pub fn judge(
         opts,
         kept: HashMap::new(),
         blames: Vec::new(),
+        spares,
     };
     // A case that cannot exercise the rule here (its setup needs what the runtime lacks) does not
     // stop the others: the rule is judged by those that can, and is untestable only when none can.
@@ -209,7 +212,7 @@ pub fn judge(
 }
 
 /// One check being judged, case by case.
-struct Judging<'a> {
+struct Judging<'a, 'b> {
     id: CheckId,
     cmd: &'a CommandSpec,
     opts: &'a Options,
@@ -218,9 +221,11 @@ struct Judging<'a> {
     kept: HashMap<String, (CaseDirs, Seqs)>,
     /// What the transcripts showed about other rules.
     blames: Vec<Blame>,
+    /// Processes started ahead for cases that need only a fresh one.
+    spares: &'a mut Spares<'b>,
 }
 
-impl Judging<'_> {
+impl Judging<'_, '_> {
     /// Runs `case`; returns its verdict unless it passed. An untestable case's directories are
     /// dropped: a case that continues it is untestable too, never run on a half-made state.
     fn case(&mut self, case: &CheckCase) -> Option<Verdict> {
@@ -248,9 +253,7 @@ impl Judging<'_> {
                 return Some(Verdict::Fail(Box::new(f)));
             }
         };
-        // The case's runtime gets a stub key of its own: its requests, and no other case's.
-        let tag = StubLog::new_tag("case-");
-        let r = match self.replay(&trace, &tag) {
+        let (r, tag) = match self.replay(&trace) {
             Ok(r) => r,
             Err(verdict) => return Some(verdict),
         };
@@ -283,20 +286,30 @@ impl Judging<'_> {
         exercised::unexercised(self.id, &r.transcript, &stub)
     }
 
-    /// Runs `trace` in fresh case directories, or in those of the case it continues; `Err`:
-    /// the verdict when it cannot run.
-    fn replay(&mut self, trace: &crate::trace::Trace, tag: &str) -> Result<CaseReport, Verdict> {
+    /// Runs `trace` in fresh case directories (on a spare process when one fits), or in those of
+    /// the case it continues; gives the report and the stub key's tag of the case's runtime (its
+    /// requests, and no other case's); `Err`: the verdict when it cannot run.
+    fn replay(&mut self, trace: &crate::trace::Trace) -> Result<(CaseReport, String), Verdict> {
         // Exact repeats of a frame (a doubled response, a replayed event) are skipped by every
         // trace (the runner's default): they are response.exactly-once's and turn.no-replay's,
         // stream rules the conversation judges (`stream::judge`), never a trace's line order.
         let mut ro = runner_opts(self.opts);
-        if self.opts.model_stub.is_some() {
-            StubLog::tag_env(&mut ro.env, tag);
-        }
         ro.give_up = exercised::give_up(self.id);
+        if Spares::fits(trace) {
+            if let Some(s) = self.spares.take() {
+                let r = runner::replay_child(trace, self.cmd, &ro, &s.dirs, &Seqs::new(), s.child);
+                self.kept
+                    .insert(trace.meta.case.clone(), (s.dirs, r.seqs.clone()));
+                return Ok((r, s.tag));
+            }
+        }
+        let tag = StubLog::new_tag("case-");
+        if self.opts.model_stub.is_some() {
+            StubLog::tag_env(&mut ro.env, &tag);
+        }
         if let Some(prev) = &trace.meta.continues {
             return match self.kept.get(prev) {
-                Some((d, seqs)) => Ok(runner::replay_in(trace, self.cmd, &ro, d, seqs)),
+                Some((d, seqs)) => Ok((runner::replay_in(trace, self.cmd, &ro, d, seqs), tag)),
                 None => {
                     let reason = format!("it continues case `{prev}`, which did not run");
                     Err(Verdict::NotTestable { reason })
@@ -310,7 +323,7 @@ impl Judging<'_> {
         let r = runner::replay_in(trace, self.cmd, &ro, &d, &Seqs::new());
         self.kept
             .insert(trace.meta.case.clone(), (d, r.seqs.clone()));
-        Ok(r)
+        Ok((r, tag))
     }
 
     /// The verdict of a case that failed `f`: untestable when its setup failed, blocked by

@@ -17,11 +17,12 @@ pub mod report;
 pub mod run;
 mod schedule;
 pub mod select;
+mod spares;
 pub mod stream;
 pub mod verdict;
 
 pub use crate::check::{CheckId, CheckInfo, Severity, CHECKS};
 pub use crate::edition::{Edition, Editions};
 pub use baseline::Baseline;
-pub use report::{Report, Summary};
+pub use report::{Report, Start, Summary};
 pub use verdict::{CheckResult, Failure, FailureKind, Verdict};

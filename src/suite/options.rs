@@ -40,6 +40,10 @@ pub struct Options {
     pub stdout: StdoutLimit,
     /// SHOULD failures fail the run too ([`Report::should_fail`](super::Report::should_fail)).
     pub should_fail: bool,
+    /// Runtime processes each worker starts ahead of its next cases, so that a slow boot overlaps
+    /// the cases before (each case still gets a fresh process of its own); 0: each case starts
+    /// its own as it begins. `None`: from the preflight's boot time.
+    pub prespawn: Option<usize>,
 }
 
 /// The default whole-run budget of the command line.
@@ -177,6 +181,7 @@ impl Default for Options {
             cancel: Cancel::new(),
             stdout: StdoutLimit::default(),
             should_fail: false,
+            prespawn: None,
         }
     }
 }

@@ -16,8 +16,19 @@ const PREFLIGHT: &str = r#"# case: preflight
 << {"id":"dsh-conformance-preflight"}
 "#;
 
-/// How long the preflight's first attempt waits for the initialize answer.
-const FIRST_ATTEMPT: Duration = Duration::from_secs(5);
+/// How long the preflight reads lines that are not JSON objects before it gives up on a runtime
+/// that writes no frames.
+const NO_FRAMES_FOR: Duration = Duration::from_secs(5);
+
+/// What the runtime's start cost in the preflight: the time to its answer, and the CPU time its
+/// process used meanwhile (when the system tells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Boot {
+    /// Wall time from the start to the answer.
+    pub wall: Duration,
+    /// CPU time used by then.
+    pub cpu: Option<Duration>,
+}
 
 /// What the preflight learnt about the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,22 +56,17 @@ pub enum Preflight {
 }
 
 /// Starts the runtime once and waits for an answer to `initialize`: a runtime that cannot start,
-/// never answers, or writes no frame is reported once, not fifty times.
-pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunError> {
+/// never answers, or writes no frame is reported once, not fifty times. Also gives what the start
+/// cost (to the answer, or to the end of the attempt).
+pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<(Preflight, Boot), RunError> {
     let trace = Trace::parse(PREFLIGHT, "preflight").map_err(RunError::Preflight)?;
     let mut ro = runner_opts(opts);
-    // A short first attempt decides at once for a runtime that writes lines but no frames; a
-    // runtime that wrote nothing yet (a slow boot) gets a second one with the whole start budget.
-    ro.frame_timeout = opts.start_timeout.min(FIRST_ATTEMPT);
-    let mut r = runner::replay(&trace, cmd, &ro);
-    if !r.passed()
-        && r.transcript.stdout.is_empty()
-        && opts.start_timeout > FIRST_ATTEMPT
-        && matches!(r.outcome, Outcome::Fail(_))
-    {
-        ro.frame_timeout = opts.start_timeout;
-        r = runner::replay(&trace, cmd, &ro);
-    }
+    // One start, with the whole start budget: a slow boot is waited for once (its time is the
+    // boot the suite plans with), while a runtime that keeps writing lines none of which is a
+    // JSON object is given up on after a few seconds of them.
+    ro.frame_timeout = opts.start_timeout;
+    ro.give_up = Some(no_frames_after(NO_FRAMES_FOR));
+    let r = runner::replay(&trace, cmd, &ro);
     let stdout = &r.transcript.stdout;
     let any_object = stdout.iter().any(|l| {
         l.json()
@@ -75,7 +81,7 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
     let any_frame = stdout
         .iter()
         .any(|l| !matches!(l.frame(), Frame::NotAFrame(_)));
-    Ok(match &r.outcome {
+    let verdict = match &r.outcome {
         Outcome::Pass if !answered => Preflight::Unusable {
             cause: format!(
                 "`{cmd}` wrote the initialize request back instead of answering it (a program \
@@ -109,5 +115,33 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<Preflight, RunErro
             cause: format!("`{cmd}` did not answer initialize: {}", f.reason),
             stderr_tail,
         },
-    })
+    };
+    let boot = Boot {
+        wall: r.wall,
+        cpu: r.cpu,
+    };
+    Ok((verdict, boot))
+}
+
+/// Gives up at a line read `after` the start when no line so far was a JSON object.
+fn no_frames_after(after: Duration) -> runner::GiveUp {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let start = std::time::Instant::now();
+    let object = AtomicBool::new(false);
+    runner::GiveUp(std::sync::Arc::new(
+        move |o: &crate::wire::output::Output| {
+            if o.json()
+                .is_some_and(|v| v.kind() == crate::wire::json::JsonKind::Object)
+            {
+                object.store(true, Ordering::Relaxed);
+            }
+            let none = !object.load(Ordering::Relaxed) && start.elapsed() >= after;
+            none.then(|| {
+                format!(
+                    "none of the lines it wrote in {} s is a JSON object",
+                    after.as_secs()
+                )
+            })
+        },
+    ))
 }

@@ -4,10 +4,11 @@
 use super::cases::{self, CheckCase};
 use super::methods;
 pub use super::options::{Options, RunError, StubLog, StubRequest, DEFAULT_BUDGET};
-pub use super::preflight::{preflight, Preflight};
+pub use super::preflight::{preflight, Boot, Preflight};
 use super::probe::{self, ModelCapability};
-use super::report::{Report, Stopped};
+use super::report::{Report, Start, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
+use super::spares;
 use super::verdict::{CheckResult, Failure, FailureKind, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::edition::Edition;
@@ -59,16 +60,25 @@ fn run_checks(
     cases: &[CheckCase],
     started: Instant,
 ) -> Result<Report, RunError> {
-    let pre = preflight(cmd, opts)?;
+    let (pre, boot) = preflight(cmd, opts)?;
+    let spares = match pre {
+        Preflight::Answered => opts.prespawn.unwrap_or_else(|| spares::default_depth(boot)),
+        _ => 0,
+    };
     let n = selected.len();
-    let board = Mutex::new(Board {
-        verdicts: vec![None; n],
-        started: vec![false; n],
-        durations: vec![Duration::ZERO; n],
-        blames: Vec::new(),
-        transcripts: 0,
-        missing: Vec::new(),
-    });
+    let shared = (
+        Mutex::new(Board {
+            verdicts: vec![None; n],
+            started: vec![false; n],
+            durations: vec![Duration::ZERO; n],
+            blames: Vec::new(),
+            transcripts: 0,
+            missing: Vec::new(),
+            open: false,
+        }),
+        Condvar::new(),
+    );
+    let board = &shared.0;
     let mut stopped = None;
     let stop = |halt: Halt, cause: String, stderr_tail: &str| Stopped {
         halt,
@@ -107,28 +117,40 @@ fn run_checks(
         }
         Preflight::Unusable { cause, stderr_tail } => {
             stopped = Some(stop(Halt::Unusable, cause.clone(), stderr_tail));
-            not_run(selected, &board, opts, Halt::Unusable);
+            not_run(selected, board, opts, Halt::Unusable);
         }
         Preflight::Halted(h) => {
             stopped = Some(stop(*h, String::new(), ""));
-            not_run(selected, &board, opts, *h);
+            not_run(selected, board, opts, *h);
         }
     }
-    if pre == Preflight::Answered {
-        lacks(cmd, opts, selected, cases, &board);
-    }
-    let ready = Condvar::new();
     let model: OnceLock<ModelCapability> = OnceLock::new();
     let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
+        // The workers start their spares at once: their boot overlaps the methods probe.
         for _ in 0..opts.jobs.clamp(1, 64) {
-            s.spawn(|| worker(selected, cases, cmd, opts, &board, &ready, &model_fn));
+            s.spawn(|| {
+                let spares = spares::Spares::new(cmd, opts, spares);
+                worker(selected, cases, cmd, opts, &shared, &model_fn, spares)
+            });
         }
+        if pre == Preflight::Answered {
+            // The model probe too, when a selected check needs the model: on a slow boot, the
+            // checks that need it would otherwise wait for it one boot later.
+            let needs_model = (cases.iter())
+                .any(|c| c.needs_model && selected.iter().any(|s| s.id == c.check.id));
+            if needs_model {
+                s.spawn(|| drop(model_fn()));
+            }
+            lacks(cmd, opts, selected, cases, board);
+        }
+        board.lock().unwrap_or_else(|e| e.into_inner()).open = true;
+        shared.1.notify_all();
     });
     if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprint!("\r\x1b[2K");
     }
-    let b = board.into_inner().unwrap_or_else(|e| e.into_inner());
+    let b = (shared.0.into_inner()).unwrap_or_else(|e| e.into_inner());
     let results = finish(selected, cases, b, opts);
     if stopped.is_none() {
         if let Some(h) = opts.cancel.halted() {
@@ -159,6 +181,10 @@ fn run_checks(
         duration: started.elapsed(),
         hint,
         stopped,
+        start: Some(Start {
+            boot,
+            spares_per_job: spares,
+        }),
     })
 }
 

@@ -7,6 +7,7 @@ use super::judge::{self, Blame};
 use super::methods::{self, MissingMethod};
 use super::options::Options;
 use super::probe::ModelCapability;
+use super::spares::Spares;
 use super::verdict::{CheckResult, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
@@ -23,6 +24,9 @@ pub(super) struct Board {
     pub(super) transcripts: usize,
     /// The methods of the edition the runtime lacks (decided before the checks run).
     pub(super) missing: Vec<MissingMethod>,
+    /// The checks may start: what they rely on (the preflight, [`Board::missing`]) is known.
+    /// Workers start their spares before, and wait for it.
+    pub(super) open: bool,
 }
 
 impl Board {
@@ -145,11 +149,17 @@ pub(super) fn worker(
     cases: &[CheckCase],
     cmd: &CommandSpec,
     opts: &Options,
-    board: &Mutex<Board>,
-    ready: &Condvar,
+    (board, ready): &(Mutex<Board>, Condvar),
     model: &dyn Fn() -> ModelCapability,
+    mut spares: Spares,
 ) {
     let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
+    spares.fill();
+    let mut b = lock();
+    while !b.open {
+        b = ready.wait(b).unwrap_or_else(|e| e.into_inner());
+    }
+    drop(b);
     loop {
         let (i, missing) = {
             let mut b = lock();
@@ -181,7 +191,7 @@ pub(super) fn worker(
             // A stream rule without a trace of its own: judged over the others' transcripts.
             (Verdict::Pass, Vec::new())
         } else {
-            judge::judge(info.id, mine, cmd, opts, model)
+            judge::judge(info.id, mine, cmd, opts, model, &mut spares)
         };
         let mut b = lock();
         b.transcripts += mine.len();
@@ -340,6 +350,7 @@ mod tests {
             ],
             transcripts: 1,
             missing: Vec::new(),
+            open: true,
         };
         let out = finish(&sel, &[], b, &Options::default());
         let words: Vec<&str> = out.iter().map(|r| r.verdict.word()).collect();
@@ -362,6 +373,7 @@ mod tests {
             blames: Vec::new(),
             transcripts: 0,
             missing: Vec::new(),
+            open: true,
         };
         let opts = Options::default();
         assert!(matches!(next(&sel, &mut b, &opts), Next::Run(2)));

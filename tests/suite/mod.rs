@@ -10,6 +10,7 @@ mod html;
 mod os_args;
 mod precision;
 mod prerequisites;
+mod prespawn;
 mod readme;
 mod real;
 mod requirements;

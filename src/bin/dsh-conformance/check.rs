@@ -54,6 +54,12 @@ pub(crate) struct CheckArgs {
     /// of CPUs, at most 8, as `fuzz`).
     #[arg(long, default_value_t = crate::args::default_jobs(), value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
+    /// Runtime processes each job starts ahead of its next checks, so that a slow boot overlaps
+    /// the checks before it (every case still runs on a fresh process of its own, started for
+    /// it alone); 0 starts each case's process as the case begins. Default: from the time the
+    /// runtime took to answer the preflight's initialize (none under 300 ms, at most 8).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=16))]
+    prespawn: Option<u8>,
     /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY (Anthropic Messages) and OPENAI_BASE_URL/OPENAI_API_KEY (chat-completions).
     #[arg(long)]
     model_stub: bool,
@@ -246,6 +252,7 @@ fn options(
         model_stub: stub.map(StubLog::of),
         budget: (!a.budget.is_zero()).then_some(a.budget),
         should_fail: a.should_fail,
+        prespawn: a.prespawn.map(usize::from),
         ..Options::default()
     }
 }

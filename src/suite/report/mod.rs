@@ -34,6 +34,18 @@ pub struct Report {
     /// same choice (a SHOULD failure that does not fail the run is `<skipped>` there, so a CI
     /// dashboard does not turn a green run unstable).
     pub should_fail: bool,
+    /// How the runtime's processes were started: what its start cost in the preflight, and the
+    /// spares each job kept booting ahead (`check --prespawn`). `None` when no preflight ran.
+    pub start: Option<Start>,
+}
+
+/// How a run started the runtime's processes ([`Report::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// The preflight's start: wall and CPU time to its `initialize` answer.
+    pub boot: super::preflight::Boot,
+    /// Processes each job started ahead of its next cases.
+    pub spares_per_job: usize,
 }
 
 /// What a run amounts to, worst first: what a CI job decides on.
@@ -330,6 +342,11 @@ impl Report {
             "outcome": self.outcome().name(),
             "should_fail": self.should_fail,
             "hint": self.hint,
+            "start": self.start.map(|s| json!({
+                "boot_ms": s.boot.wall.as_millis() as u64,
+                "boot_cpu_ms": s.boot.cpu.map(|c| c.as_millis() as u64),
+                "spares_per_job": s.spares_per_job,
+            })),
             "stopped": self.stopped.as_ref().map(|st| json!({
                 "reason": st.reason(),
                 "signal": match st.halt { Halt::Signal(n) => Some(n), _ => None },
@@ -488,6 +505,7 @@ pub(super) mod tests {
             hint: None,
             stopped: None,
             should_fail: false,
+            start: None,
             results: vec![
                 r("stdout.frames-only", Verdict::Pass),
                 r(

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 38: `check`'s wall time on runtimes slow to start, with processes started ahead (the
+# default, `--prespawn` from the preflight's boot) and without (`--prespawn 0`, the old
+# behaviour), taking turns in one run; each pair's verdicts are compared check by check.
+# Runtimes: a wrapper that sleeps 5 s before exec'ing the reference runtime; the release 0.2.1rc2
+# with --model-stub (installed into target/dsh-pyenv/real-runtime as benches/stdio.sh does;
+# skipped when PyPI is unreachable); the test bed's slowest Python runtime.
+# Usage: bash benches/boot.sh [rounds]   (KIT=<dsh-conformance> to measure a given build;
+# BOOT_ONLY_SLOW=1 for the sleeping wrapper alone)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-1}"
+target="${CARGO_TARGET_DIR:-target}"
+if [ -z "${KIT:-}" ]; then
+  cargo build --release --bins
+  KIT="$target/release/dsh-conformance"
+fi
+ref="$(cd "$(dirname "$KIT")" && pwd)/dsh-reference-runtime"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+printf '#!/bin/sh\nsleep 5\nexec %s "$@"\n' "$ref" >"$tmp/slow.sh"
+chmod +x "$tmp/slow.sh"
+pkg=deepseek-harness-runtime-bin
+venv="$target/dsh-pyenv/real-runtime"
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.installed" 2>/dev/null)" != "$pkg" ]; then
+  rm -rf "$venv"
+  if python3 -m venv "$venv" && "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q "$pkg"; then
+    printf '%s' "$pkg" >"$venv/.installed"
+  fi
+fi
+real=""
+if [ -f "$venv/.installed" ]; then
+  real="$("$venv/bin/python" -c 'import deepseek_harness_runtime, os; print(os.path.join(os.path.dirname(deepseek_harness_runtime.__file__), "runtime", "deepseek-harness-sdk-runtime-linux-x64"))')"
+fi
+
+# One run: its wall time, the report's start figures, and the verdicts (one line per check).
+measure() { # name prespawn-args -- check args
+  local name="$1" flags="$2"; shift 3
+  local out="$tmp/$name-${flags// /_}.json" t0 t1
+  t0=$(date +%s.%N)
+  "$KIT" check $flags --format json -o "$out" "$@" >/dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  python3 - "$out" "$name" "${flags:-default}" "$(echo "$t1 - $t0" | bc)" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r.get("start") or {}
+print(f"{sys.argv[2]:<10} {sys.argv[3]:<13} wall {float(sys.argv[4]):6.1f} s  boot {s.get('boot_ms')} ms "
+      f"(cpu {s.get('boot_cpu_ms')} ms)  spares/job {s.get('spares_per_job')}  {r['summary']}")
+open(sys.argv[1] + ".verdicts", "w").write("\n".join(f"{c['id']} {c['verdict']}" for c in r["checks"]))
+PY
+}
+
+runtimes=("slow5s|$tmp/slow.sh")
+[ -n "${BOOT_ONLY_SLOW:-}" ] || runtimes+=("python|python3 fixtures/runtimes/naive_runtime.py")
+[ -n "$real" ] && [ -z "${BOOT_ONLY_SLOW:-}" ] && runtimes+=("release|--model-stub --known-failing fixtures/real-0.2.1rc2.known-failing -- $real --profile sdk")
+for round in $(seq "$rounds"); do
+  for r in "${runtimes[@]}"; do
+    name="${r%%|*}"; cmd="${r#*|}"
+    case "$cmd" in --*) args=($cmd) ;; *) args=(-- $cmd) ;; esac
+    measure "$name" "--prespawn 0" -- "${args[@]}"
+    measure "$name" "" -- "${args[@]}"
+    if diff -q "$tmp/$name---prespawn_0.json.verdicts" "$tmp/$name-.json.verdicts" >/dev/null; then
+      echo "$name: the same verdict for every check"
+    else
+      echo "$name: verdicts differ:"; diff "$tmp/$name---prespawn_0.json.verdicts" "$tmp/$name-.json.verdicts" || true
+    fi
+  done
+done
