@@ -22,6 +22,9 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
             subagent(&t.stdout, stub).or_else(|| model_error(&t.stdout))
         }
         CheckId::LifecycleEofDuringTurnExits0 => model_error(&t.stdout).or_else(|| eof_mid_turn(t)),
+        CheckId::LifecycleShutdownCutsTurn => {
+            model_error(&t.stdout).or_else(|| ended_before_shutdown(t))
+        }
         _ => model_error(&t.stdout),
     }
 }
@@ -179,6 +182,39 @@ fn eof_mid_turn(t: &Transcript) -> Option<String> {
     ))
 }
 
+/// `lifecycle.shutdown-cuts-turn`'s turn is held by `slow:30`: a turn that ended before the
+/// shutdown was written, or that completed well before 30 s (the model did not follow the
+/// directive; the kit may read its turn/end only after it wrote the shutdown), was not in
+/// progress at the shutdown. A turn ended otherwise after the shutdown (cancelled, say) is the
+/// rule broken, however soon it came; so is one completed at the full 30 s (waited for).
+fn ended_before_shutdown(t: &Transcript) -> Option<String> {
+    let (end, lasted) = first_turn(t)?;
+    let is_shutdown = |from: usize, to: usize| {
+        let sent = String::from_utf8_lossy(t.sent.get(from..to).unwrap_or_default());
+        sent.contains("\"method\":\"shutdown\"")
+    };
+    let shutdown = t.stamps.iter().find_map(|s| match s.what {
+        Wire::Sent { from, to } if is_shutdown(from, to) => Some(s.at),
+        _ => None,
+    });
+    let ended = t.stamps.iter().find(|s| s.what == Wire::Received(end))?.at;
+    let completed = event(&t.stdout[end]).is_some_and(|(_, e)| {
+        e.get("data")
+            .and_then(|d| d.get("reason"))
+            .and_then(|r| r.get("kind"))
+            .and_then(JsonView::as_str)
+            == Some("completed")
+    });
+    let early = completed && lasted < Duration::from_secs(25);
+    // A turn/end before the shutdown was written stops the case there: it is never written.
+    (early || shutdown.is_none_or(|at| ended < at)).then(|| {
+        format!(
+            "the turn ended {} ms after it started, before the shutdown: the model did not follow `slow:30`, so no turn was in progress at the shutdown",
+            lasted.as_millis()
+        )
+    })
+}
+
 /// A `subagent:` prompt whose turn ended with no subagent started: the model was not offered a
 /// subagent tool (the stub refused the directive for it), or did not follow the directive.
 fn subagent(stdout: &[Output], stub: &[StubRequest]) -> Option<String> {
@@ -249,6 +285,50 @@ mod tests {
         // Answered while the turn ran: exercised, however short the turn.
         let queued = transcript(&[(0, START), (1, P2), (5, END)]);
         assert_eq!(unexercised(CheckId::TurnOverlapQueued, &queued, &[]), None);
+    }
+
+    /// `lines`, with a shutdown written at `at` ms.
+    fn with_shutdown(lines: &[(u64, &str)], at: u64) -> Transcript {
+        let mut t = transcript(lines);
+        let bye = br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#;
+        t.sent.extend_from_slice(bye);
+        let what = Wire::Sent {
+            from: 0,
+            to: bye.len(),
+        };
+        let i = t.stamps.iter().position(|s| s.at.as_millis() as u64 > at);
+        t.stamps.insert(
+            i.unwrap_or(t.stamps.len()),
+            Stamp {
+                at: Duration::from_millis(at),
+                what,
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn a_turn_over_before_the_shutdown_is_unexercised_one_ended_by_it_is_not() {
+        let id = CheckId::LifecycleShutdownCutsTurn;
+        // Completed at once (slow:30 not followed), read before or after the shutdown was written.
+        for at in [2, 10] {
+            let quick = with_shutdown(&[(0, START), (5, END)], at);
+            let why = unexercised(id, &quick, &[]).unwrap();
+            assert!(why.contains("did not follow `slow:30`"), "{why}");
+        }
+        // Never written: the turn/end stopped the case before it.
+        assert!(unexercised(id, &transcript(&[(0, START), (5, END)]), &[]).is_some());
+        // Cut off: no turn/end at all.
+        assert_eq!(
+            unexercised(id, &with_shutdown(&[(0, START)], 10), &[]),
+            None
+        );
+        // Ended by the shutdown (cancelled), or completed at the full 30 s: the rule broken.
+        let cancelled = END.replace("completed", "cancelled");
+        let wound_down = with_shutdown(&[(0, START), (11, &cancelled)], 10);
+        assert_eq!(unexercised(id, &wound_down, &[]), None);
+        let waited = with_shutdown(&[(0, START), (30_000, END)], 10);
+        assert_eq!(unexercised(id, &waited, &[]), None);
     }
 
     #[test]

@@ -116,8 +116,18 @@ pub fn preflight(cmd: &CommandSpec, opts: &Options) -> Result<(Preflight, Boot),
             stderr_tail,
         },
     };
+    // The boot ends with the answer (what the runtime did after it, before it was killed, is no
+    // part of its start); without one, with the attempt.
+    let answer = stdout.iter().position(|l| {
+        matches!(l.frame(), Frame::Response { id, .. } if id == "\"dsh-conformance-preflight\"")
+    });
+    let at = |i: usize| {
+        (r.transcript.stamps.iter())
+            .find(|s| s.what == crate::runner::Wire::Received(i))
+            .map(|s| s.at)
+    };
     let boot = Boot {
-        wall: r.wall,
+        wall: answer.and_then(at).unwrap_or(r.wall),
         cpu: r.cpu,
     };
     Ok((verdict, boot))

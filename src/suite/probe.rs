@@ -4,6 +4,7 @@
 
 use super::options::{runner_opts, Options, StubLog, StubRequest};
 use crate::runner::{self, CommandSpec, Outcome};
+use crate::trace::FailureKind;
 use crate::wire::json::{self, JsonView};
 use crate::wire::output::{Frame, Output};
 
@@ -47,8 +48,11 @@ pub fn probe_model(cmd: &CommandSpec, opts: &Options) -> ModelCapability {
     let tag = StubLog::new_tag("model-probe-");
     let mut ro = runner_opts(opts);
     StubLog::tag_env(&mut ro.env, &tag);
+    // As the methods probe: no check, so a flood here does not stop the run; the checks find it.
+    ro.flood_halts_run = false;
     let r = runner::replay(&trace, cmd, &ro);
-    if matches!(r.outcome, Outcome::Halted(_)) {
+    let flooded = matches!(&r.outcome, Outcome::Fail(f) if f.kind == FailureKind::Flooded);
+    if flooded || matches!(r.outcome, Outcome::Halted(_)) {
         return ModelCapability::Follows;
     }
     // The texts of the session's first assistant/message (data.message.content[] text blocks).

@@ -127,7 +127,6 @@ fn run_checks(
     let model: OnceLock<ModelCapability> = OnceLock::new();
     let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
-        // The workers start their spares at once: their boot overlaps the methods probe.
         for _ in 0..opts.jobs.clamp(1, 64) {
             s.spawn(|| {
                 let spares = spares::Spares::new(cmd, opts, spares);
@@ -135,11 +134,13 @@ fn run_checks(
             });
         }
         if pre == Preflight::Answered {
-            // The model probe too, when a selected check needs the model: on a slow boot, the
-            // checks that need it would otherwise wait for it one boot later.
+            // On a slow boot (spares), the model probe too, when a selected check needs the model:
+            // those checks would otherwise wait for it one boot later. On a quick one it waits for
+            // the first check that needs it, as the checks' own processes do (a runtime that
+            // floods is then blamed by that check, not stopped by a probe that judges nothing).
             let needs_model = (cases.iter())
                 .any(|c| c.needs_model && selected.iter().any(|s| s.id == c.check.id));
-            if needs_model {
+            if needs_model && spares > 0 {
                 s.spawn(|| drop(model_fn()));
             }
             lacks(cmd, opts, selected, cases, board);

@@ -25,7 +25,6 @@ pub(super) struct Board {
     /// The methods of the edition the runtime lacks (decided before the checks run).
     pub(super) missing: Vec<MissingMethod>,
     /// The checks may start: what they rely on (the preflight, [`Board::missing`]) is known.
-    /// Workers start their spares before, and wait for it.
     pub(super) open: bool,
 }
 
@@ -154,12 +153,14 @@ pub(super) fn worker(
     mut spares: Spares,
 ) {
     let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
-    spares.fill();
     let mut b = lock();
     while !b.open {
         b = ready.wait(b).unwrap_or_else(|e| e.into_inner());
     }
     drop(b);
+    // Not before: a runtime that floods the methods probe spends the run's shared stdout bound,
+    // and a spare alive meanwhile would be stopped by that flood, not by one of its own.
+    spares.fill();
     loop {
         let (i, missing) = {
             let mut b = lock();

@@ -313,6 +313,16 @@ const EDGES: &[(CheckId, CheckId, &str)] = &[
         "silent-after-initialize",
     ),
     (
+        LifecycleShutdownCutsTurn,
+        ResponseAnswered,
+        "silent-after-initialize",
+    ),
+    (
+        LifecycleShutdownCutsTurn,
+        LifecycleShutdownExits0,
+        "shutdown-no-exit",
+    ),
+    (
         LifecycleShutdownAfterEmptySessionId,
         LifecycleShutdownExits0,
         "shutdown-no-exit",

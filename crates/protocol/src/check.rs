@@ -269,6 +269,7 @@ checks! {
     // Lifecycle.
     LifecycleShutdownResponds = "lifecycle.shutdown-responds" "§3.6" Must ALL [ResponseAnswered] Trace: "shutdown answers {} (also twice in one write)";
     LifecycleShutdownExits0 = "lifecycle.shutdown-exits-0" "§3.6 §7" Must ALL [] Trace: "after answering shutdown the process exits 0 by itself, stdin still open";
+    LifecycleShutdownCutsTurn = "lifecycle.shutdown-cuts-turn" "§3.6" Should QUEUED [ResponseAnswered LifecycleShutdownExits0] Trace: "a turn in progress at shutdown is cut short: shutdown answers {} and the process exits 0 without writing the turn's turn/end or an idle status";
     LifecycleShutdownAfterEmptySessionId = "lifecycle.shutdown-after-empty-session-id" "§3.2 §3.6" Should QUEUED [ResponseAnswered LifecycleShutdownExits0] Trace: "after a prompt on session id \"\", shutdown still answers {} and the process exits 0";
     LifecycleEofExits0 = "lifecycle.eof-exits-0" "§7" Must ALL [ResponseAnswered] Trace: "stdin EOF makes the process exit 0 promptly, answering what it had read";
     LifecycleEofDuringTurnExits0 = "lifecycle.eof-during-turn-exits-0" "§7" Must QUEUED [LifecycleEofExits0] Trace: "stdin EOF with a turn in progress still makes the process exit 0 within the bounded shutdown, without waiting for the turn";

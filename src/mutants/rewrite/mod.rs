@@ -8,6 +8,7 @@ mod creation;
 mod encoding;
 mod events;
 mod input;
+mod turns;
 
 use super::frames::{has_lone_surrogate, is_response, s, session_event};
 use super::MutantKind::{self, self as M};
@@ -80,6 +81,8 @@ pub(crate) struct Rewriter {
     held_until_finished: HashMap<String, Vec<String>>,
     /// Sessions being created, and their creation events (`creation-not-shared`).
     creations: creation::Creations,
+    /// Each session's turn in progress (`shutdown-ends-turns`).
+    turns: turns::Turns,
 }
 
 impl Rewriter {
@@ -117,6 +120,7 @@ impl Rewriter {
             closing_messages: HashMap::new(),
             held_until_finished: HashMap::new(),
             creations: creation::Creations::default(),
+            turns: turns::Turns::default(),
         }
     }
 
@@ -186,6 +190,13 @@ impl Rewriter {
         if let Classified::Request(r) = &class {
             if r.method == "shutdown" {
                 self.shutdown_ids.insert(r.id.clone());
+                if self.kind == Some(M::ShutdownEndsTurns) {
+                    return InputAction {
+                        forward: vec![raw.to_vec()],
+                        answer: self.turns.wind_down(),
+                        ..InputAction::default()
+                    };
+                }
             }
             if let Some(sid) = r.params.get("sessionId").and_then(Value::as_str) {
                 if r.method == "session/resume" {
@@ -286,6 +297,7 @@ impl Rewriter {
     /// What a runtime frame tells of the session: a shutdown answered, an initialize that
     /// succeeded, a session's status.
     fn track(&mut self, v: &Value) {
+        self.turns.track(v);
         if is_response(v) {
             self.creations.answered(&creation::id_echo(v));
             if let Ok(id) = serde_json::from_value::<Value>(v["id"].clone()) {

@@ -84,6 +84,9 @@ fn every_mutant_changes_something_somewhere() {
         for o in [PRESET_S3, RECEIPT.replace("s1", "s3").as_str()] {
             differs |= r.output(o) != id.output(o);
         }
+        // A turn in progress (probes_out[7] started it), then a shutdown.
+        let bye = br#"{"id":30,"method":"shutdown"}"#;
+        differs |= r.input(bye) != id.input(bye);
         // A wait read on a session whose last status was idle (probes_out[9]), then its answer.
         let wait = br#"{"id":12,"method":"session/wait","params":{"sessionId":"s1"}}"#;
         differs |= r.input(wait) != id.input(wait);
@@ -209,4 +212,28 @@ fn creation_not_shared_creates_a_session_twice_only_for_a_prompt_read_during_its
     r.output(r#"{"jsonrpc":"2.0","id":20,"result":{"messageId":"m"}}"#);
     r.input(s4(PROMPT_S3_B).as_bytes());
     assert_eq!(r.output(&s4(&receipt)), [s4(&receipt)]);
+}
+
+#[test]
+fn shutdown_ends_turns_reports_the_turn_in_progress_over_before_serving_the_shutdown() {
+    let mut r = Rewriter::new(M::ShutdownEndsTurns);
+    let start = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/start","seq":4,"time":9,"data":{"turn":1}}}}"#;
+    r.output(start);
+    let act = r.input(br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#);
+    assert_eq!(
+        act.forward,
+        [br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#.to_vec()]
+    );
+    assert_eq!(
+        act.answer,
+        [
+            r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"turn/end","seq":5,"time":9,"data":{"turn":1,"reason":{"kind":"cancelled"}}}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#,
+        ]
+    );
+    // With no turn in progress, a shutdown is served as it is.
+    assert!(r
+        .input(br#"{"id":2,"method":"shutdown"}"#)
+        .answer
+        .is_empty());
 }

@@ -78,7 +78,15 @@ impl Matcher {
                 f.diff = explain::first_difference(pat, value, &self.bindings, &self.env);
             }
             f.closest = Some(explain::clip(text, 300));
+            // A response with id null answers no request (the kit never sends one): name that,
+            // not its id's difference from the expectation it happened to be closest to.
+            let no_request = is_response && value.get("id").is_some_and(Value::is_null);
             f.reason = match &f.diff {
+                Some(_) if no_request => format!(
+                    "stdout line {} is a response with id null, an answer to no request (a line the contract says gets no output), where {} expects the next frame",
+                    self.stats.lines,
+                    self.at(e.line)
+                ),
                 Some(d) => format!(
                     "stdout line {} differs from the expectation at {}: {d}",
                     self.stats.lines,
