@@ -84,7 +84,9 @@ fn every_mutant_changes_something_somewhere() {
         for o in [PRESET_S3, RECEIPT.replace("s1", "s3").as_str()] {
             differs |= r.output(o) != id.output(o);
         }
-        // A turn in progress (probes_out[7] started it), then a shutdown.
+        // A turn in progress, then a shutdown.
+        let start = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s9","event":{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}}}"#;
+        differs |= r.output(start) != id.output(start);
         let bye = br#"{"id":30,"method":"shutdown"}"#;
         differs |= r.input(bye) != id.input(bye);
         // A wait read on a session whose last status was idle (probes_out[9]), then its answer.
