@@ -474,18 +474,20 @@ impl Layer for LongLines {
     }
 }
 
+/// The frames among `acts`, parsed (for the layers' tests).
+#[cfg(test)]
+pub(super) fn frames(acts: &[Action]) -> Vec<Value> {
+    acts.iter()
+        .filter_map(|a| match a {
+            Action::Frame(f) => Some(parse(f)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn frames(acts: &[Action]) -> Vec<Value> {
-        acts.iter()
-            .filter_map(|a| match a {
-                Action::Frame(f) => Some(parse(f)),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn reorder_writes_the_second_response_first_and_releases_a_lone_one_later() {

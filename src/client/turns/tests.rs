@@ -1,14 +1,5 @@
 use super::*;
-use crate::client::layers::Stack;
-
-fn frames(acts: &[Action]) -> Vec<Value> {
-    acts.iter()
-        .filter_map(|a| match a {
-            Action::Frame(f) => Some(parse(f)),
-            _ => None,
-        })
-        .collect()
-}
+use crate::client::layers::{frames, Stack};
 
 fn event(s: &str, ty: &str, seq: u64, data: Value) -> String {
     json!({"jsonrpc": "2.0", "method": "session.event",
