@@ -144,6 +144,9 @@ pub struct CaseReport {
     pub seqs: Seqs,
     /// The CPU time the runtime's process had used when the case ended ([`Child::cpu_time`]).
     pub cpu: Option<Duration>,
+    /// Why the case stopped waiting before its deadline: its give-up rule's reason
+    /// ([`Options::give_up`]), when evidence ended the wait.
+    pub gave_up: Option<String>,
 }
 
 /// What was written to the runtime and what it wrote on stdout, bounded in size.
@@ -233,6 +236,7 @@ impl CaseReport {
             flooded_after: None,
             seqs: Seqs::new(),
             cpu: None,
+            gave_up: None,
         }
     }
 
@@ -369,6 +373,7 @@ pub fn replay_child(
     report.outcome = match (end, m.failure()) {
         (End::Halted(h), _) => Outcome::Halted(h),
         (End::GaveUp(why), _) => {
+            report.gave_up = Some(why.clone());
             let mut failure = Failure::new(FailureKind::Missing, why);
             let n = report.transcript.stdout.len();
             failure.stdout_line = n.checked_sub(1).map(|i| report.transcript.stdout[i].line);

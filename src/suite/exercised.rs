@@ -30,15 +30,38 @@ pub fn unexercised(check: CheckId, t: &Transcript, stub: &[StubRequest]) -> Opti
 }
 
 /// What ends a case of `check` early, when its transcript shows that the frames it still awaits
-/// will not come: for `subagent.notifications`, the prompt's turn ending with no subagent
-/// started (a subagent starts within its parent's turn: `subagent.started` precedes the parent's
-/// `turn/end`, as the release writes them), instead of a 30 s wait for `subagent.started`.
-pub fn give_up(check: CheckId) -> Option<GiveUp> {
-    match check {
+/// will not come. For every case that needs the model: a turn that ended in an error (the model
+/// failed, so the case is UNTESTABLE whatever else comes: [`unexercised`]), instead of waiting
+/// out the deadline of a reply that will never be written. For `subagent.notifications`: the
+/// prompt's turn ending with no subagent started (a subagent starts within its parent's turn:
+/// `subagent.started` precedes the parent's `turn/end`, as the release writes them), instead of a
+/// 30 s wait for `subagent.started`.
+pub fn give_up(check: CheckId, needs_model: bool) -> Option<GiveUp> {
+    let own = match check {
         CheckId::SubagentNotifications => Some(subagent_give_up()),
         CheckId::TurnUserMessageId => Some(user_message_give_up()),
         _ => None,
+    };
+    let model = needs_model.then(model_error_give_up);
+    match (model, own) {
+        (Some(a), Some(b)) => Some(either(a, b)),
+        (a, b) => a.or(b),
     }
+}
+
+/// A rule that gives up when either `a` or `b` does, with `a`'s reason first; both see every
+/// line (they keep state).
+fn either(a: GiveUp, b: GiveUp) -> GiveUp {
+    GiveUp(std::sync::Arc::new(move |o: &Output| {
+        let first = (a.0)(o);
+        let second = (b.0)(o);
+        first.or(second)
+    }))
+}
+
+/// See [`give_up`]: the reason is [`model_error`]'s, the one the case's verdict gives.
+fn model_error_give_up() -> GiveUp {
+    GiveUp(std::sync::Arc::new(error_turn))
 }
 
 /// `turn.user-message-id` awaits the turn's user/message with the prompt's id: once the turn has
@@ -106,25 +129,29 @@ fn is_type(e: TapeRef<'_>, ty: &str) -> bool {
 /// The first turn that ended in an error (`turn/end` reason `error`): the model failed, so a rule
 /// about what a completed turn shows was not exercised.
 fn model_error(stdout: &[Output]) -> Option<String> {
-    stdout.iter().filter_map(event).find_map(|(sid, e)| {
-        if !is_type(e, "turn/end") {
-            return None;
-        }
-        let reason = e.get("data")?.get("reason")?.to_value();
-        if reason.get("kind")?.as_str()? != "error" {
-            return None;
-        }
-        let msg = reason.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
-        let code = reason.pointer("/error/code").map(|c| match c {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        });
-        Some(format!(
-            "the turn on session {sid:?} ended in an error ({}{}), so the model never completed it: the rule needs a turn the model completes (a runtime whose model cannot be reached needs --model-stub)",
-            code.map(|c| format!("{c}: ")).unwrap_or_default(),
-            crate::trace::explain::clip(msg, 160)
-        ))
-    })
+    stdout.iter().find_map(error_turn)
+}
+
+/// Why line `o` shows the model failed: a `turn/end` with reason `error`.
+fn error_turn(o: &Output) -> Option<String> {
+    let (sid, e) = event(o)?;
+    if !is_type(e, "turn/end") {
+        return None;
+    }
+    let reason = e.get("data")?.get("reason")?.to_value();
+    if reason.get("kind")?.as_str()? != "error" {
+        return None;
+    }
+    let msg = reason.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+    let code = reason.pointer("/error/code").map(|c| match c {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    Some(format!(
+        "the turn on session {sid:?} ended in an error ({}{}), so the model never completed it: the rule needs a turn the model completes (a runtime whose model cannot be reached needs --model-stub)",
+        code.map(|c| format!("{c}: ")).unwrap_or_default(),
+        crate::trace::explain::clip(msg, 160)
+    ))
 }
 
 /// A directive the model does not follow shows as a first turn shorter than its `slow:1`; a
@@ -394,20 +421,20 @@ mod tests {
     #[test]
     fn the_subagent_wait_ends_at_the_turn_end_only_when_no_subagent_ran() {
         let line = |s: &str| Output::parse(1, s.to_owned());
-        let g = give_up(CheckId::SubagentNotifications).unwrap();
+        let g = give_up(CheckId::SubagentNotifications, false).unwrap();
         assert_eq!((g.0)(&line(START)), None);
         assert!((g.0)(&line(END)).unwrap().contains("will not come"));
         let started = r#"{"jsonrpc":"2.0","method":"subagent.started","params":{"parentSessionId":"s1","childSessionId":"c"}}"#;
-        let g = give_up(CheckId::SubagentNotifications).unwrap();
+        let g = give_up(CheckId::SubagentNotifications, false).unwrap();
         assert_eq!((g.0)(&line(started)), None);
         assert_eq!((g.0)(&line(END)), None);
-        assert!(give_up(CheckId::TurnFinalText).is_none());
+        assert!(give_up(CheckId::TurnFinalText, false).is_none());
     }
 
     #[test]
     fn the_user_message_wait_ends_at_the_turn_end_showing_the_user_message() {
         let line = |s: &str| Output::parse(1, s.to_owned());
-        let g = give_up(CheckId::TurnUserMessageId).unwrap();
+        let g = give_up(CheckId::TurnUserMessageId, false).unwrap();
         let user = r#"{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"user/message","data":{"message":{"id":"m1"}}}}}"#;
         assert_eq!((g.0)(&line(user)), None);
         let why = (g.0)(&line(END)).unwrap();

@@ -261,7 +261,15 @@ impl Judging<'_, '_> {
         if !matches!(r.outcome, Outcome::Halted(_)) {
             stream_blames(&r, self.id, self.opts, &mut self.blames);
         }
-        if let Some(reason) = self.unexercised(case, &r, &tag) {
+        if let Some(mut reason) = self.unexercised(case, &r, &tag) {
+            // Say what ended the wait early, when it did (the same reason, or another).
+            match &r.gave_up {
+                Some(why) if *why == reason => {
+                    reason.push_str(" (seen as it happened: the case stopped waiting there)")
+                }
+                Some(why) => reason.push_str(&format!("; the case stopped waiting when {why}")),
+                None => {}
+            }
             return Some(Verdict::NotTestable { reason });
         }
         match &r.outcome {
@@ -294,7 +302,8 @@ impl Judging<'_, '_> {
         // trace (the runner's default): they are response.exactly-once's and turn.no-replay's,
         // stream rules the conversation judges (`stream::judge`), never a trace's line order.
         let mut ro = runner_opts(self.opts);
-        ro.give_up = exercised::give_up(self.id);
+        let needs_model = trace.meta.requires.iter().any(|r| r == "model");
+        ro.give_up = exercised::give_up(self.id, needs_model);
         if Spares::fits(trace) {
             if let Some(s) = self.spares.take() {
                 let r = runner::replay_child(trace, self.cmd, &ro, &s.dirs, &Seqs::new(), s.child);

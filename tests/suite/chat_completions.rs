@@ -110,3 +110,36 @@ fn its_model_checks_are_answered_by_the_stubs_chat_completions_side() {
     assert!(subagent.is_some(), "{labels:?}");
     assert!(labels[subagent.unwrap()..].contains(&"echo"), "{labels:?}");
 }
+
+/// Issue 38, item 2: without a model (no `--model-stub`, no OPENAI_BASE_URL) each model check is
+/// UNTESTABLE for the turn that ended in an error, and its case stopped waiting at that turn's
+/// end instead of waiting out the reply's deadline; the verdicts are those the deadline gave.
+#[test]
+fn without_a_model_the_model_checks_stop_waiting_at_the_error_turn() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNTIME);
+    let cmd = CommandSpec::new("python3").arg(script.to_str().unwrap());
+    let opts = Options {
+        jobs: 2,
+        // Empty reads as not set (the runtime's `if not base_url`), whatever the tests' own
+        // environment holds.
+        env: vec![("OPENAI_BASE_URL".into(), String::new())],
+        select: dsh_conformance::suite::select::Selection {
+            filters: MODEL_CHECKS.iter().map(|s| s.to_string()).collect(),
+            skips: Vec::new(),
+        },
+        ..Options::default()
+    };
+    let report = run(&cmd, "no-model", &opts).unwrap();
+    assert_eq!(report.results.len(), MODEL_CHECKS.len());
+    for r in &report.results {
+        let Verdict::NotTestable { reason } = &r.verdict else {
+            panic!("{}: {:?}", r.info.id, r.verdict);
+        };
+        assert!(
+            reason.contains("OPENAI_BASE_URL is not set")
+                && reason.contains("the case stopped waiting"),
+            "{}: {reason}",
+            r.info.id
+        );
+    }
+}
