@@ -6,6 +6,7 @@
 use crate::edition::Edition;
 use crate::model_stub::ModelStub;
 use crate::runner::{Cancel, CommandSpec};
+use crate::suite::plan::Budget;
 use crate::suite::run::{self, Options, StubLog, DEFAULT_BUDGET};
 use crate::suite::{Baseline, Report};
 use std::sync::Arc;
@@ -40,7 +41,7 @@ impl CheckOptions {
     pub fn new() -> CheckOptions {
         CheckOptions {
             inner: Options {
-                budget: Some(DEFAULT_BUDGET),
+                budget: Budget::PlusBoots(DEFAULT_BUDGET),
                 jobs: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
                 ..Options::default()
             },
@@ -84,10 +85,11 @@ impl CheckOptions {
         self
     }
 
-    /// How long the whole run may take (`None`: no bound; default 300 s). When spent, the
-    /// report holds the checks decided so far and [`Report::is_success`] is false.
+    /// How long the whole run may take, exactly (`None`: no bound; default 300 s plus the
+    /// least time the runtime's boots take, as the command line's). When spent, the report
+    /// holds the checks decided so far and [`Report::is_success`] is false.
     pub fn budget(mut self, d: Option<Duration>) -> Self {
-        self.inner.budget = d;
+        self.inner.budget = d.map_or(Budget::None, Budget::Fixed);
         self
     }
 

@@ -11,6 +11,7 @@ pub mod html;
 pub mod judge;
 pub mod methods;
 pub mod options;
+pub mod plan;
 pub mod preflight;
 pub mod probe;
 pub mod report;

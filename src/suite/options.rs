@@ -2,6 +2,7 @@
 //! run cannot start ([`RunError`]): what [`super::run`] and the modules it drives (preflight,
 //! judge, schedule) all read.
 
+use super::plan::Budget;
 use super::select::Selection;
 use super::Baseline;
 use crate::edition::Edition;
@@ -32,8 +33,9 @@ pub struct Options {
     /// The model stub the runtime talks to, if any: failures quote its requests.
     pub model_stub: Option<StubLog>,
     /// Bound on the whole run's wall time: when it is spent, the run stops and the report holds
-    /// the checks decided so far (the rest `NOT RUN`). `None`: no bound.
-    pub budget: Option<Duration>,
+    /// the checks decided so far (the rest `NOT RUN`). [`Budget::PlusBoots`] grows by the time
+    /// the runtime's boots take ([`super::plan`]).
+    pub budget: Budget,
     /// The run's stop switch (for signals): set it to stop the run early with a partial report.
     pub cancel: Cancel,
     /// Bounds on what the runtime writes on stdout; each run starts with fresh counters.
@@ -44,9 +46,13 @@ pub struct Options {
     /// the cases before (each case still gets a fresh process of its own); 0: each case starts
     /// its own as it begins. `None`: from the preflight's boot time.
     pub prespawn: Option<usize>,
+    /// Called once the plan is made, before any check runs (the command line prints it, and
+    /// warns when the boots alone exceed the budget).
+    pub on_plan: Option<fn(&super::plan::Plan)>,
 }
 
-/// The default whole-run budget of the command line.
+/// The default whole-run budget of the command line, for judging: it grows by the boots
+/// ([`Budget::PlusBoots`]).
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
 
 /// Why the suite could not run at all: a problem of the kit or of its arguments, not of the
@@ -177,11 +183,12 @@ impl Default for Options {
             baseline: Baseline::default(),
             progress: false,
             model_stub: None,
-            budget: None,
+            budget: Budget::None,
             cancel: Cancel::new(),
             stdout: StdoutLimit::default(),
             should_fail: false,
             prespawn: None,
+            on_plan: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::cases::{self, CheckCase};
 use super::methods;
+use super::plan::{self, Plan, Workers};
 pub use super::options::{Options, RunError, StubLog, StubRequest, DEFAULT_BUDGET};
 pub use super::preflight::{preflight, Boot, Preflight};
 use super::probe::{self, ModelCapability};
@@ -13,6 +14,7 @@ use super::verdict::{CheckResult, Failure, FailureKind, Verdict};
 use crate::check::{CheckId, CheckInfo};
 use crate::edition::Edition;
 use crate::runner::{CommandSpec, Halt};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -36,17 +38,26 @@ pub fn run(cmd: &CommandSpec, label: &str, opts: &Options) -> Result<Report, Run
         });
     }
     let (done, finished) = std::sync::mpsc::channel::<()>();
+    // The budget, in ms from the start: the plan may move it once the boot is known.
+    let limit = AtomicU64::new(u64::MAX);
     std::thread::scope(|s| {
-        if let Some(budget) = opts.budget {
-            let cancel = opts.cancel.clone();
-            let left = budget.saturating_sub(started.elapsed());
-            s.spawn(move || {
-                if finished.recv_timeout(left) == Err(RecvTimeoutError::Timeout) {
-                    cancel.halt(Halt::Budget(budget));
+        if let Some(budget) = opts.budget.before_plan() {
+            limit.store(budget.as_millis() as u64, Relaxed);
+            let (cancel, limit) = (opts.cancel.clone(), &limit);
+            s.spawn(move || loop {
+                let until = Duration::from_millis(limit.load(Relaxed));
+                let left = until.saturating_sub(started.elapsed());
+                match finished.recv_timeout(left.min(Duration::from_millis(200))) {
+                    Err(RecvTimeoutError::Timeout) if started.elapsed() >= until => {
+                        cancel.halt(Halt::Budget(until));
+                        break;
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => break,
                 }
             });
         }
-        let report = run_checks(cmd, label, opts, &selected, &cases, started);
+        let report = run_checks(cmd, label, opts, &selected, &cases, (started, &limit));
         drop(done);
         report
     })
@@ -58,13 +69,20 @@ fn run_checks(
     opts: &Options,
     selected: &[&'static CheckInfo],
     cases: &[CheckCase],
-    started: Instant,
+    (started, limit): (Instant, &AtomicU64),
 ) -> Result<Report, RunError> {
     let (pre, boot) = preflight(cmd, opts)?;
     let spares = match pre {
         Preflight::Answered => opts.prespawn.unwrap_or_else(|| spares::default_depth(boot)),
         _ => 0,
     };
+    let plan = make_plan(selected, cases, opts, boot, spares);
+    if let Some(b) = plan.budget {
+        limit.store(b.as_millis() as u64, Relaxed);
+    }
+    if let Some(hook) = opts.on_plan {
+        hook(&plan);
+    }
     let n = selected.len();
     let shared = (
         Mutex::new(Board {
@@ -185,8 +203,28 @@ fn run_checks(
         start: Some(Start {
             boot,
             spares_per_job: spares,
+            plan,
         }),
     })
+}
+
+/// The run's plan ([`super::plan`]): one process per case of the selected checks that apply.
+fn make_plan(
+    selected: &[&'static CheckInfo],
+    cases: &[CheckCase],
+    opts: &Options,
+    boot: Boot,
+    spares: usize,
+) -> Plan {
+    let runs = |c: &CheckCase| {
+        selected.iter().any(|s| s.id == c.check.id && applies(s, opts)) && c.applies_to(opts.edition)
+    };
+    let workers = Workers {
+        jobs: opts.jobs.clamp(1, 64),
+        spares,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    plan::plan(cases.iter().filter(|c| runs(c)).count(), boot, workers, opts.budget)
 }
 
 /// The methods of the edition the runtime lacks, among those the selected checks call, onto the

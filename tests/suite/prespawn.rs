@@ -57,3 +57,48 @@ fn a_slow_boot_gets_spares_and_every_verdict_is_the_one_without() {
         .collect();
     assert_eq!(failed, ["stdout.compact", "status.idle-after-turn"]);
 }
+
+/// Issue 38, item 3: the plan is made from the preflight's boot. A budget the boots alone exceed
+/// is said on stderr before the first check's verdict, and the run stops at it; left out, the
+/// budget is 300 s plus the boots.
+#[test]
+fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
+    let argv = |budget: Option<&str>| {
+        let mut a = vec!["check", "--filter", "frame.*", "--jobs", "2", "--prespawn", "0"];
+        a.extend(["--progress", "always", "--format", "json"]);
+        if let Some(b) = budget {
+            a.extend(["--budget", b]);
+        }
+        let cmd = slow_buggy();
+        let mut rest = vec!["--".to_owned(), cmd.program.to_string_lossy().into_owned()];
+        rest.extend(cmd.args.iter().map(|s| s.to_string_lossy().into_owned()));
+        (a.into_iter().map(str::to_owned).chain(rest)).collect::<Vec<_>>()
+    };
+    let run = |budget| {
+        let out = assert_cmd::Command::new(KIT)
+            .args(argv(budget))
+            .timeout(Duration::from_secs(600))
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), report)
+    };
+    let (stderr, report) = run(Some("2s"));
+    let start = &report["start"];
+    let processes = start["processes"].as_u64().unwrap();
+    // Each frame.* case boots 0.6 s, two at a time (no spares): the floor is at least 0.3 s each.
+    assert!(processes >= 20, "{start}");
+    assert!(start["boots_ms"].as_u64().unwrap() >= processes * 300, "{start}");
+    assert_eq!(start["budget_ms"], 2000, "{start}");
+    let warning = stderr.find("this run cannot finish in its budget").expect(&stderr);
+    let first_verdict = stderr.find("] PASS").or(stderr.find("] FAIL"));
+    assert!(first_verdict.is_none_or(|v| warning < v), "{stderr}");
+    assert_eq!(report["stopped"]["reason"], "budget", "{stderr}");
+    // Left out: 300 s plus the boots, no warning, and the run finishes.
+    let (stderr, report) = run(None);
+    let start = &report["start"];
+    let grown = 300_000 + start["boots_ms"].as_u64().unwrap();
+    assert_eq!(start["budget_ms"].as_u64(), Some(grown), "{start}");
+    assert!(!stderr.contains("cannot finish"), "{stderr}");
+    assert!(report["stopped"].is_null(), "{stderr}");
+}

@@ -2,6 +2,7 @@
 
 use crate::args::{duration, duration_or_zero, Format};
 use dsh_conformance::edition::Edition;
+use dsh_conformance::suite::plan::{Budget, Plan};
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -47,9 +48,12 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "D", default_value = "10s", value_parser = duration, allow_negative_numbers = true)]
     timeout: Duration,
     /// How long the whole run may take (0: no bound). When spent, the run stops and the report
-    /// holds the checks decided so far.
-    #[arg(long, value_name = "D", default_value = "300s", value_parser = duration_or_zero, allow_negative_numbers = true)]
-    budget: Duration,
+    /// holds the checks decided so far. Default: 300 s for judging plus the least time the
+    /// runtime's boots take (measured in the preflight), so a slow-booting runtime is not cut
+    /// short by its boots; a given budget is exact, and the run says at its start when the
+    /// boots alone exceed it.
+    #[arg(long, value_name = "D", value_parser = duration_or_zero, allow_negative_numbers = true)]
+    budget: Option<Duration>,
     /// Checks run in parallel, each against its own runtime process (1–64; default: the number
     /// of CPUs, at most 8, as `fuzz`).
     #[arg(long, default_value_t = crate::args::default_jobs(), value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -151,7 +155,11 @@ fn run_check(a: &CheckArgs) -> Result<i32, String> {
     eprintln!(
         "dsh-conformance check: {label} (edition {}); run budget {} (--budget), {} s per expected frame (--timeout), {} job(s)",
         a.edition,
-        opts.budget.map_or("none".to_owned(), |b| format!("{} s", b.as_secs_f64())),
+        match opts.budget {
+            Budget::None => "none".to_owned(),
+            Budget::Fixed(b) => format!("{} s", b.as_secs_f64()),
+            Budget::PlusBoots(b) => format!("{} s plus the boots", b.as_secs_f64()),
+        },
         a.timeout.as_secs_f64(),
         a.jobs
     );
@@ -234,7 +242,7 @@ fn options(
     baseline: dsh_conformance::suite::Baseline,
     stub: Option<std::sync::Arc<dsh_conformance::model_stub::ModelStub>>,
 ) -> dsh_conformance::suite::run::Options {
-    use dsh_conformance::suite::run::{Options, StubLog};
+    use dsh_conformance::suite::run::{Options, StubLog, DEFAULT_BUDGET};
     use std::io::IsTerminal as _;
     Options {
         edition: a.edition,
@@ -250,10 +258,30 @@ fn options(
             When::Auto => std::io::stderr().is_terminal() || a.output.is_some(),
         },
         model_stub: stub.map(StubLog::of),
-        budget: (!a.budget.is_zero()).then_some(a.budget),
+        budget: match a.budget {
+            None => Budget::PlusBoots(DEFAULT_BUDGET),
+            Some(d) if d.is_zero() => Budget::None,
+            Some(d) => Budget::Fixed(d),
+        },
+        on_plan: Some(print_plan),
         should_fail: a.should_fail,
         prespawn: a.prespawn.map(usize::from),
         ..Options::default()
+    }
+}
+
+/// The plan, on stderr before any check runs: when the boots take a while, how long at least;
+/// when they alone exceed the budget, that first.
+fn print_plan(p: &Plan) {
+    if let Some(why) = p.wont_fit() {
+        eprintln!("dsh-conformance check: warning: {why}");
+    } else if p.boots >= Duration::from_secs(1) {
+        eprintln!(
+            "dsh-conformance check: {} runtime processes, at least {:.0} s of boots here; run budget {}",
+            p.processes,
+            p.boots.as_secs_f64(),
+            p.budget.map_or("none".to_owned(), |b| format!("{:.0} s", b.as_secs_f64()))
+        );
     }
 }
 

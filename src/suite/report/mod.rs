@@ -46,6 +46,8 @@ pub struct Start {
     pub boot: super::preflight::Boot,
     /// Processes each job started ahead of its next cases.
     pub spares_per_job: usize,
+    /// The run's plan, made from the boot ([`super::plan`]).
+    pub plan: super::plan::Plan,
 }
 
 /// What a run amounts to, worst first: what a CI job decides on.
@@ -346,6 +348,9 @@ impl Report {
                 "boot_ms": s.boot.wall.as_millis() as u64,
                 "boot_cpu_ms": s.boot.cpu.map(|c| c.as_millis() as u64),
                 "spares_per_job": s.spares_per_job,
+                "processes": s.plan.processes,
+                "boots_ms": s.plan.boots.as_millis() as u64,
+                "budget_ms": s.plan.budget.map(|b| b.as_millis() as u64),
             })),
             "stopped": self.stopped.as_ref().map(|st| json!({
                 "reason": st.reason(),
