@@ -17,6 +17,7 @@
 //!   logs and results into the `client.*` checks' verdicts, and
 //!   [`run`] into the suite's [`crate::suite::Report`].
 
+pub mod after;
 pub mod app;
 mod app_judge;
 pub mod backlog;

@@ -35,6 +35,7 @@ bugs! {
     ExitHangsRequests = "exit-hangs-requests" ClientRuntimeExit: "notices the runtime's exit while it collects a run, not while it waits for a response: a request pending at the exit waits on";
     NoDrainStderr = "no-drain-stderr" ClientDrainsStderr: "pipes the runtime's stderr and never reads it";
     UntypedErrors = "untyped-errors" ClientTypedErrors: "reports error responses without their code";
+    PoisonedByError = "poisoned-by-error" ClientTypedErrors: "keeps the first error response it reads and fails every later request with it (dsh-conductor's client)";
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
     ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
@@ -47,6 +48,7 @@ bugs! {
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
     StrictLines = "strict-lines" ClientRobustNonFrameLines: "stops reading stdout at a line that is not JSON, as if the runtime had gone";
     WaitForExit = "wait-for-exit" ClientRobustStdoutClosed: "at the end of stdout waits for the runtime's exit, however long, before failing what is pending";
+    DeadAfterClose = "dead-after-close" ClientRobustStdoutClosed: "fails what is pending when stdout ends, then forgets that it ended: a later request waits for an answer that cannot come";
 }
 
 impl Bug {
@@ -151,6 +153,10 @@ struct Client {
     children: std::collections::HashSet<String>,
     /// Whether it is collecting a run (not waiting for a response): `exit-hangs-requests`.
     collecting: bool,
+    /// Stdout's end was reported once (`dead-after-close` then waits on).
+    ended: bool,
+    /// The first error response read (`poisoned-by-error` fails every later request with it).
+    poison: Option<DriverError>,
     _stderr: Option<ChildStderr>,
 }
 
@@ -211,6 +217,8 @@ impl Client {
             prompted: Default::default(),
             children: Default::default(),
             collecting: false,
+            ended: false,
+            poison: None,
             _stderr: stderr,
         };
         let cwd = std::env::current_dir()
@@ -275,7 +283,16 @@ impl Client {
     fn read_any(&mut self, wait: Duration) -> Result<Value, DriverError> {
         match self.rx.recv_timeout(wait) {
             Ok(Some(v)) => Ok(v),
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => Err(self.gone()),
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if self.ended && self.bug == Some(Bug::DeadAfterClose) {
+                    // The mutant waits on: forever, as far as any bound of the kit goes.
+                    loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                }
+                self.ended = true;
+                Err(self.gone())
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 Err(err("timeout", None, "no answer from the runtime"))
             }
@@ -353,7 +370,16 @@ impl Client {
     fn request(&mut self, method: &str, params: Value) -> Result<Value, DriverError> {
         self.collecting = false;
         let id = self.send(method, params)?;
-        self.response(&id, WAIT)
+        if let Some(e) = &self.poison {
+            return Err(e.clone());
+        }
+        let r = self.response(&id, WAIT);
+        if let Err(e) = &r {
+            if e.class == "rpc" && self.bug == Some(Bug::PoisonedByError) {
+                self.poison = Some(e.clone());
+            }
+        }
+        r
     }
 
     fn note(&mut self, wait: Duration) -> Result<Value, DriverError> {

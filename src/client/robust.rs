@@ -2,6 +2,7 @@
 //! a runtime but clients meet anyway, judged SHOULD at most. Its layers break §2.1 and §7 on
 //! purpose; its judges are sans-IO like the contract suite's.
 
+use super::after::After;
 use super::driver::{Op, Outcome};
 use super::judges::{completes, fail, outcome, untestable};
 use super::layers::{Action, Layer, Stack};
@@ -82,6 +83,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(NonFrameLines)]),
         ops: || run("reply: after non-frame lines"),
         judge: |o| vec![non_frame_lines(o)],
+        after: After::Recover,
     },
     Scenario {
         name: "stdout-closed",
@@ -89,6 +91,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(StdoutClosed::default())]),
         ops: || run("reply: never read"),
         judge: |o| vec![stdout_closed(o)],
+        after: After::EndPromptly,
     },
 ];
 

@@ -96,6 +96,7 @@ const PREFLIGHT: Scenario = Scenario {
     layers: super::layers::Stack::default,
     ops: || vec![super::driver::Op::Start, super::driver::Op::Close],
     judge: |_| Vec::new(),
+    after: super::after::After::Nothing,
 };
 
 /// `Err` when the client cannot even start a session against a runtime that keeps every rule
@@ -139,7 +140,7 @@ pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
             };
             Ok(Some(evidenced(
                 &obs,
-                (s.judge)(&obs),
+                s.verdicts(&obs),
                 s.name,
                 &obs.peers,
                 &stderr,
@@ -441,7 +442,7 @@ fn scenario(
     let sampler =
         super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));
     let mut ops = Vec::new();
-    for (i, op) in (s.ops)().into_iter().enumerate() {
+    for (i, op) in s.all_ops().into_iter().enumerate() {
         let t = Instant::now();
         let mut line = op.to_json();
         line["id"] = (i + 1).into();

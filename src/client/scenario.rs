@@ -2,6 +2,7 @@
 //! judge of the checks it decides (sans-IO: an [`Observation`] in, verdicts out; the judges are
 //! in `judges.rs`, `runs.rs` and the modules of their layers).
 
+use super::after::After;
 use super::driver::{Op, Outcome};
 use super::judges::{
     completes, drains_stderr, exit_on_request, forward_compatible, graceful_shutdown,
@@ -37,6 +38,27 @@ pub struct Scenario {
     pub ops: fn() -> Vec<Op>,
     /// Its verdicts, one per check of [`Scenario::checks`].
     pub judge: fn(&Observation) -> Vec<Verdict>,
+    /// What the client must do in the runs that follow the fault ([`super::after`]), judged
+    /// with the scenario's first check.
+    pub after: After,
+}
+
+impl Scenario {
+    /// The operations the driver is given: the scenario's own, then the follow-up runs before
+    /// its close.
+    pub fn all_ops(&self) -> Vec<Op> {
+        super::after::with_runs((self.ops)(), self.after)
+    }
+
+    /// Its verdicts on `o`: the judge's, the first with the follow-up runs' problems.
+    pub fn verdicts(&self, o: &Observation) -> Vec<Verdict> {
+        let mut v = (self.judge)(o);
+        let problems = super::after::problems(o, self.after);
+        if let Some(first) = v.first_mut() {
+            *first = super::after::merge(std::mem::replace(first, Verdict::Pass), &problems);
+        }
+        v
+    }
 }
 
 pub(super) fn run(session: &str, text: &str) -> Op {
@@ -58,6 +80,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(layers::SlowInit::new(1500))]),
         ops: || vec![Op::Start, run("s1", "reply: hello"), Op::Close],
         judge: |o| vec![waits_for_initialize(o), graceful_shutdown(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "out-of-order",
@@ -80,6 +103,7 @@ pub const SCENARIOS: &[Scenario] = &[
             ]
         },
         judge: |o| vec![ids_out_of_order(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "foreign-sessions",
@@ -94,6 +118,7 @@ pub const SCENARIOS: &[Scenario] = &[
                 "a turn of another session was interleaved",
             )]
         },
+        after: After::Recover,
     },
     Scenario {
         name: "unknown-events",
@@ -101,6 +126,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(layers::UnknownEvents::default())]),
         ops: || vec![Op::Start, run("s1", "reply: still here"), Op::Close],
         judge: |o| vec![forward_compatible(o)],
+        after: After::Recover,
     },
     Scenario {
         name: "long-lines",
@@ -117,6 +143,7 @@ pub const SCENARIOS: &[Scenario] = &[
             let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
             vec![read, memory]
         },
+        after: After::Nothing,
     },
     Scenario {
         name: "backlog",
@@ -124,6 +151,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(backlog::Backlog::default())]),
         ops: || vec![Op::Start, run("s1", backlog::PROMPT), Op::Close],
         judge: |o| vec![backlog::bounded_backlog(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "exit-mid-turn",
@@ -131,6 +159,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
         ops: || vec![Op::Start, run("s1", "reply: never finished"), Op::Close],
         judge: |o| vec![runtime_exit(o)],
+        after: After::EndPromptly,
     },
     Scenario {
         name: "exit-on-request",
@@ -143,6 +172,7 @@ pub const SCENARIOS: &[Scenario] = &[
             vec![Op::Start, get, Op::Close]
         },
         judge: |o| vec![exit_on_request(o)],
+        after: After::EndPromptly,
     },
     Scenario {
         name: "stderr-flood",
@@ -150,6 +180,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(layers::StderrFlood { bytes: 256 * 1024 })]),
         ops: || vec![Op::Start, run("s1", "reply: after much stderr"), Op::Close],
         judge: |o| vec![drains_stderr(o)],
+        after: After::Recover,
     },
     Scenario {
         name: "typed-errors",
@@ -161,11 +192,11 @@ pub const SCENARIOS: &[Scenario] = &[
                 Op::Resume {
                     session: "kit-no-such-session".into(),
                 },
-                run("s1", "reply: after the error"),
                 Op::Close,
             ]
         },
         judge: |o| vec![typed_errors(o)],
+        after: After::Recover,
     },
     Scenario {
         name: "receipts",
@@ -173,6 +204,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(turns::LateTail::default())]),
         ops: runs::receipts_ops,
         judge: |o| vec![runs::receipt_correlation(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "subagent-trees",
@@ -180,6 +212,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(turns::ChildSeq::default())]),
         ops: || vec![Op::Start, run("s1", runs::SUBAGENT_PROMPT), Op::Close],
         judge: |o| vec![runs::subagent_trees(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "grandchild",
@@ -187,6 +220,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(grandchild::Grandchild::default())]),
         ops: || vec![Op::Start, run("s1", runs::SUBAGENT_PROMPT), Op::Close],
         judge: |o| vec![runs::descendant_subagents(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "chatty-sessions",
@@ -194,6 +228,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(runs::CHATTY)]),
         ops: || vec![Op::Start, run("s1", runs::CHATTY_PROMPT), Op::Close],
         judge: |o| vec![runs::chatty_sessions(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "idle-never-comes",
@@ -201,6 +236,7 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(turns::NoIdle::default())]),
         ops: runs::no_idle_ops,
         judge: |o| vec![runs::idle_never_comes(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "slow-shutdown",
@@ -214,6 +250,7 @@ pub const SCENARIOS: &[Scenario] = &[
             ]
         },
         judge: |o| vec![graceful_shutdown(o)],
+        after: After::Nothing,
     },
     Scenario {
         name: "refused-shutdown",
@@ -227,5 +264,6 @@ pub const SCENARIOS: &[Scenario] = &[
             ]
         },
         judge: |o| vec![graceful_shutdown(o)],
+        after: After::Nothing,
     },
 ];

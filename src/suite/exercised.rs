@@ -142,7 +142,10 @@ fn error_turn(o: &Output) -> Option<String> {
     if reason.get("kind")?.as_str()? != "error" {
         return None;
     }
-    let msg = reason.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+    let msg = reason
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let code = reason.pointer("/error/code").map(|c| match c {
         Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -117,8 +117,15 @@ mod tests {
         let p = plan(72, boot(5000, Some(10)), w, Budget::None);
         assert_eq!(p.boots, 20 * S);
         // Four cores for a CPU-bound boot with one job: the wall bound (one lane) wins.
-        let w = Workers { jobs: 1, cores: 4, spares: 0 };
-        assert_eq!(plan(10, boot(1000, Some(1000)), w, Budget::None).boots, 10 * S);
+        let w = Workers {
+            jobs: 1,
+            cores: 4,
+            spares: 0,
+        };
+        assert_eq!(
+            plan(10, boot(1000, Some(1000)), w, Budget::None).boots,
+            10 * S
+        );
     }
 
     #[test]
@@ -130,7 +137,10 @@ mod tests {
         let fixed = plan(60, b, TWO, Budget::Fixed(30 * S));
         assert_eq!(fixed.budget, Some(30 * S));
         let why = fixed.wont_fit().unwrap();
-        assert!(why.contains("60 runtime processes take at least 60 s"), "{why}");
+        assert!(
+            why.contains("60 runtime processes take at least 60 s"),
+            "{why}"
+        );
         assert_eq!(plan(60, b, TWO, Budget::Fixed(61 * S)).wont_fit(), None);
         assert_eq!(plan(60, b, TWO, Budget::None).budget, None);
     }

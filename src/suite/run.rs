@@ -3,8 +3,8 @@
 
 use super::cases::{self, CheckCase};
 use super::methods;
-use super::plan::{self, Plan, Workers};
 pub use super::options::{Options, RunError, StubLog, StubRequest, DEFAULT_BUDGET};
+use super::plan::{self, Plan, Workers};
 pub use super::preflight::{preflight, Boot, Preflight};
 use super::probe::{self, ModelCapability};
 use super::report::{Report, Start, Stopped};
@@ -217,14 +217,22 @@ fn make_plan(
     spares: usize,
 ) -> Plan {
     let runs = |c: &CheckCase| {
-        selected.iter().any(|s| s.id == c.check.id && applies(s, opts)) && c.applies_to(opts.edition)
+        selected
+            .iter()
+            .any(|s| s.id == c.check.id && applies(s, opts))
+            && c.applies_to(opts.edition)
     };
     let workers = Workers {
         jobs: opts.jobs.clamp(1, 64),
         spares,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    plan::plan(cases.iter().filter(|c| runs(c)).count(), boot, workers, opts.budget)
+    plan::plan(
+        cases.iter().filter(|c| runs(c)).count(),
+        boot,
+        workers,
+        opts.budget,
+    )
 }
 
 /// The methods of the edition the runtime lacks, among those the selected checks call, onto the

@@ -64,7 +64,15 @@ fn a_slow_boot_gets_spares_and_every_verdict_is_the_one_without() {
 #[test]
 fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
     let argv = |budget: Option<&str>| {
-        let mut a = vec!["check", "--filter", "frame.*", "--jobs", "2", "--prespawn", "0"];
+        let mut a = vec![
+            "check",
+            "--filter",
+            "frame.*",
+            "--jobs",
+            "2",
+            "--prespawn",
+            "0",
+        ];
         a.extend(["--progress", "always", "--format", "json"]);
         if let Some(b) = budget {
             a.extend(["--budget", b]);
@@ -88,9 +96,14 @@ fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
     let processes = start["processes"].as_u64().unwrap();
     // Each frame.* case boots 0.6 s, two at a time (no spares): the floor is at least 0.3 s each.
     assert!(processes >= 20, "{start}");
-    assert!(start["boots_ms"].as_u64().unwrap() >= processes * 300, "{start}");
+    assert!(
+        start["boots_ms"].as_u64().unwrap() >= processes * 300,
+        "{start}"
+    );
     assert_eq!(start["budget_ms"], 2000, "{start}");
-    let warning = stderr.find("this run cannot finish in its budget").expect(&stderr);
+    let warning = stderr
+        .find("this run cannot finish in its budget")
+        .expect(&stderr);
     let first_verdict = stderr.find("] PASS").or(stderr.find("] FAIL"));
     assert!(first_verdict.is_none_or(|v| warning < v), "{stderr}");
     assert_eq!(report["stopped"]["reason"], "budget", "{stderr}");
