@@ -1,0 +1,5 @@
+"""``python -m dsh_conformance ARGS`` is ``dsh-conformance ARGS``."""
+
+from dsh_conformance import main
+
+main()
