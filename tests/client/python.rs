@@ -44,8 +44,7 @@ fn the_official_python_sdk_fails_only_its_known_bugs() {
 
 #[test]
 #[cfg_attr(dsh_offline, ignore = "needs PyPI")]
-fn the_official_python_sdk_hangs_after_a_closed_stdout_and_passes_the_rest_of_the_robustness_suite(
-) {
+fn the_official_python_sdk_hangs_after_a_closed_stdout() {
     let env = need_venv(
         "the_official_python_sdk_hangs_after_a_closed_stdout",
         "client-sdk",
