@@ -37,13 +37,17 @@ fn dsh_conductor_fails_only_its_known_bugs() {
         CheckId::ClientBoundedBacklog,
     ]);
     assert_eq!(report.with("XFAIL"), known, "{}", report);
-    // It never has two requests in flight: that check cannot be judged, never a pass.
+    // It never has two requests in flight, though its driver makes them at once: the rule cannot
+    // apply to it, said as such, never a pass nor a finding (issue 37, item 5).
     assert_eq!(
-        report.with("UNTESTABLE"),
+        report.with("SKIP"),
         BTreeSet::from([CheckId::ClientIdsOutOfOrder]),
         "{}",
         report
     );
+    assert!(report.with("UNTESTABLE").is_empty(), "{}", report);
+    let reason = report.check(CheckId::ClientIdsOutOfOrder)["reason"].to_string();
+    assert!(reason.contains("not applicable to this client"), "{reason}");
     // Its memory on the long line cannot be judged: it refuses the line.
     assert_eq!(
         report.with("BLOCKED"),
@@ -57,7 +61,7 @@ fn dsh_conductor_fails_only_its_known_bugs() {
         "{}",
         report
     );
-    // An UNTESTABLE MUST check is a finding, as in `check`: the run exits 1 for it alone.
-    assert_eq!(report.0["summary"]["fatal"], 1, "{}", report);
-    assert_eq!(code, 1, "{}", report);
+    // Its known failures are baselined and nothing else is a finding.
+    assert_eq!(report.0["summary"]["fatal"], 0, "{}", report);
+    assert_eq!(code, 0, "{}", report);
 }

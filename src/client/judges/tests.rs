@@ -53,6 +53,36 @@ fn out_of_order_needs_two_requests_in_flight_and_their_answers_swapped() {
 }
 
 #[test]
+fn a_client_that_serialises_requests_its_driver_made_at_once_is_not_applicable() {
+    let in_order = || peer(vec![req("1", "a"), resp("1"), req("2", "b"), resp("2")]);
+    let r =
+        json!({"ok": true, "results": [{"ok": true, "cwd": "/w/a"}, {"ok": true, "cwd": "/w/b"}]});
+    let mut ops = vec![(Op::Start, Outcome::Ok(json!({})), Duration::ZERO); 3];
+    ops.push((Op::Concurrent(Vec::new()), Outcome::Ok(r), Duration::ZERO));
+    let o = Observation {
+        peers: vec![in_order()],
+        ops: ops.clone(),
+        ..Default::default()
+    };
+    let Verdict::Skip { reason } = ids_out_of_order(&o) else {
+        panic!("{:?}", ids_out_of_order(&o))
+    };
+    assert!(
+        reason.starts_with("not applicable to this client"),
+        "{reason}"
+    );
+    // One of the two failed: nothing says how the client sends requests.
+    let failed = json!({"ok": true, "results": [{"ok": true, "cwd": "/w/a"}, {"ok": false}]});
+    ops[3].1 = Outcome::Ok(failed);
+    let o = Observation {
+        peers: vec![in_order()],
+        ops,
+        ..Default::default()
+    };
+    assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+}
+
+#[test]
 fn a_request_before_the_initialize_answer_fails_and_none_after_it_is_untestable() {
     let early = peer(vec![
         req("1", "initialize"),
