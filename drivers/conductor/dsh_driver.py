@@ -8,8 +8,10 @@ else ``DSH_BIN``, else ``dsh`` on ``PATH``; the kit's shim is all three, and thi
 ``ConductorConfig.timeout_seconds`` default (3600 s), as ``conductor.sdk`` passes it.
 
 DshClient has no public request method besides ``run``: resume and the working-directory
-operations go through its ``_rpc``, the path every request of it takes. It sends one request
-at a time from one thread, so ``concurrent`` is not supported (reported as class ``other``).
+operations go through its ``_rpc``, the path every request of it takes. ``_rpc`` writes its
+request and then pumps the runtime's stdout itself, on the caller's thread, until the answer
+comes: DshClient has no way to have two requests in flight, so ``concurrent`` is reported as
+class ``unsupported``.
 
     dsh-conformance client -- python3.13 drivers/conductor/dsh_driver.py
 """
@@ -34,6 +36,8 @@ CLASSES = {
 
 
 def error(exc):
+    if isinstance(exc, Unsupported):
+        return {"class": "unsupported", "code": None, "message": str(exc)}
     if isinstance(exc, DshError):
         # The error response's code is kept only inside the message ("JSON-RPC request M
         # failed: CODE: MESSAGE"); DshError.code is the client's own classification.
@@ -79,7 +83,16 @@ def perform(op):
     if kind == "cwd-set":
         params = {"sessionId": op["session"], "path": op["path"]}
         return rpc("session/working-directory/set", params)
+    if kind == "concurrent":
+        raise Unsupported(
+            "DshClient has no way to make two requests at once: _rpc writes its request and pumps "
+            "the runtime's stdout on the caller's thread until the answer comes"
+        )
     raise ValueError(f"operation {kind!r} is not supported by DshClient")
+
+
+class Unsupported(Exception):
+    """What the client's API has no way to do (the driver protocol's class ``unsupported``)."""
 
 
 def main():

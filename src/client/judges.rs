@@ -134,17 +134,24 @@ pub(super) fn ids_out_of_order(o: &Observation) -> Verdict {
         answered.windows(2).any(|w| w[1] < w[0])
     });
     if !swapped {
-        // The driver made both requests at once and both were answered: the client itself sends
-        // one request at a time, so the rule cannot apply to it (issue 37, item 5). Any other
-        // end of the operation says nothing about the client's structure.
+        // The driver made both requests at once and both were answered, or says the client's API
+        // cannot: the client sends one request at a time, so the rule cannot apply to it (issue
+        // 37, item 5). Any other end of the operation says nothing about the client's structure.
         let both = |v: &serde_json::Value| {
             v["results"]
                 .as_array()
                 .is_some_and(|r| r.len() == 2 && r.iter().all(|x| x["ok"] == true))
         };
-        if matches!(outcome(o, 3), Some(Outcome::Ok(v)) if both(v)) {
+        let reason = match outcome(o, 3) {
+            Some(Outcome::Ok(v)) if both(v) => "its driver made two requests at once and the client sent the second only after the first was answered (it sends one request at a time)".to_owned(),
+            Some(Outcome::Err(e)) if e.class == "unsupported" => format!("its driver says the client cannot make two requests at once ({}), and it never had two in flight", e.message),
+            _ => String::new(),
+        };
+        if !reason.is_empty() {
             return Verdict::Skip {
-                reason: "not applicable to this client: its driver made two requests at once and the client sent the second only after the first was answered (it sends one request at a time), so no response can overtake another".into(),
+                reason: format!(
+                    "not applicable to this client: {reason}, so no response can overtake another"
+                ),
             };
         }
         return untestable(

@@ -83,6 +83,31 @@ fn a_client_that_serialises_requests_its_driver_made_at_once_is_not_applicable()
 }
 
 #[test]
+fn a_client_whose_api_cannot_make_two_requests_at_once_is_not_applicable() {
+    let in_order = peer(vec![req("1", "a"), resp("1"), req("2", "b"), resp("2")]);
+    let mut ops = vec![(Op::Start, Outcome::Ok(json!({})), Duration::ZERO); 3];
+    let e = |class: &str| {
+        Outcome::Err(crate::client::driver::DriverError {
+            class: class.into(),
+            code: None,
+            message: "one request at a time".into(),
+        })
+    };
+    ops.push((Op::Concurrent(Vec::new()), e("unsupported"), Duration::ZERO));
+    let mut o = Observation {
+        peers: vec![in_order],
+        ops,
+        ..Default::default()
+    };
+    let Verdict::Skip { reason } = ids_out_of_order(&o) else {
+        panic!("{:?}", ids_out_of_order(&o))
+    };
+    assert!(reason.contains("(one request at a time)"), "{reason}");
+    o.ops[3].1 = e("other");
+    assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+}
+
+#[test]
 fn a_request_before_the_initialize_answer_fails_and_none_after_it_is_untestable() {
     let early = peer(vec![
         req("1", "initialize"),
