@@ -65,7 +65,8 @@ impl Run {
             root: root.to_owned(),
             mid,
             bug,
-            seen: false,
+            // The mutant takes every notification from the response on as the run's.
+            seen: bug == Some(Bug::BatchedNoReceipt),
             tree: HashSet::from([root.to_owned()]),
             pending: HashSet::new(),
             root_idled: false,

@@ -39,6 +39,7 @@ bugs! {
     KillOnClose = "kill-on-close" ClientGracefulShutdown: "kills the runtime (SIGKILL) on close";
     LooseReceipt = "loose-receipt" ClientReceiptCorrelation: "takes any splice that inserts a message for the run's receipt, whatever its id and session";
     ReceiptAnySession = "receipt-any-session" ClientReceiptCorrelation: "matches the run's receipt by message id on any session";
+    BatchedNoReceipt = "batched-no-receipt" ClientReceiptCorrelation: "ignores receipts, collecting the run from its prompt's response, and reads in batches: an idle of its session ends the run only when no frame was read after it (one that came with later frames is taken as stale)";
     FirstIdle = "first-idle" ClientSubagentTrees: "ends a run at the root's first idle, with a subagent of its tree still running";
     RootChildrenOnly = "root-children-only" ClientSubagentTrees: "counts only the subagents the root started, so a grandchild still running when the root goes idle does not keep the run open";
     ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
@@ -427,10 +428,28 @@ impl Client {
             };
             match run.on(&n) {
                 Step::More => {}
+                Step::Done(_) if self.bug == Some(Bug::BatchedNoReceipt) && self.batched() => {}
                 Step::Done(v) => return Ok(v),
                 Step::Fail(e) => return Err(e),
             }
         }
+    }
+
+    /// The `batched-no-receipt` mutant's batch: whether another frame came with the last one
+    /// (within a few milliseconds); one that did is kept for the run or its request.
+    fn batched(&mut self) -> bool {
+        if !self.notes.is_empty() {
+            return true;
+        }
+        match self.read(Duration::from_millis(20)) {
+            Ok(v) if v.get("method").is_some() => self.notes.push_back(v),
+            Ok(v) => {
+                let id = v["id"].as_str().unwrap_or("").to_owned();
+                self.stash.insert(id, v);
+            }
+            Err(_) => return false,
+        }
+        true
     }
 
     fn close(&mut self) {

@@ -60,6 +60,15 @@ pub fn receipt_correlation(o: &Observation) -> Verdict {
         );
     }
     match outcome(o, 2) {
+        // The text can come out right by luck of batching (an idle read with later frames passed
+        // over): the run's events say where it started, when the driver reports them.
+        Some(Outcome::Ok(v)) if ends(v) > 1 => fail(format!(
+            "the run's events hold {} turn/end events: it collected the first prompt's turn too, \
+             so it did not start at its own receipt (its text, {}, is right only because of how \
+             the frames were read)",
+            ends(v),
+            v["text"]
+        )),
         Some(Outcome::Ok(v)) if v["text"] == FIRST => fail(format!(
             "the run returned {FIRST:?}, the first prompt's text, instead of {RIGHT:?}: it took \
              another prompt's receipt (or {FORK}'s splice of its message) for its own and ended \
@@ -72,6 +81,15 @@ pub fn receipt_correlation(o: &Observation) -> Verdict {
             "another prompt's receipt and idle, and another session's splice of the same message, came before the run's receipt",
         ),
     }
+}
+
+/// The `turn/end` events among a run result's `events` (0 when the driver reports none).
+fn ends(v: &Value) -> usize {
+    let evs = v["events"].as_array();
+    evs.into_iter()
+        .flatten()
+        .filter(|e| *e == "turn/end")
+        .count()
 }
 
 /// The subagent scenario's prompt: the root spawns a child, goes idle, runs again on its result.
