@@ -15,11 +15,26 @@ const CSS: &str = include_str!("page.css");
 /// The filters, then the grid's keyboard navigation (which follows what the filters hide).
 const SCRIPT: &str = concat!(include_str!("filter.js"), include_str!("grid.js"));
 
+/// Where the page's section links point unless told otherwise: `docs/CONTRACT.md` of this
+/// version of the kit, as docs.rs serves the published crate's files (Cargo.toml names docs.rs
+/// as the crate's `documentation`, declares no repository, and packages the contract).
+///
+/// Absolute, because the page is a file of its own: a CI run uploads it as an artifact and a
+/// reader opens it from their downloads, where a relative `docs/CONTRACT.md` resolves to nothing.
+/// docs.rs shows the document as source text, so it opens at the top rather than at the
+/// section; `--contract URL` points the links at a rendered copy (a repository's, or a relative
+/// path for a page kept beside a checkout).
+pub const CONTRACT_URL: &str = concat!(
+    "https://docs.rs/crate/dsh-conformance/",
+    env!("CARGO_PKG_VERSION"),
+    "/source/docs/CONTRACT.md"
+);
+
 /// How the page links out.
 #[derive(Debug, Clone)]
 pub struct PageOptions {
-    /// Where `docs/CONTRACT.md` is, relative to the page or absolute: each check's sections link to
-    /// `{contract}#sN.M`.
+    /// Where `docs/CONTRACT.md` is, absolute ([`CONTRACT_URL`] by default) or relative to the
+    /// page: each check's sections link to `{contract}#sN.M`.
     pub contract: String,
     /// The page's title.
     pub title: String,
@@ -28,7 +43,7 @@ pub struct PageOptions {
 impl Default for PageOptions {
     fn default() -> Self {
         PageOptions {
-            contract: "docs/CONTRACT.md".into(),
+            contract: CONTRACT_URL.into(),
             title: "dsh-conformance report".into(),
         }
     }

@@ -25,8 +25,16 @@ fn json() -> Value {
 fn the_page_is_self_contained_with_root_causes_before_the_matrix() {
     let page = page(&[json()], &PageOptions::default());
     assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
-    for external in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+    for external in ["src=\"http", "<link", "@import", "url("] {
         assert!(!page.contains(external), "{external} in the page");
+    }
+    // Links out are the contract's, nothing else.
+    for (at, _) in page.match_indices("href=\"http") {
+        assert!(
+            page[at + 6..].starts_with(CONTRACT_URL),
+            "{}",
+            &page[at..at + 80]
+        );
     }
     let causes = page.find("id=\"root-causes\"").unwrap();
     let matrix = page.find("id=\"matrix\"").unwrap();
@@ -38,9 +46,28 @@ fn the_page_is_self_contained_with_root_causes_before_the_matrix() {
         "{list}"
     );
     assert!(
-        list.contains("<a href=\"docs/CONTRACT.md#s2.1\">§2.1</a>"),
+        list.contains(&format!("<a href=\"{CONTRACT_URL}#s2.1\">§2.1</a>")),
         "{list}"
     );
+}
+
+#[test]
+fn section_links_are_absolute_so_a_downloaded_page_keeps_them() {
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        CONTRACT_URL,
+        format!("https://docs.rs/crate/dsh-conformance/{version}/source/docs/CONTRACT.md")
+    );
+    let page = page(&[json()], &PageOptions::default());
+    assert!(!page.contains("href=\"docs/"), "a relative link is left");
+    assert!(page.contains(&format!("<a href=\"{CONTRACT_URL}#s2.1\">§2.1</a>")));
+    // Another copy of the contract, as `--contract URL` gives it.
+    let opts = PageOptions {
+        contract: "https://example.org/CONTRACT.md".into(),
+        ..PageOptions::default()
+    };
+    let page = super::page(&[json()], &opts);
+    assert!(page.contains("<a href=\"https://example.org/CONTRACT.md#s2.1\">§2.1</a>"));
 }
 
 #[test]
