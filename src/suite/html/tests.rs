@@ -70,6 +70,62 @@ fn section_links_are_absolute_so_a_downloaded_page_keeps_them() {
     assert!(page.contains("<a href=\"https://example.org/CONTRACT.md#s2.1\">§2.1</a>"));
 }
 
+/// The ids of the matrix's rows, in the page's order.
+fn row_order(page: &str) -> Vec<&str> {
+    page.split("<tr id=\"check-")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect()
+}
+
+#[test]
+fn the_matrix_opens_on_the_checks_not_passing() {
+    let mut v = json();
+    let checks = v["checks"].as_array_mut().unwrap();
+    let mut row = |id: &str, verdict: &str| {
+        let mut c = checks[0].clone();
+        c["id"] = id.into();
+        c["verdict"] = verdict.into();
+        checks.push(c);
+    };
+    row("a.passes", "PASS");
+    row("b.untestable", "UNTESTABLE");
+    row("c.blocked", "BLOCKED");
+    row("d.fails", "FAIL");
+    row("e.stale", "STALE");
+    let page = page(&[v], &PageOptions::default());
+    // The test report's own rows: a pass, a SHOULD failure, a skip, a known failure.
+    assert_eq!(
+        row_order(&page),
+        [
+            "frame.cr-not-separator",
+            "d.fails",
+            "e.stale",
+            "b.untestable",
+            "c.blocked",
+            "error.unknown-method",
+            "stdout.frames-only",
+            "turn.overlap-rejected",
+            "a.passes",
+        ]
+    );
+    assert!(page.contains("Checks not passing come first"));
+}
+
+#[test]
+fn a_row_goes_by_its_most_urgent_column() {
+    let a = json();
+    let mut b = json();
+    // The first report passes everything the second fails: the row still comes first.
+    b["checks"][0]["verdict"] = "FAIL".into();
+    let page = page(&[a, b], &PageOptions::default());
+    let order = row_order(&page);
+    assert_eq!(
+        &order[..2],
+        ["stdout.frames-only", "frame.cr-not-separator"]
+    );
+}
+
 #[test]
 fn cells_carry_a_text_label_a_severity_aware_class_and_open_the_failure() {
     let page = page(&[json()], &PageOptions::default());

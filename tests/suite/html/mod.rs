@@ -164,6 +164,13 @@ fn the_page_of_the_reference_the_release_and_a_broken_runtime_reads_in_a_browser
         dom.contains("<form id=\"filters\" class=\"filters\">"),
         "the script shows the filters"
     );
+    // The matrix opens on the failing check (every row shown: counted below).
+    let first = dom.split("<tr id=\"check-").nth(1).unwrap_or("");
+    assert!(
+        first.starts_with(&format!("{BROKEN}\"")),
+        "the first row: {}",
+        &first[..first.len().min(200)]
+    );
     let rows = dom.matches("<tr id=\"check-").count();
     assert!(
         dom.contains(&format!("{rows} of {rows} checks shown")),
