@@ -601,3 +601,33 @@ fn a_good_recording_removes_the_partial_file_a_failed_one_left() {
     assert!(!partial.exists(), "the stale partial is left: {}", r.out);
     assert!(r.out.contains("out.trace.partial"), "it says so: {}", r.out);
 }
+
+/// `replay -v` prints a failed case's details as `check` does: the frame received by its stdout
+/// line, the trace, the expected frame and the difference.
+#[test]
+fn replay_verbose_prints_the_failure_as_check_does() {
+    let dir = temp_dir("replay-verbose");
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/checks/frame.cr-not-separator.trace");
+    let trace = trace.to_str().unwrap();
+    let mutant = [KIT, "mutant", "cr-as-separator", "--", RUNTIME];
+    let limit = Duration::from_secs(60);
+    let plain = run_kit(&with_cmd(&["replay", trace], &mutant), &dir, limit);
+    assert_eq!(plain.code, Some(1), "{}", plain.out);
+    assert!(!plain.out.contains("got (stdout line"), "{}", plain.out);
+    for v in ["-v", "--verbose"] {
+        let r = run_kit(&with_cmd(&["replay", v, trace], &mutant), &dir, limit);
+        assert_eq!(r.code, Some(1), "{}", r.out);
+        for part in [
+            "FAIL frame.cr-not-separator (",
+            "    in ",
+            "    expected (",
+            "frame.cr-not-separator.trace:",
+            "    got (stdout line 2): {\"jsonrpc\":\"2.0\",\"id\":\"cr1\"",
+            "    differs at /id",
+            "0 passed, 1 failed",
+        ] {
+            assert!(r.out.contains(part), "{part} not in {}", r.out);
+        }
+    }
+}
