@@ -63,11 +63,11 @@ fn section_links_are_absolute_so_a_downloaded_page_keeps_them() {
     assert!(page.contains(&format!("<a href=\"{CONTRACT_URL}#s2.1\">§2.1</a>")));
     // Another copy of the contract, as `--contract URL` gives it.
     let opts = PageOptions {
-        contract: "https://example.org/CONTRACT.md".into(),
+        contract: "https://example.org/docs/CONTRACT.md".into(),
         ..PageOptions::default()
     };
     let page = super::page(&[json()], &opts);
-    assert!(page.contains("<a href=\"https://example.org/CONTRACT.md#s2.1\">§2.1</a>"));
+    assert!(page.contains("<a href=\"https://example.org/docs/CONTRACT.md#s2.1\">§2.1</a>"));
 }
 
 /// The ids of the matrix's rows, in the page's order.
