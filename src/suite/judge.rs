@@ -69,6 +69,17 @@ fn from_case(r: &CaseReport, f: &crate::trace::matcher::Failure) -> Failure {
     }
 }
 
+/// A failed case's failure as a check's report renders it (its trace, the expected frame and
+/// its line, the frame received and its stdout line, the difference, the last frames, the
+/// stderr tail and the wire log): `replay -v` prints it as `check` does. `None` unless the case
+/// failed.
+pub fn case_failure(r: &CaseReport) -> Option<Failure> {
+    match &r.outcome {
+        Outcome::Fail(f) => Some(from_case(r, f)),
+        _ => None,
+    }
+}
+
 /// The failure's first line; for an expectation that never arrived, with the frame closest to it
 /// (how it differs, or the frame itself), so a frame of the wrong shape shows without `-v`.
 fn one_line_reason(f: &crate::trace::matcher::Failure) -> String {

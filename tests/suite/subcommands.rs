@@ -549,3 +549,85 @@ fn replay_judges_the_stream_rules_of_each_conversation() {
     let lenient = run_kit(&with_cmd(&only, &mutant), &dir, limit);
     assert_eq!(lenient.code, Some(0), "{}", lenient.out);
 }
+
+/// A script whose last send is `shutdown` records the runtime's exit 0 without an `== exit 0`
+/// line of its own (the contract's §3.6 implies it); one that exits otherwise fails, saying so.
+#[test]
+fn record_takes_a_last_shutdown_request_as_an_exit_0() {
+    let dir = temp_dir("record-shutdown");
+    let p = dir.join("script.trace");
+    let text = SCRIPT.replace("== exit 0\n", "");
+    assert_ne!(text, SCRIPT);
+    std::fs::write(&p, text).unwrap();
+    let args = ["record", "--script", p.to_str().unwrap()];
+    let r = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(
+        r.out.contains("== exit 0"),
+        "the exit is recorded: {}",
+        r.out
+    );
+    // A runtime that exits 1 after answering shutdown breaks the implied exit.
+    let mutant = [KIT, "mutant", "shutdown-exit-1", "--", RUNTIME];
+    let r = run_kit(&with_cmd(&args, &mutant), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(
+        r.out
+            .contains("a `shutdown` request, which implies `== exit 0`"),
+        "{}",
+        r.out
+    );
+}
+
+/// A failed recording keeps what it recorded as FILE.partial; a later recording to FILE that
+/// succeeds removes it, so a `.partial` beside a trace is always that trace's failure.
+#[test]
+fn a_good_recording_removes_the_partial_file_a_failed_one_left() {
+    let dir = temp_dir("record-stale-partial");
+    let out = dir.join("out.trace");
+    let partial = dir.join("out.trace.partial");
+    let s = script(&dir);
+    let args = ["record", "--script", &s, "-o", out.to_str().unwrap()];
+    let r = run_kit(
+        &with_cmd(&args, &[&hostile("init_then.py"), "exit3"]),
+        &dir,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(partial.is_file() && !out.exists());
+    let r = run_kit(&with_cmd(&args, &[RUNTIME]), &dir, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{}", r.out);
+    assert!(out.is_file());
+    assert!(!partial.exists(), "the stale partial is left: {}", r.out);
+    assert!(r.out.contains("out.trace.partial"), "it says so: {}", r.out);
+}
+
+/// `replay -v` prints a failed case's details as `check` does: the frame received by its stdout
+/// line, the trace, the expected frame and the difference.
+#[test]
+fn replay_verbose_prints_the_failure_as_check_does() {
+    let dir = temp_dir("replay-verbose");
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/checks/frame.cr-not-separator.trace");
+    let trace = trace.to_str().unwrap();
+    let mutant = [KIT, "mutant", "cr-as-separator", "--", RUNTIME];
+    let limit = Duration::from_secs(60);
+    let plain = run_kit(&with_cmd(&["replay", trace], &mutant), &dir, limit);
+    assert_eq!(plain.code, Some(1), "{}", plain.out);
+    assert!(!plain.out.contains("got (stdout line"), "{}", plain.out);
+    for v in ["-v", "--verbose"] {
+        let r = run_kit(&with_cmd(&["replay", v, trace], &mutant), &dir, limit);
+        assert_eq!(r.code, Some(1), "{}", r.out);
+        for part in [
+            "FAIL frame.cr-not-separator (",
+            "    in ",
+            "    expected (",
+            "frame.cr-not-separator.trace:",
+            "    got (stdout line 2): {\"jsonrpc\":\"2.0\",\"id\":\"cr1\"",
+            "    differs at /id",
+            "0 passed, 1 failed",
+        ] {
+            assert!(r.out.contains(part), "{part} not in {}", r.out);
+        }
+    }
+}

@@ -83,6 +83,8 @@ pub(crate) struct CheckArgs {
     /// Print failure details for every failed check (human format).
     #[arg(long, short)]
     verbose: bool,
+    #[command(flatten)]
+    contract: crate::report::ContractArg,
     /// The runtime command line (default: the built-in reference runtime).
     #[arg(last = true)]
     cmd: Vec<std::ffi::OsString>,
@@ -307,10 +309,7 @@ fn write_report(
         }
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
-        Format::Html => dsh_conformance::suite::html::page(
-            &[report.json()],
-            &crate::report::options("docs/CONTRACT.md"),
-        ),
+        Format::Html => dsh_conformance::suite::html::page(&[report.json()], &a.contract.options()),
     };
     match (output, &a.output) {
         (Some(mut f), Some(p)) => {

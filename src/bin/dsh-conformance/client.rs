@@ -37,6 +37,8 @@ pub(crate) struct ClientArgs {
     /// Show failure details.
     #[arg(short, long)]
     verbose: bool,
+    #[command(flatten)]
+    contract: crate::report::ContractArg,
     /// List the client checks (id, severity, section, the scenarios of each suite that decide
     /// it, whether app mode judges it, the rule) instead of running; human or json.
     #[arg(long)]
@@ -206,10 +208,7 @@ fn run_client(a: &ClientArgs) -> Result<i32, String> {
         Format::Human => report.human(a.verbose),
         Format::Json => format!("{:#}\n", report.json()),
         Format::Junit => report.junit(),
-        Format::Html => dsh_conformance::suite::html::page(
-            &[report.json()],
-            &crate::report::options("docs/CONTRACT.md"),
-        ),
+        Format::Html => dsh_conformance::suite::html::page(&[report.json()], &a.contract.options()),
     };
     match &a.output {
         Some(p) => {

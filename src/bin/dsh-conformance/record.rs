@@ -17,9 +17,10 @@ use std::time::Duration;
 /// The recording fails (exit 1, the reason and the runtime's stderr tail on stderr) when the
 /// runtime ends before the script is done, exits with a status the script's `== exit` line does
 /// not allow (or not at all), leaves a request unanswered for --max-wait, or floods its stdout;
-/// exit 2 when it cannot be started (or ends without writing anything). A failed recording is
-/// never written to the output: with -o FILE what was recorded is kept as FILE.partial, marked
-/// incomplete.
+/// exit 2 when it cannot be started (or ends without writing anything). A script whose last send
+/// is a `shutdown` request and that has no `== exit` line expects `== exit 0` (the contract's
+/// §3.6). A failed recording is never written to the output: with -o FILE what was recorded is
+/// kept as FILE.partial, marked incomplete; a later recording to FILE that succeeds removes it.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RecordArgs {
     /// The script: a trace whose sends are written in order (its expectations only pace the
@@ -77,6 +78,19 @@ impl RecordArgs {
                         if let Err(e) = std::fs::write(o, text) {
                             eprintln!("dsh-conformance record: {}: {e}", o.display());
                             return 2;
+                        }
+                        // A FILE.partial left by an earlier failed recording is not this one's.
+                        let p = partial_path(o);
+                        match std::fs::remove_file(&p) {
+                            Ok(()) => eprintln!(
+                                "dsh-conformance record: removed {} (left by an earlier failed recording)",
+                                p.display()
+                            ),
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                            Err(e) => eprintln!(
+                                "dsh-conformance record: warning: cannot remove the stale {}: {e}",
+                                p.display()
+                            ),
                         }
                     }
                     None => dsh_conformance::out!("{text}"),

@@ -4,6 +4,7 @@ use crate::args::{duration, env_pair};
 use dsh_conformance::edition::Edition;
 use dsh_conformance::runner::record::{diff_lines, header_of, record as record_run, RecordOptions};
 use dsh_conformance::runner::{replay_all, CaseReport, CommandSpec, Options, Outcome};
+use dsh_conformance::suite::judge::case_failure;
 use dsh_conformance::suite::stream::{self, Finding};
 use dsh_conformance::trace::Trace;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,11 @@ pub(crate) struct ReplayArgs {
     /// default a case whose trace matches still FAILs when what the runtime wrote breaks one).
     #[arg(long)]
     trace_only: bool,
+    /// Print each failed case's details as `check` prints a failed check's (the trace, the
+    /// expected frame and its line, the frame received and its stdout line, the difference, the
+    /// last frames, the stderr tail), and with --model-stub the stub's requests when a case failed.
+    #[arg(long, short)]
+    verbose: bool,
     /// Trace files, or directories searched for `*.trace`.
     #[arg(value_name = "TRACE_OR_DIR", required = true)]
     paths: Vec<PathBuf>,
@@ -144,12 +150,16 @@ impl ReplayArgs {
             }
             runnable.push(trace);
         }
-        for r in replay_all(&runnable, &cmd, &opts) {
-            match self.print_case(&r) {
+        let reports = replay_all(&runnable, &cmd, &opts);
+        for r in &reports {
+            match self.print_case(r) {
                 Tally::Pass => pass += 1,
                 Tally::Fail => fail += 1,
                 Tally::Broken => broken += 1,
             }
+        }
+        if let Some(s) = _stub.as_ref().filter(|_| self.verbose && fail > 0) {
+            eprintln!("model stub log:\n{}", s.log_text());
         }
         dsh_conformance::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
         if broken > 0 {
@@ -179,6 +189,24 @@ impl ReplayArgs {
                 r.wall.as_secs_f64(),
                 found.len()
             );
+        } else if let Some(f) = self.verbose.then(|| case_failure(r)).flatten() {
+            // `check`'s rendering of the failure (it has the stderr tail), indented under the
+            // case's line as the default rendering is.
+            dsh_conformance::outln!(
+                "FAIL {} ({}) in {:.2}s",
+                r.case,
+                r.file,
+                r.wall.as_secs_f64()
+            );
+            for l in f.to_string().lines() {
+                dsh_conformance::outln!("  {l}");
+            }
+            if let Some(fl) = &r.flooded_after {
+                dsh_conformance::outln!("  then the runtime {fl}");
+            }
+            if !found.is_empty() {
+                dsh_conformance::outln!("  stream rules broken too:");
+            }
         } else {
             dsh_conformance::out!("{r}");
             if !found.is_empty() {

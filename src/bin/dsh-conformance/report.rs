@@ -1,6 +1,6 @@
 //! `report`: pages made from JSON reports (`check` or `client --format json`) after the run.
 
-use dsh_conformance::suite::html::{page, PageOptions};
+use dsh_conformance::suite::html::{page, PageOptions, CONTRACT_URL};
 use std::path::PathBuf;
 
 /// Make one HTML page from one or more JSON reports of `check --format json` or `client --format
@@ -12,19 +12,31 @@ pub(crate) struct ReportArgs {
     /// another spelling, as in the other subcommands.
     #[arg(long, short = 'o', visible_alias = "output", value_name = "OUT.html")]
     html: PathBuf,
-    /// Where the checks' docs/CONTRACT.md section links point (relative to the page, or a URL).
-    #[arg(long, value_name = "URL", default_value = "docs/CONTRACT.md")]
-    contract: String,
+    #[command(flatten)]
+    contract: ContractArg,
     /// The JSON reports, one column each, in this order.
     #[arg(required = true, value_name = "REPORT.json")]
     reports: Vec<PathBuf>,
 }
 
-/// The page options the command line's flags give.
-pub(crate) fn options(contract: &str) -> PageOptions {
-    PageOptions {
-        contract: contract.to_owned(),
-        ..PageOptions::default()
+/// `--contract URL`, of every command that writes the HTML page.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ContractArg {
+    /// Where the page's section links (`URL#sN.M`) find docs/CONTRACT.md. The default is
+    /// absolute, this version's copy on docs.rs, so that a page downloaded from CI still links;
+    /// give a rendered copy (your repository's) to land on the section, or a path relative to the
+    /// page.
+    #[arg(long, visible_alias = "contract-url", value_name = "URL", default_value = CONTRACT_URL)]
+    contract: String,
+}
+
+impl ContractArg {
+    /// The page options the command line's flags give.
+    pub(crate) fn options(&self) -> PageOptions {
+        PageOptions {
+            contract: self.contract.clone(),
+            ..PageOptions::default()
+        }
     }
 }
 
@@ -52,7 +64,7 @@ impl ReportArgs {
             }
             reports.push(v);
         }
-        let html = page(&reports, &options(&self.contract));
+        let html = page(&reports, &self.contract.options());
         if let Err(e) = std::fs::write(&self.html, html) {
             eprintln!(
                 "dsh-conformance report: --html {}: {e}",

@@ -27,11 +27,17 @@ pub enum Fault {
         expected: Option<Vec<i32>>,
         /// How it ended.
         got: ExitInfo,
+        /// The script has no `== exit` line: its last send, a `shutdown` request, implies
+        /// `== exit 0`.
+        implied: bool,
     },
-    /// The script ends with `== exit`, but the runtime did not exit within the wait.
+    /// The script ends with `== exit` (or with a `shutdown` request, which implies
+    /// `== exit 0`), but the runtime did not exit within the wait.
     NoExit {
         /// How long the recorder waited.
         waited: Duration,
+        /// The exit was implied by a last `shutdown` request.
+        implied: bool,
     },
     /// Requests the runtime never answered within the wait (the recorder stopped there).
     Unanswered {
@@ -119,7 +125,11 @@ impl std::fmt::Display for RecordError {
                 "`{cmd}` {} before the script was done: {unsent} send(s) not written",
                 ended(exit)
             )?,
-            Fault::WrongExit { expected, got } => {
+            Fault::WrongExit {
+                expected,
+                got,
+                implied,
+            } => {
                 let want = match expected {
                     Some(c) => c
                         .iter()
@@ -128,18 +138,31 @@ impl std::fmt::Display for RecordError {
                         .join("|"),
                     None => "any".to_owned(),
                 };
-                write!(
-                    f,
-                    "`{cmd}` ended with {got}; the script expects `== exit {want}`"
-                )?;
+                if *implied {
+                    write!(
+                        f,
+                        "`{cmd}` ended with {got} after the script's last send, a `shutdown` request, \
+                         which implies `== exit 0` (write an `== exit` line to allow another status)"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "`{cmd}` ended with {got}; the script expects `== exit {want}`"
+                    )?;
+                }
                 if self.lines == 0 {
                     write!(f, " (it wrote nothing on stdout)")?;
                 }
             }
-            Fault::NoExit { waited } => write!(
+            Fault::NoExit { waited, implied } => write!(
                 f,
-                "`{cmd}` did not exit within {:.1} s, though the script ends with `== exit`",
-                waited.as_secs_f64()
+                "`{cmd}` did not exit within {:.1} s, though the script ends with {}",
+                waited.as_secs_f64(),
+                if *implied {
+                    "a `shutdown` request (which implies `== exit 0`)"
+                } else {
+                    "`== exit`"
+                }
             )?,
             Fault::Unanswered { ids, waited } => write!(
                 f,

@@ -276,6 +276,11 @@ impl Rec<'_> {
         let mut written = 0;
         let mut after_expect = false;
         let mut exit: Option<&Option<Vec<i32>>> = None;
+        // A script whose last send is a `shutdown` request and that has no `== exit` line
+        // expects the exit the contract gives it (§3.6: answer, flush, exit 0), as if it ended
+        // with `== exit 0`: the user need not write the line the protocol implies.
+        let shutdown_exit = Some(vec![0]);
+        let implied = ends_with_shutdown(script);
         for step in &script.steps {
             let s = match &step.kind {
                 StepKind::Expect(_) => {
@@ -342,10 +347,14 @@ impl Rec<'_> {
                 }
             }
         }
+        if exit.is_none() && implied {
+            exit = Some(&shutdown_exit);
+        }
         match exit {
             Some(codes) => match self.wait_exit(opts.exit_wait) {
                 None => Err(Fault::NoExit {
                     waited: opts.exit_wait,
+                    implied,
                 }),
                 Some(got) => {
                     let ok = match (codes, got) {
@@ -359,6 +368,7 @@ impl Rec<'_> {
                         Err(Fault::WrongExit {
                             expected: codes.clone(),
                             got,
+                            implied,
                         })
                     }
                 }
@@ -376,6 +386,30 @@ impl Rec<'_> {
             }
         }
     }
+}
+
+/// Whether the last send `script` writes (pauses aside) is a `shutdown` request and it has no
+/// `== exit` line: the runtime is then expected to exit 0, as if the script said so.
+pub fn ends_with_shutdown(script: &Trace) -> bool {
+    if script
+        .steps
+        .iter()
+        .any(|s| matches!(s.kind, StepKind::Exit(_)))
+    {
+        return false;
+    }
+    let last = script.steps.iter().rev().find_map(|s| match &s.kind {
+        StepKind::Send(Send::Pause(_)) | StepKind::Expect(_) | StepKind::Exit(_) => None,
+        StepKind::Send(send) => Some(send),
+    });
+    let Some(Send::Frame {
+        text, id: Some(_), ..
+    }) = last
+    else {
+        return false;
+    };
+    crate::wire::json::parse(text)
+        .is_ok_and(|p| p.value.get("method").and_then(Value::as_str) == Some("shutdown"))
 }
 
 /// Runs the sends of `script` against `cmd` and returns the transcript. The recording fails
@@ -486,6 +520,31 @@ pub fn header_of(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn trace(text: &str) -> Trace {
+        Trace::parse(text, "t.trace").unwrap()
+    }
+
+    #[test]
+    fn a_script_whose_last_send_is_a_shutdown_request_implies_exit_0() {
+        let init = ">> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n<< {\"id\":1}\n";
+        let shutdown = ">> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"shutdown\"}\n";
+        let s = format!("{init}{shutdown}<< {{\"id\":2}}\n");
+        assert!(ends_with_shutdown(&trace(&s)));
+        // A pause after it changes nothing; its answer need not be expected.
+        assert!(ends_with_shutdown(&trace(&format!(
+            "{init}{shutdown}>>pause 100ms\n"
+        ))));
+        // An `== exit` line of the script's own wins.
+        assert!(!ends_with_shutdown(&trace(&format!("{s}== exit any\n"))));
+        // A notification named shutdown is no request (§2.3), and a later send is the last.
+        let note = ">> {\"jsonrpc\":\"2.0\",\"method\":\"shutdown\"}\n";
+        assert!(!ends_with_shutdown(&trace(&format!("{init}{note}"))));
+        assert!(!ends_with_shutdown(&trace(&format!(
+            "{init}{shutdown}>>eof\n"
+        ))));
+        assert!(!ends_with_shutdown(&trace(init)));
+    }
 
     #[test]
     fn diff_lines_marks_removed_and_added_lines() {

@@ -1,7 +1,8 @@
 //! The HTML report: one self-contained page (inline CSS, a small inline script that filters and
 //! moves through the matrix by keyboard) from one or more JSON reports (`check --format json`,
 //! `docs/report.schema.json`). Root causes come first, per runtime; then a checks × runtimes
-//! matrix whose failing cells open, as `<details>`, the failure the JSON report holds. Sans-IO:
+//! matrix, the checks not passing first, whose failing cells open, as `<details>`, the failure
+//! the JSON report holds. Sans-IO:
 //! JSON values in, a `String` out.
 //!
 //! Every text from a report is escaped: a runtime's stderr is hostile input.
@@ -15,11 +16,26 @@ const CSS: &str = include_str!("page.css");
 /// The filters, then the grid's keyboard navigation (which follows what the filters hide).
 const SCRIPT: &str = concat!(include_str!("filter.js"), include_str!("grid.js"));
 
+/// Where the page's section links point unless told otherwise: `docs/CONTRACT.md` of this
+/// version of the kit, as docs.rs serves the published crate's files (Cargo.toml names docs.rs
+/// as the crate's `documentation`, declares no repository, and packages the contract).
+///
+/// Absolute, because the page is a file of its own: a CI run uploads it as an artifact and a
+/// reader opens it from their downloads, where a relative `docs/CONTRACT.md` resolves to nothing.
+/// docs.rs shows the document as source text, so it opens at the top rather than at the
+/// section; `--contract URL` points the links at a rendered copy (a repository's, or a relative
+/// path for a page kept beside a checkout).
+pub const CONTRACT_URL: &str = concat!(
+    "https://docs.rs/crate/dsh-conformance/",
+    env!("CARGO_PKG_VERSION"),
+    "/source/docs/CONTRACT.md"
+);
+
 /// How the page links out.
 #[derive(Debug, Clone)]
 pub struct PageOptions {
-    /// Where `docs/CONTRACT.md` is, relative to the page or absolute: each check's sections link to
-    /// `{contract}#sN.M`.
+    /// Where `docs/CONTRACT.md` is, absolute ([`CONTRACT_URL`] by default) or relative to the
+    /// page: each check's sections link to `{contract}#sN.M`.
     pub contract: String,
     /// The page's title.
     pub title: String,
@@ -28,7 +44,7 @@ pub struct PageOptions {
 impl Default for PageOptions {
     fn default() -> Self {
         PageOptions {
-            contract: "docs/CONTRACT.md".into(),
+            contract: CONTRACT_URL.into(),
             title: "dsh-conformance report".into(),
         }
     }
@@ -350,8 +366,40 @@ fn root_causes(out: &mut String, reports: &[Value], opts: &PageOptions) {
     out.push_str("</section>\n");
 }
 
+/// Where a verdict puts its row in the matrix, first to last: a failure (or a stale baseline:
+/// both fail the run), a check that could not be judged, one not judged because of another
+/// (blocked, not run), a known failure, then the rest (pass, skip, n/a).
+fn urgency(verdict: &str) -> u8 {
+    match verdict {
+        "FAIL" | "STALE" => 0,
+        "UNTESTABLE" => 1,
+        "BLOCKED" | "NOT RUN" => 2,
+        "XFAIL" => 3,
+        _ => 4,
+    }
+}
+
+/// The matrix's rows, those not passing in some column first: each row by its most urgent
+/// cell ([`urgency`]), in the reports' order within a group. A reader opening the page lands on
+/// what needs fixing, without a filter hiding anything (the verdict filter's "not passing" then
+/// shows exactly the rows above the first passing one).
+fn matrix_order<'r, 'a>(rows: &'r [Row<'a>]) -> Vec<&'r Row<'a>> {
+    let mut order: Vec<&Row<'_>> = rows.iter().collect();
+    order.sort_by_key(|row| {
+        (row.cells.iter().flatten())
+            .map(|c| urgency(s(c, "verdict")))
+            .min()
+            .unwrap_or(4)
+    });
+    order
+}
+
 fn matrix(out: &mut String, reports: &[Value], rows: &[Row<'_>], opts: &PageOptions) {
     out.push_str("<section id=\"matrix\"><h2>Checks × runtimes</h2>\n");
+    out.push_str(
+        "<p class=\"note\">Checks not passing come first: failing, then untestable, blocked or \
+         not run, then known failing; the passing and skipped ones after them.</p>\n",
+    );
     // The filters: hidden until the script shows them (without it, everything is visible).
     let mut verdicts: Vec<String> = Vec::new();
     let mut sections: Vec<(u32, String)> = Vec::new();
@@ -400,7 +448,7 @@ fn matrix(out: &mut String, reports: &[Value], rows: &[Row<'_>], opts: &PageOpti
         );
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    for row in rows {
+    for row in matrix_order(rows) {
         let mut tokens: Vec<String> = Vec::new();
         for c in &row.cells {
             let t = c.map_or("none".to_owned(), |c| token(s(c, "verdict")));

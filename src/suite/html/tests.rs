@@ -25,8 +25,16 @@ fn json() -> Value {
 fn the_page_is_self_contained_with_root_causes_before_the_matrix() {
     let page = page(&[json()], &PageOptions::default());
     assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
-    for external in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+    for external in ["src=\"http", "<link", "@import", "url("] {
         assert!(!page.contains(external), "{external} in the page");
+    }
+    // Links out are the contract's, nothing else.
+    for (at, _) in page.match_indices("href=\"http") {
+        assert!(
+            page[at + 6..].starts_with(CONTRACT_URL),
+            "{}",
+            &page[at..at + 80]
+        );
     }
     let causes = page.find("id=\"root-causes\"").unwrap();
     let matrix = page.find("id=\"matrix\"").unwrap();
@@ -38,8 +46,83 @@ fn the_page_is_self_contained_with_root_causes_before_the_matrix() {
         "{list}"
     );
     assert!(
-        list.contains("<a href=\"docs/CONTRACT.md#s2.1\">§2.1</a>"),
+        list.contains(&format!("<a href=\"{CONTRACT_URL}#s2.1\">§2.1</a>")),
         "{list}"
+    );
+}
+
+#[test]
+fn section_links_are_absolute_so_a_downloaded_page_keeps_them() {
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        CONTRACT_URL,
+        format!("https://docs.rs/crate/dsh-conformance/{version}/source/docs/CONTRACT.md")
+    );
+    let page = page(&[json()], &PageOptions::default());
+    assert!(!page.contains("href=\"docs/"), "a relative link is left");
+    assert!(page.contains(&format!("<a href=\"{CONTRACT_URL}#s2.1\">§2.1</a>")));
+    // Another copy of the contract, as `--contract URL` gives it.
+    let opts = PageOptions {
+        contract: "https://example.org/docs/CONTRACT.md".into(),
+        ..PageOptions::default()
+    };
+    let page = super::page(&[json()], &opts);
+    assert!(page.contains("<a href=\"https://example.org/docs/CONTRACT.md#s2.1\">§2.1</a>"));
+}
+
+/// The ids of the matrix's rows, in the page's order.
+fn row_order(page: &str) -> Vec<&str> {
+    page.split("<tr id=\"check-")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect()
+}
+
+#[test]
+fn the_matrix_opens_on_the_checks_not_passing() {
+    let mut v = json();
+    let checks = v["checks"].as_array_mut().unwrap();
+    let mut row = |id: &str, verdict: &str| {
+        let mut c = checks[0].clone();
+        c["id"] = id.into();
+        c["verdict"] = verdict.into();
+        checks.push(c);
+    };
+    row("a.passes", "PASS");
+    row("b.untestable", "UNTESTABLE");
+    row("c.blocked", "BLOCKED");
+    row("d.fails", "FAIL");
+    row("e.stale", "STALE");
+    let page = page(&[v], &PageOptions::default());
+    // The test report's own rows: a pass, a SHOULD failure, a skip, a known failure.
+    assert_eq!(
+        row_order(&page),
+        [
+            "frame.cr-not-separator",
+            "d.fails",
+            "e.stale",
+            "b.untestable",
+            "c.blocked",
+            "error.unknown-method",
+            "stdout.frames-only",
+            "turn.overlap-rejected",
+            "a.passes",
+        ]
+    );
+    assert!(page.contains("Checks not passing come first"));
+}
+
+#[test]
+fn a_row_goes_by_its_most_urgent_column() {
+    let a = json();
+    let mut b = json();
+    // The first report passes everything the second fails: the row still comes first.
+    b["checks"][0]["verdict"] = "FAIL".into();
+    let page = page(&[a, b], &PageOptions::default());
+    let order = row_order(&page);
+    assert_eq!(
+        &order[..2],
+        ["stdout.frames-only", "frame.cr-not-separator"]
     );
 }
 

@@ -269,7 +269,7 @@ fn arrow_keys_move_through_the_grid_and_enter_opens_a_failure() {
         );
         assert_eq!(opened(&mut p, &known), true);
     }
-    // Not passing: rows apart in the table are neighbours by keyboard.
+    // Not passing: the rows shown (those the table leads with) are neighbours by keyboard.
     let rows = filter(&mut p, "!pass");
     assert!(rows.len() >= 2, "{rows:?}");
     p.key("Home", true);

@@ -164,6 +164,13 @@ fn the_page_of_the_reference_the_release_and_a_broken_runtime_reads_in_a_browser
         dom.contains("<form id=\"filters\" class=\"filters\">"),
         "the script shows the filters"
     );
+    // The matrix opens on the failing check (every row shown: counted below).
+    let first = dom.split("<tr id=\"check-").nth(1).unwrap_or("");
+    assert!(
+        first.starts_with(&format!("{BROKEN}\"")),
+        "the first row: {}",
+        &first[..first.len().min(200)]
+    );
     let rows = dom.matches("<tr id=\"check-").count();
     assert!(
         dom.contains(&format!("{rows} of {rows} checks shown")),
@@ -376,6 +383,74 @@ fn the_page_of_the_reference_client_and_a_broken_one_opens_the_failure_s_wire_lo
     ] {
         assert!(td.contains(part), "{part} not in {td}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The page's section links are absolute by default (a page downloaded from CI keeps them), and
+/// `--contract URL` (or `--contract-url`) points them elsewhere, for each command that writes it.
+#[test]
+fn every_command_that_writes_the_page_links_the_contract_absolutely() {
+    let dir = temp_dir();
+    let (json, page) = (dir.join("one.json"), dir.join("one.html"));
+    let base = format!(
+        "https://docs.rs/crate/dsh-conformance/{}/source/docs/CONTRACT.md",
+        env!("CARGO_PKG_VERSION")
+    );
+    let links = |p: &Path| {
+        let html = std::fs::read_to_string(p).unwrap();
+        assert!(!html.contains("href=\"docs/"), "a relative link is left");
+        html
+    };
+    let run = ["check", "--filter", "frame.cr-not-separator", "--format"];
+    let cmd = ["--", KIT, "mutant", "cr-as-separator", "--", RUNTIME];
+    Command::new(KIT)
+        .args(run)
+        .args(["json", "--output"])
+        .arg(&json)
+        .args(cmd)
+        .assert()
+        .code(0);
+    Command::new(KIT)
+        .args(run)
+        .args(["html", "--output"])
+        .arg(&page)
+        .args(cmd)
+        .assert()
+        .code(0);
+    assert!(links(&page).contains(&format!("<a href=\"{base}#s2.1\">§2.1</a>")));
+    Command::new(KIT)
+        .args(run)
+        .args(["html", "--contract", "https://example.org/c.md", "--output"])
+        .arg(&page)
+        .args(cmd)
+        .assert()
+        .code(0);
+    assert!(links(&page).contains("<a href=\"https://example.org/c.md#s2.1\">§2.1</a>"));
+    Command::new(KIT)
+        .args(["report", "--html"])
+        .arg(&page)
+        .arg(&json)
+        .assert()
+        .code(0);
+    assert!(links(&page).contains(&format!("<a href=\"{base}#s2.1\">§2.1</a>")));
+    Command::new(KIT)
+        .args(["report", "--contract-url", "../docs/CONTRACT.md", "--html"])
+        .arg(&page)
+        .arg(&json)
+        .assert()
+        .code(0);
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains("<a href=\"../docs/CONTRACT.md#s2.1\">§2.1</a>"));
+    let client = dir.join("client.html");
+    Command::new(KIT)
+        .args(["client", "--scenario", "subagent-trees", "--format", "html"])
+        .args(["--contract-url", "https://example.org/c.md", "--output"])
+        .arg(&client)
+        .args(["--", KIT, "client-driver"])
+        .assert()
+        .code(0);
+    assert!(links(&client).contains("<a href=\"https://example.org/c.md#s15"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
