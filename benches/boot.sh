@@ -5,8 +5,11 @@
 # Runtimes: a wrapper that sleeps 5 s before exec'ing the reference runtime; the release 0.2.1rc2
 # with --model-stub (installed into target/dsh-pyenv/real-runtime as benches/stdio.sh does;
 # skipped when PyPI is unreachable); the test bed's slowest Python runtime.
+# With KIT_OLD=<an older dsh-conformance>, each pair is instead the old build and the new one,
+# both with default flags (the waits ended by evidence and the plan are in the build, not in a
+# flag), and a fourth runtime joins: chat_completions_runtime.py with no model to reach.
 # Usage: bash benches/boot.sh [rounds]   (KIT=<dsh-conformance> to measure a given build;
-# BOOT_ONLY_SLOW=1 for the sleeping wrapper alone)
+# BOOT_ONLY_SLOW=1 for the sleeping wrapper alone; BOOT_ONLY=name,name to pick runtimes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-1}"
@@ -34,11 +37,12 @@ if [ -f "$venv/.installed" ]; then
 fi
 
 # One run: its wall time, the report's start figures, and the verdicts (one line per check).
-measure() { # name prespawn-args -- check args
+measure() { # name prespawn-args -- check args   (flags "old": KIT_OLD, default flags)
   local name="$1" flags="$2"; shift 3
-  local out="$tmp/$name-${flags// /_}.json" t0 t1
+  local out="$tmp/$name-${flags// /_}.json" t0 t1 kit="$KIT"
+  if [ "$flags" = old ]; then kit="$KIT_OLD"; flags=""; fi
   t0=$(date +%s.%N)
-  "$KIT" check $flags --format json -o "$out" "$@" >/dev/null 2>&1 || true
+  "$kit" check $flags --format json -o "$out" "$@" >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
   python3 - "$out" "$name" "${flags:-default}" "$(echo "$t1 - $t0" | bc)" <<'PY'
 import json, sys
@@ -53,16 +57,20 @@ PY
 runtimes=("slow5s|$tmp/slow.sh")
 [ -n "${BOOT_ONLY_SLOW:-}" ] || runtimes+=("python|python3 fixtures/runtimes/naive_runtime.py")
 [ -n "$real" ] && [ -z "${BOOT_ONLY_SLOW:-}" ] && runtimes+=("release|--model-stub --known-failing fixtures/real-0.2.1rc2.known-failing -- $real --profile sdk")
+[ -n "${KIT_OLD:-}" ] && [ -z "${BOOT_ONLY_SLOW:-}" ] && runtimes+=("nomodel|python3 fixtures/runtimes/chat_completions_runtime.py")
+before="--prespawn 0"
+[ -n "${KIT_OLD:-}" ] && before=old
 for round in $(seq "$rounds"); do
   for r in "${runtimes[@]}"; do
     name="${r%%|*}"; cmd="${r#*|}"
+    [ -z "${BOOT_ONLY:-}" ] || [[ ",$BOOT_ONLY," == *",$name,"* ]] || continue
     case "$cmd" in --*) args=($cmd) ;; *) args=(-- $cmd) ;; esac
-    measure "$name" "--prespawn 0" -- "${args[@]}"
+    measure "$name" "$before" -- "${args[@]}"
     measure "$name" "" -- "${args[@]}"
-    if diff -q "$tmp/$name---prespawn_0.json.verdicts" "$tmp/$name-.json.verdicts" >/dev/null; then
+    if diff -q "$tmp/$name-${before// /_}.json.verdicts" "$tmp/$name-.json.verdicts" >/dev/null; then
       echo "$name: the same verdict for every check"
     else
-      echo "$name: verdicts differ:"; diff "$tmp/$name---prespawn_0.json.verdicts" "$tmp/$name-.json.verdicts" || true
+      echo "$name: verdicts differ:"; diff "$tmp/$name-${before// /_}.json.verdicts" "$tmp/$name-.json.verdicts" || true
     fi
   done
 done

@@ -25,6 +25,7 @@ pub mod closing;
 pub mod collect;
 pub mod driver;
 pub mod grandchild;
+pub mod growth;
 mod judges;
 pub mod layers;
 pub mod line_memory;

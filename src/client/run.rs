@@ -138,17 +138,36 @@ pub fn run(client: &[OsString], opts: &Options) -> Result<Report, String> {
             let Some((obs, stderr)) = scenario(s, client, opts)? else {
                 return Ok(None);
             };
-            Ok(Some(evidenced(
-                &obs,
-                s.verdicts(&obs),
-                s.name,
-                &obs.peers,
-                &stderr,
-            )))
+            let Some(verdicts) = measured(s, &obs, client, opts)? else {
+                return Ok(None);
+            };
+            Ok(Some(evidenced(&obs, verdicts, s.name, &obs.peers, &stderr)))
         };
         judge_confirmed(&mut verdicts, s.checks, opts, t, judged)?;
     }
     Ok(report(client, verdicts, opts, started, None))
+}
+
+/// The scenario's verdicts on `obs`; when the long line's run got no result within its bound,
+/// with how the client's time grows on shorter lines ([`super::growth`]). `None`: the run was
+/// stopped.
+fn measured(
+    s: &Scenario,
+    obs: &Observation,
+    client: &[OsString],
+    opts: &Options,
+) -> Result<Option<Vec<Verdict>>, String> {
+    let mut verdicts = s.verdicts(obs);
+    let timed_out = matches!(obs.ops.get(1), Some((_, Outcome::TimedOut, _)));
+    if s.name == "long-lines" && timed_out {
+        let run = |p: &Scenario| Ok(scenario(p, client, opts)?.map(|(o, _)| o));
+        let Some(g) = super::growth::measure(opts.op_timeout, run)? else {
+            return Ok(None);
+        };
+        verdicts[0] =
+            super::growth::explained(std::mem::replace(&mut verdicts[0], Verdict::Pass), &g);
+    }
+    Ok(Some(verdicts))
 }
 
 /// A scenario's verdicts with their evidence; its observation printed under `DSH_CLIENT_DEBUG`.
