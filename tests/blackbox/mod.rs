@@ -55,6 +55,8 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         processes: dsh_conformance::blackbox::ProcessMode::Fresh,
         shard: Default::default(),
         tools: None,
+        model_stub: false,
+        cancel: Default::default(),
     }
 }
 

@@ -229,7 +229,16 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         },
         shard: a.shard.unwrap_or_default(),
         tools,
+        model_stub: stub.is_some(),
+        cancel: dsh_conformance::runner::Cancel::new(),
     };
+    // Ctrl-C stops the run, which still writes its summary, its traces and findings.json.
+    if let Err(e) = opts.cancel.on_signals(
+        &[libc::SIGINT, libc::SIGTERM],
+        "stopping the fuzz run; the summary and findings.json follow (send it again to quit at once)",
+    ) {
+        eprintln!("dsh-conformance fuzz: cannot install signal handlers: {e}");
+    }
     let summary = blackbox::run(&opts);
     dsh_conformance::out!("{}", summary.human());
     let mut code = summary.exit_code();
