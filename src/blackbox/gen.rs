@@ -444,6 +444,16 @@ fn slow_of_op(op: &Op) -> f64 {
                 total += slow_of(d);
             }
         }
+        // A prompt with no text for the model (no text block, or only empty ones): the stub
+        // echoes it as an empty reply, which a release retries with its back-off like `empty`.
+        let wordless = list.iter().all(|b| match b {
+            BlockGen::Text(Directive::Echo(t)) => t.trim().is_empty(),
+            BlockGen::Text(_) => false,
+            _ => true,
+        });
+        if wordless {
+            total += RETRY_SECS;
+        }
     }
     total
 }
@@ -460,6 +470,22 @@ fn slow_of(d: &Directive) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_prompt_waits_as_long_as_a_retried_model_reply() {
+        // The release retries an empty model reply with its back-off (idle after ~16 s): not a
+        // session that never goes idle.
+        let prompt = |blocks| Op::Prompt {
+            session: crate::ops::SessionGen::Pick(0),
+            blocks: BlocksGen::List(blocks),
+            id: crate::ops::IdGen::Num(1),
+        };
+        let empty = prompt(vec![BlockGen::Text(Directive::Echo(String::new()))]);
+        assert!(slow_of_op(&empty) >= RETRY_SECS);
+        assert!(slow_of_op(&prompt(Vec::new())) >= RETRY_SECS);
+        let worded = prompt(vec![BlockGen::Text(Directive::Reply("hi".into()))]);
+        assert_eq!(slow_of_op(&worded), 0.0);
+    }
 
     fn no_fuzzed_tool(d: &Directive) -> bool {
         match d {
