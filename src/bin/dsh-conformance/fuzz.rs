@@ -240,6 +240,11 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         eprintln!("dsh-conformance fuzz: cannot install signal handlers: {e}");
     }
     let summary = blackbox::run(&opts);
+    if summary.interrupted.is_some() {
+        // Every run ends its runtime on its own path; this also gets any a signal caught
+        // between a start and its registration, and their directories.
+        dsh_conformance::runner::cleanup::undo_all();
+    }
     dsh_conformance::out!("{}", summary.human());
     let mut code = summary.exit_code();
     for e in summary.write_errors() {
