@@ -844,3 +844,34 @@ fn an_interrupted_fuzz_run_still_writes_its_summary_and_findings_json() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn replay_starts_the_model_stub_for_a_trace_that_requires_it() {
+    // A fuzz finding of a runtime fuzzed with --model-stub says `# requires: model-stub`: replay
+    // runs it with the stub, where `# requires: model` would SKIP without --provides.
+    let dir = tempdir("requires-stub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("needs-stub.trace");
+    std::fs::write(
+        &path,
+        "# case: needs-stub\n# requires: model-stub\n\
+         >> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"cwd\":\"/\",\
+         \"provider\":\"deepseek-official\",\"model\":\"deepseek-v4-flash\"}}\n\
+         << {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"{{object}}\"}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(KIT)
+        .arg("replay")
+        .arg(&path)
+        .args(["--", REFERENCE])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(stderr.contains("requires the model stub"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
