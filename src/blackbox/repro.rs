@@ -80,11 +80,15 @@ fn header(t: &mut String, seq: &Sequence, h: &Header<'_>, form: &str) {
 /// The trace text for `seq` that pins a rule class by the stream rules alone ([`Pin::Stream`]):
 /// the exact bytes, then two barriers; every other answer and every notification is ignored,
 /// so the whole conversation runs and `replay` judges the rules over it (the class's own rule
-/// too: `# class:`). `None` when an `initialize` the fuzzer awaited has an id the ignore rule
-/// cannot leave out (not a plain string).
+/// too: `# class:`). An `initialize` the fuzzer awaited is awaited too, unless its id is one
+/// the ignore rule cannot leave out (not a plain string or a finite number).
 pub fn stream_trace_text(seq: &Sequence, h: &Header<'_>) -> Option<String> {
     let awaited = seq.awaited_inits();
     let plain = |id: &str| {
+        // A finite number is its JSON text (an alternative that parses is that value).
+        if let Ok(Value::Number(n)) = serde_json::from_str::<Value>(id) {
+            return n.as_f64().filter(|f| f.is_finite()).map(|_| id.to_owned());
+        }
         let v: String = serde_json::from_str(id).ok()?;
         // An alternative of `{{not:…}}` that parses as JSON is that value, not the string.
         let ok = !v.is_empty()
@@ -99,9 +103,19 @@ pub fn stream_trace_text(seq: &Sequence, h: &Header<'_>) -> Option<String> {
         true => SHUTDOWN_ID.to_string(),
         false => format!("{BARRIER_ID}-2"),
     });
+    // An `initialize` whose id the ignore rule cannot leave out (`1e400`, echoed as null; a
+    // string that reads as JSON) is not waited for: the trace writes on at once where the fuzzer
+    // waited.
+    // So is one whose id another request shares (its answer could not be told apart).
+    let ids = request_ids(seq);
+    let awaited: Vec<(usize, String)> = awaited
+        .into_iter()
+        .filter(|(_, id)| plain(id).is_some() && ids.iter().filter(|i| *i == id).count() == 1)
+        .collect();
     for (_, id) in &awaited {
-        kept.push(plain(id)?);
+        kept.extend(plain(id));
     }
+    kept.sort();
     kept.dedup();
     let mut t = String::new();
     header(
@@ -148,6 +162,28 @@ pub fn stream_trace_text(seq: &Sequence, h: &Header<'_>) -> Option<String> {
         ending_lines(&mut t, seq.end);
     }
     Some(t)
+}
+
+/// The id echoes (JSON text) of every request of `seq`, once per request.
+fn request_ids(seq: &Sequence) -> Vec<String> {
+    let mut r = Renderer::default();
+    let mut bytes = Vec::new();
+    let mut out = Vec::new();
+    for op in &seq.ops {
+        bytes.clear();
+        r.render(op, &mut bytes);
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let crate::wire::Classified::Request(req) =
+                crate::wire::classify(crate::wire::trim_js(line))
+            {
+                out.push(req.id.to_json());
+            }
+        }
+    }
+    out
 }
 
 /// How long a stream trace waits after its first barrier's answer: 2 s, and the sequence's
@@ -446,6 +482,7 @@ pub(super) fn write(
     notes: &[String],
     unverified: Option<&str>,
 ) {
+    let mut unverified: Option<String> = unverified.map(str::to_owned);
     let class = rep.finding.class.clone();
     let d = opts.deadlines;
     let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
@@ -497,10 +534,9 @@ pub(super) fn write(
                 stop,
             ) {
                 None => {
-                    rep.trace_note = Some(
-                        "not written: the time budget was spent before it was verified".into(),
-                    );
-                    return;
+                    // Cut by the time budget: written as it is, unverified.
+                    unverified = Some(CUT.into());
+                    chosen = Some(text);
                 }
                 Some(v @ (true, true)) => {
                     rep.replay = Some(v);
@@ -514,7 +550,7 @@ pub(super) fn write(
             }
         }
     }
-    let mut text = match chosen {
+    let text = match chosen {
         Some(t) => t,
         None => {
             let pin = match class.pin() {
@@ -549,10 +585,8 @@ pub(super) fn write(
                     timeout,
                     stop,
                 ) else {
-                    rep.trace_note = Some(
-                        "not written: the time budget was spent before it was verified".into(),
-                    );
-                    return;
+                    unverified = Some(CUT.into());
+                    return finish(rep, dir, &class, opts, text, unverified.as_deref());
                 };
                 rep.replay = Some(v);
                 match v {
@@ -574,6 +608,21 @@ pub(super) fn write(
             }
         }
     };
+    finish(rep, dir, &class, opts, text, unverified.as_deref());
+}
+
+/// Why a trace the time budget cut short while it was verified is written unverified.
+const CUT: &str = "the time budget was spent before it was verified";
+
+/// Writes a trace's `text` (marked unverified when `unverified` says why).
+fn finish(
+    rep: &mut Report,
+    dir: &std::path::Path,
+    class: &FindingClass,
+    opts: &FuzzOptions,
+    mut text: String,
+    unverified: Option<&str>,
+) {
     if let Some(why) = unverified {
         text.insert_str(0, &format!("# not verified: {why}\n"));
         rep.trace_note = Some(format!("not verified: {why}"));
