@@ -432,6 +432,49 @@ fn prompt_text(op: &Op) -> String {
     s
 }
 
+/// The seconds an op's prompt may take: its `slow` directives', and the allowance for the
+/// retries a release makes ([`RETRY_SECS`] for each directive or wordless prompt it retries).
+pub(crate) fn slow_secs_of(op: &Op) -> (f64, f64) {
+    let all = slow_of_op(op);
+    let retries = retry_secs_of(op);
+    (all - retries, retries)
+}
+
+/// The part of [`slow_of_op`] that allows for a release's retries.
+fn retry_secs_of(op: &Op) -> f64 {
+    let Op::Prompt {
+        blocks: BlocksGen::List(list),
+        ..
+    } = op
+    else {
+        return 0.0;
+    };
+    fn retries(d: &Directive) -> f64 {
+        match d {
+            Directive::Slow { then, .. } => retries(then),
+            Directive::Empty | Directive::Error500 | Directive::SseError => RETRY_SECS,
+            Directive::Subagent { prompt } => retries(&parse_directive(prompt)),
+            _ => 0.0,
+        }
+    }
+    let wordless = list.iter().all(|b| match b {
+        BlockGen::Text(Directive::Echo(t)) => t.trim().is_empty(),
+        BlockGen::Text(_) => false,
+        _ => true,
+    });
+    let mut total: f64 = list
+        .iter()
+        .map(|b| match b {
+            BlockGen::Text(d) => retries(d),
+            _ => 0.0,
+        })
+        .sum();
+    if wordless {
+        total += RETRY_SECS;
+    }
+    total
+}
+
 fn slow_of_op(op: &Op) -> f64 {
     let mut total = 0.0;
     if let Op::Prompt {
@@ -485,6 +528,8 @@ mod tests {
         assert!(slow_of_op(&prompt(Vec::new())) >= RETRY_SECS);
         let worded = prompt(vec![BlockGen::Text(Directive::Reply("hi".into()))]);
         assert_eq!(slow_of_op(&worded), 0.0);
+        // A trace's settle pause counts the `slow` seconds, not the retry allowance.
+        assert_eq!(slow_secs_of(&empty), (0.0, RETRY_SECS));
     }
 
     fn no_fuzzed_tool(d: &Directive) -> bool {

@@ -187,9 +187,16 @@ fn request_ids(seq: &Sequence) -> Vec<String> {
 }
 
 /// How long a stream trace waits after its first barrier's answer: 2 s, and the sequence's
-/// `slow` seconds (the work its turns may still do, which the fuzzer's settle phase saw).
+/// `slow` seconds up to 3 s more (the work its turns may still do, which the fuzzer's settle
+/// phase saw). Not the allowance for a release's retries (17 s each): a replay would spend it
+/// on every runtime, and on the reference runtime for nothing.
 fn settle_pause(seq: &Sequence) -> Duration {
-    Duration::from_secs(2) + Duration::from_secs_f64(seq.slow_secs())
+    let slow: f64 = seq
+        .ops
+        .iter()
+        .map(|op| super::gen::slow_secs_of(op).0)
+        .sum();
+    Duration::from_secs(2) + Duration::from_secs_f64(slow.min(3.0))
 }
 
 /// The trace text for `seq`, with `reference`'s answers as the expectations.
