@@ -89,7 +89,11 @@ pub enum Pin {
     Responses,
     /// By the ending: the shutdown answer and `== exit 0` (a replay must fail there).
     Ending,
-    /// Not at all: the class lives in notifications, formatting or timing a trace does not pin.
+    /// By the stream rules `replay` judges over the whole conversation (notifications and how
+    /// lines are written included): the trace ends with the barrier like [`Pin::Responses`], and
+    /// a replay must report the class's check id among the stream rules broken.
+    Stream,
+    /// Not at all: the class lives where neither a trace nor the stream rules look.
     None(&'static str),
 }
 
@@ -107,29 +111,12 @@ impl FindingClass {
         use CheckId as R;
         match self {
             FindingClass::Rule(r) => match r {
-                R::ResponseExactlyOnce
-                | R::ResponseIdTypePreserved
-                | R::ErrorNoReservedCodes
-                | R::ErrorUnknownMethod
-                | R::InitializeServerInfo
-                | R::PromptMessageId
-                | R::ResumeValidation
-                | R::WaitSettlesAfterIdle
-                | R::WorkingDirectoryGetSet
-                | R::FrameNotificationsIgnored
-                | R::FrameIdInvalidIsNotification
-                | R::FrameMalformedIgnored
-                | R::FrameNonObjectIgnored
-                | R::FrameBatchIgnored
-                | R::FrameNonStringMethodIgnored
-                | R::FrameUnknownResponseIgnored => Pin::Responses,
                 R::LifecycleShutdownResponds | R::LifecycleShutdownExits0 | R::LifecycleEofExits0 => {
                     Pin::Ending
                 }
-                R::StdoutFramesOnly | R::StdoutCompact | R::StdoutLfOnly => Pin::None(
-                    "a trace matches frames by their JSON value, not by how the line is written",
-                ),
-                _ => Pin::None("the rule lives in notifications, which the fuzzer's traces ignore"),
+                // Every other rule the stream checker judges: `replay` judges it over the
+                // conversation (a fuzz trace names its class, whose rule is judged too).
+                _ => Pin::Stream,
             },
             FindingClass::Hang(_) | FindingClass::ExitEarly => Pin::Responses,
             FindingClass::Output(_) => Pin::None("a trace does not pin how stdout lines are encoded"),
@@ -198,11 +185,23 @@ mod tests {
         );
         let d = FindingClass::Diff(DiffKind::Events, "turn/end->status:idle".into());
         assert_eq!(d.to_string(), "diff:events:turn/end->status:idle");
-        assert!(matches!(c.pin(), Pin::None(_)));
+        assert_eq!(c.pin(), Pin::Stream);
+        // A response rule outside the list above is judged by the stream rules too: no note
+        // about notifications.
+        assert_eq!(FindingClass::Rule(CheckId::EventTime).pin(), Pin::Stream);
         assert_eq!(
             FindingClass::Rule(CheckId::ResponseExactlyOnce).pin(),
-            Pin::Responses
+            Pin::Stream
         );
+        assert_eq!(
+            FindingClass::Rule(CheckId::FrameIdNumberEcho).pin(),
+            Pin::Stream
+        );
+        assert_eq!(
+            FindingClass::Rule(CheckId::LifecycleShutdownExits0).pin(),
+            Pin::Ending
+        );
+        assert_eq!(FindingClass::Hang(HangAt::Barrier).pin(), Pin::Responses);
     }
 
     #[test]

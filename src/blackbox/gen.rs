@@ -432,6 +432,49 @@ fn prompt_text(op: &Op) -> String {
     s
 }
 
+/// The seconds an op's prompt may take: its `slow` directives', and the allowance for the
+/// retries a release makes ([`RETRY_SECS`] for each directive or wordless prompt it retries).
+pub(crate) fn slow_secs_of(op: &Op) -> (f64, f64) {
+    let all = slow_of_op(op);
+    let retries = retry_secs_of(op);
+    (all - retries, retries)
+}
+
+/// The part of [`slow_of_op`] that allows for a release's retries.
+fn retry_secs_of(op: &Op) -> f64 {
+    let Op::Prompt {
+        blocks: BlocksGen::List(list),
+        ..
+    } = op
+    else {
+        return 0.0;
+    };
+    fn retries(d: &Directive) -> f64 {
+        match d {
+            Directive::Slow { then, .. } => retries(then),
+            Directive::Empty | Directive::Error500 | Directive::SseError => RETRY_SECS,
+            Directive::Subagent { prompt } => retries(&parse_directive(prompt)),
+            _ => 0.0,
+        }
+    }
+    let wordless = list.iter().all(|b| match b {
+        BlockGen::Text(Directive::Echo(t)) => t.trim().is_empty(),
+        BlockGen::Text(_) => false,
+        _ => true,
+    });
+    let mut total: f64 = list
+        .iter()
+        .map(|b| match b {
+            BlockGen::Text(d) => retries(d),
+            _ => 0.0,
+        })
+        .sum();
+    if wordless {
+        total += RETRY_SECS;
+    }
+    total
+}
+
 fn slow_of_op(op: &Op) -> f64 {
     let mut total = 0.0;
     if let Op::Prompt {
@@ -443,6 +486,16 @@ fn slow_of_op(op: &Op) -> f64 {
             if let BlockGen::Text(d) = b {
                 total += slow_of(d);
             }
+        }
+        // A prompt with no text for the model (no text block, or only empty ones): the stub
+        // echoes it as an empty reply, which a release retries with its back-off like `empty`.
+        let wordless = list.iter().all(|b| match b {
+            BlockGen::Text(Directive::Echo(t)) => t.trim().is_empty(),
+            BlockGen::Text(_) => false,
+            _ => true,
+        });
+        if wordless {
+            total += RETRY_SECS;
         }
     }
     total
@@ -460,6 +513,24 @@ fn slow_of(d: &Directive) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_prompt_waits_as_long_as_a_retried_model_reply() {
+        // The release retries an empty model reply with its back-off (idle after ~16 s): not a
+        // session that never goes idle.
+        let prompt = |blocks| Op::Prompt {
+            session: crate::ops::SessionGen::Pick(0),
+            blocks: BlocksGen::List(blocks),
+            id: crate::ops::IdGen::Num(1),
+        };
+        let empty = prompt(vec![BlockGen::Text(Directive::Echo(String::new()))]);
+        assert!(slow_of_op(&empty) >= RETRY_SECS);
+        assert!(slow_of_op(&prompt(Vec::new())) >= RETRY_SECS);
+        let worded = prompt(vec![BlockGen::Text(Directive::Reply("hi".into()))]);
+        assert_eq!(slow_of_op(&worded), 0.0);
+        // A trace's settle pause counts the `slow` seconds, not the retry allowance.
+        assert_eq!(slow_secs_of(&empty), (0.0, RETRY_SECS));
+    }
 
     fn no_fuzzed_tool(d: &Directive) -> bool {
         match d {

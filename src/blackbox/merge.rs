@@ -31,7 +31,12 @@ pub fn write(sum: &Summary, dir: &Path) -> Result<(), String> {
         })
         .collect();
     let doc = json!({
-        "runs": [{"seed": sum.seed, "shard": sum.shard.to_string(), "sequences": sum.sequences}],
+        "runs": [{
+            "seed": sum.seed,
+            "shard": sum.shard.to_string(),
+            "sequences": sum.sequences,
+            "interrupted": sum.interrupted.map(|h| h.to_string()),
+        }],
         "findings": findings,
     });
     save(&doc, dir)

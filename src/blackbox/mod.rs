@@ -93,6 +93,12 @@ pub struct Options {
     /// The profile whose tools the sequences call (`--profile`; [`toolcall`]); `None`: no
     /// generated tool calls.
     pub tools: Option<crate::runtime::Profile>,
+    /// The runtime under test was given the kit's model stub (`--model-stub`): traces with
+    /// prompts say `# requires: model-stub`.
+    pub model_stub: bool,
+    /// Stops the run early (SIGINT, SIGTERM): the lanes start no further sequence, shrinking
+    /// stops, every class found gets its trace unverified, and the summary is returned.
+    pub cancel: crate::runner::Cancel,
 }
 
 /// A reported finding class.
@@ -154,6 +160,8 @@ pub struct Summary {
     pub cases: Vec<u64>,
     /// The shard run.
     pub shard: Shard,
+    /// The run was stopped early ([`Options::cancel`]): why.
+    pub interrupted: Option<crate::runner::Halt>,
 }
 
 pub use shrinker::SHRINK_SHARE_EACH;
@@ -175,6 +183,8 @@ impl Summary {
     pub fn exit_code(&self) -> i32 {
         if self.broken.is_some() || self.write_errors().next().is_some() {
             2
+        } else if let Some(h) = self.interrupted {
+            h.exit_code()
         } else if !self.findings.is_empty() {
             1
         } else if self.sequences == 0 && self.cut.is_some() {
@@ -210,6 +220,12 @@ impl Summary {
         if let Some(b) = &self.broken {
             let _ = writeln!(s, "ERROR: {b}");
         }
+        if let Some(h) = &self.interrupted {
+            let _ = writeln!(
+                s,
+                "{h}: the run stopped early; every class found so far is below (traces unverified)"
+            );
+        }
         if let Some(c) = &self.cut {
             if self.sequences == 0 && self.findings.is_empty() {
                 let _ = writeln!(
@@ -232,7 +248,7 @@ impl Summary {
                 match (r.reproduced, r.out_of_time) {
                     (true, false) => "",
                     (true, true) => "; shrinking stopped at its share of the time budget",
-                    (false, true) => "; not shrunk: the time budget was spent",
+                    (false, true) => "; not shrunk: shrinking ran out of time (its trace is the sequence as found)",
                     (false, false) => "; did not recur while shrinking",
                 }
             );
@@ -287,7 +303,20 @@ pub fn run(opts: &Options) -> Summary {
         reserve_from: shrinker::reserve_from(started, opts.shrink_time, seconds),
         ..pool::Control::default()
     };
+    let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
+        // An interruption (SIGINT) stops the lanes after their current sequence; shrinking sees
+        // it itself ([`shrinker`]).
+        scope.spawn(|| {
+            use std::sync::atomic::Ordering;
+            while !done.load(Ordering::Relaxed) {
+                if opts.cancel.halted().is_some() {
+                    control.stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
         let (tx, rx) = std::sync::mpsc::channel();
         for w in 0..jobs as u64 {
             let tx = tx.clone();
@@ -355,7 +384,9 @@ pub fn run(opts: &Options) -> Summary {
             sum.findings[at] = Report { count, ..report };
             sum.shrinking += took;
         }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
     });
+    sum.interrupted = opts.cancel.halted();
     sum.elapsed = started.elapsed();
     sum
 }

@@ -2,9 +2,10 @@
 //! answers as expectations (responses by id, any order; notifications ignored) and the barrier;
 //! for a finding about the ending ([`Pin::Ending`]) also the ending (`shutdown` answered, or EOF)
 //! with `== exit 0`. Replaying the trace passes against the reference runtime and fails against a
-//! runtime that answers differently, twice, late, or never. A trace is kept only when its replay
-//! fails for its finding (an ending trace must fail at its ending lines); findings that live in
-//! notifications or formatting ([`Pin::None`]) get no trace, and the report says why.
+//! runtime that answers differently, twice, late, or never, or whose conversation breaks a stream
+//! rule (`replay` judges them; [`Pin::Stream`]). A trace is kept only when its replay fails for its
+//! finding (a rule class: the rule is among those broken; an ending trace: at its ending lines);
+//! the few classes no trace can show ([`Pin::None`]) get none, and the report says why.
 
 use super::class::{DiffKind, FindingClass, Pin};
 use super::exec::{pause_ms, Observed, Outcome, Target};
@@ -42,20 +43,22 @@ pub struct Header<'a> {
     /// What the trace pins: with [`Pin::Ending`] it ends with shutdown/EOF and `== exit 0`, else
     /// with the barrier.
     pub pin: Pin,
+    /// The runtime was fuzzed with the kit's model stub (`--model-stub`): a trace with prompts
+    /// then says `# requires: model-stub`, which `replay` satisfies by starting the stub itself.
+    /// Without it the runtime answered the prompts on its own, and replays them so.
+    pub model_stub: bool,
+    /// Comment lines (without `# `) after the header: how far the sequence was shrunk.
+    pub notes: &'a [String],
 }
 
-/// The trace text for `seq`, with `reference`'s answers as the expectations.
-pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> String {
-    let mut t = String::new();
+/// The trace's header: what it is about, where it came from, how far it was shrunk.
+fn header(t: &mut String, seq: &Sequence, h: &Header<'_>, form: &str) {
     let class = &h.finding.class.to_string();
     let _ = writeln!(t, "# case: fuzz.{}", slug(class));
-    let _ = writeln!(
-        t,
-        "# contract: black-box fuzz finding {class} (the reference runtime's answers, §2–§6)"
-    );
+    let _ = writeln!(t, "# contract: black-box fuzz finding {class} ({form})");
     let _ = writeln!(t, "# editions: {}", h.edition);
-    if seq.has_prompts() {
-        let _ = writeln!(t, "# requires: model");
+    if h.model_stub && seq.has_prompts() {
+        let _ = writeln!(t, "# requires: model-stub");
     }
     let _ = writeln!(t, "# timeout: {}ms", h.timeout.as_millis());
     let _ = writeln!(
@@ -65,9 +68,141 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
         h.case,
         h.runtime.replace('\n', " ")
     );
+    let _ = writeln!(t, "# class: {class}");
     for l in h.finding.detail.lines() {
         let _ = writeln!(t, "# finding: {}", l.replace("{{", "{ {"));
     }
+    for n in h.notes {
+        let _ = writeln!(t, "# {}", n.replace("{{", "{ {"));
+    }
+}
+
+/// The trace text for `seq` that pins a rule class by the stream rules alone ([`Pin::Stream`]):
+/// the exact bytes, then two barriers; every other answer and every notification is ignored,
+/// so the whole conversation runs and `replay` judges the rules over it (the class's own rule
+/// too: `# class:`). An `initialize` the fuzzer awaited is awaited too, unless its id is one
+/// the ignore rule cannot leave out (not a plain string or a finite number).
+pub fn stream_trace_text(seq: &Sequence, h: &Header<'_>) -> Option<String> {
+    let awaited = seq.awaited_inits();
+    let plain = |id: &str| {
+        // A finite number is its JSON text (an alternative that parses is that value).
+        if let Ok(Value::Number(n)) = serde_json::from_str::<Value>(id) {
+            return n.as_f64().filter(|f| f.is_finite()).map(|_| id.to_owned());
+        }
+        let v: String = serde_json::from_str(id).ok()?;
+        // An alternative of `{{not:…}}` that parses as JSON is that value, not the string.
+        let ok = !v.is_empty()
+            && serde_json::from_str::<Value>(&v).is_err()
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.:/ ".contains(c));
+        ok.then_some(v)
+    };
+    let ending = h.pin == Pin::Ending;
+    let mut kept = vec![BARRIER_ID.to_string()];
+    kept.push(match ending {
+        true => SHUTDOWN_ID.to_string(),
+        false => format!("{BARRIER_ID}-2"),
+    });
+    // An `initialize` whose id the ignore rule cannot leave out (`1e400`, echoed as null; a
+    // string that reads as JSON) is not waited for: the trace writes on at once where the fuzzer
+    // waited.
+    // So is one whose id another request shares (its answer could not be told apart).
+    let ids = request_ids(seq);
+    let awaited: Vec<(usize, String)> = awaited
+        .into_iter()
+        .filter(|(_, id)| plain(id).is_some() && ids.iter().filter(|i| *i == id).count() == 1)
+        .collect();
+    for (_, id) in &awaited {
+        kept.extend(plain(id));
+    }
+    kept.sort();
+    kept.dedup();
+    let mut t = String::new();
+    header(
+        &mut t,
+        seq,
+        h,
+        "the stream rules replay judges over the conversation, §2–§6",
+    );
+    let _ = writeln!(t, "ignore {{\"method\":\"{{{{any}}}}\"}}");
+    let _ = writeln!(t, "ignore {{\"id\":\"{{{{not:{}}}}}\"}}", kept.join("|"));
+    let mut r = Renderer::default();
+    let mut bytes = Vec::new();
+    for (i, op) in seq.ops.iter().enumerate() {
+        if let Some((_, init)) = awaited.iter().find(|(at, _)| i == at + 1) {
+            // The fuzzer waited for this answer before writing on; so does the trace.
+            let _ = writeln!(t, "<< {{\"jsonrpc\":\"2.0\",\"id\":{init}}}");
+        }
+        if let Op::Advance(ms) = op {
+            let ms = pause_ms(*ms);
+            if ms > 0 {
+                let _ = writeln!(t, ">>pause {ms}ms");
+            }
+            continue;
+        }
+        bytes.clear();
+        r.render(op, &mut bytes);
+        send_line(&mut t, &bytes);
+    }
+    let _ = writeln!(t, ">>raw \"\\n\"");
+    let barriers = [BARRIER_ID.to_string(), format!("{BARRIER_ID}-2")];
+    for (i, id) in barriers[..if ending { 1 } else { 2 }].iter().enumerate() {
+        if i == 1 {
+            // The fuzzer's settle phase: the turns the ops started write on after the barrier's
+            // answer (their events, a late answer) for a while; the second barrier comes after.
+            let _ = writeln!(t, ">>pause {}ms", settle_pause(seq).as_millis());
+        }
+        let _ = writeln!(
+            t,
+            ">> {{\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"method\":\"{BARRIER_METHOD}\"}}"
+        );
+        let _ = writeln!(t, "<< {{\"jsonrpc\":\"2.0\",\"id\":\"{id}\"}}");
+    }
+    if ending {
+        ending_lines(&mut t, seq.end);
+    }
+    Some(t)
+}
+
+/// The id echoes (JSON text) of every request of `seq`, once per request.
+fn request_ids(seq: &Sequence) -> Vec<String> {
+    let mut r = Renderer::default();
+    let mut bytes = Vec::new();
+    let mut out = Vec::new();
+    for op in &seq.ops {
+        bytes.clear();
+        r.render(op, &mut bytes);
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let crate::wire::Classified::Request(req) =
+                crate::wire::classify(crate::wire::trim_js(line))
+            {
+                out.push(req.id.to_json());
+            }
+        }
+    }
+    out
+}
+
+/// How long a stream trace waits after its first barrier's answer: 2 s, and the sequence's
+/// `slow` seconds up to 3 s more (the work its turns may still do, which the fuzzer's settle
+/// phase saw). Not the allowance for a release's retries (17 s each): a replay would spend it
+/// on every runtime, and on the reference runtime for nothing.
+fn settle_pause(seq: &Sequence) -> Duration {
+    let slow: f64 = seq
+        .ops
+        .iter()
+        .map(|op| super::gen::slow_secs_of(op).0)
+        .sum();
+    Duration::from_secs(2) + Duration::from_secs_f64(slow.min(3.0))
+}
+
+/// The trace text for `seq`, with `reference`'s answers as the expectations.
+pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> String {
+    let mut t = String::new();
+    header(&mut t, seq, h, "the reference runtime's answers, §2–§6");
     for m in [
         "session.event",
         "session.status",
@@ -141,7 +276,13 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
         );
         return t;
     }
-    match seq.end {
+    ending_lines(&mut t, seq.end);
+    t
+}
+
+/// The ending of a trace about the ending: `shutdown` answered (or EOF), then `== exit 0`.
+fn ending_lines(t: &mut String, end: End) {
+    match end {
         End::Shutdown => {
             let _ = writeln!(
                 t,
@@ -157,7 +298,6 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
         }
     }
     let _ = writeln!(t, "== exit 0 within 15s");
-    t
 }
 
 /// `>> line` for a plain one-line JSON frame, `>>raw "…"` for anything else.
@@ -254,11 +394,16 @@ pub fn slug(class: &str) -> String {
         .collect()
 }
 
-/// Whether replaying `text` fails against `subject` (for [`Pin::Ending`]: at one of its ending
-/// lines) and passes against `reference`; `None` when a replay was cut short at `stop` (the
-/// time budget), so that its verdict says nothing.
+/// Whether replaying `text` fails against `subject` for `class` and passes against `reference`;
+/// `None` when a replay was cut short at `stop` (the time budget), so that its verdict says
+/// nothing. A replay fails for the class as `dsh-conformance replay` shows it: a rule class when
+/// the stream rules judged over the conversation (its own rule included) report its check id;
+/// unless `pin` is [`Pin::Stream`] (a trace of the stream rules alone), also when the trace's
+/// expectations fail ([`Pin::Ending`]: at one of its ending lines). Passing means the
+/// expectations hold and no stream rule broke.
 pub fn verify(
     text: &str,
+    class: &FindingClass,
     pin: Pin,
     subject: &Target,
     reference: &Target,
@@ -268,6 +413,7 @@ pub fn verify(
     let Ok(trace) = Trace::parse(text, "fuzz-finding.trace") else {
         return Some((false, false));
     };
+    let edition = trace.meta.editions.first().copied().unwrap_or_default();
     let replay = |t: &Target| {
         let bound = timeout * 3 + Duration::from_secs(30);
         let left = stop.saturating_duration_since(Instant::now());
@@ -281,19 +427,47 @@ pub fn verify(
         let cut = left < bound && r.wall + Duration::from_millis(50) >= left;
         (!cut).then_some(r)
     };
+    let own = class.check();
     let bad = replay(subject)?;
-    let fails = match (pin, bad.failure()) {
-        (_, None) => !bad.passed(),
-        (Pin::Ending, Some(f)) => {
-            f.at.as_deref()
-                .and_then(|at| at.rsplit(':').next()?.parse::<usize>().ok())
-                .and_then(|n| text.lines().nth(n.checked_sub(1)?))
-                .is_some_and(is_ending_line)
-        }
-        (_, Some(_)) => true,
-    };
-    let passes = replay(reference)?.passed();
+    let broken = stream_rules(&bad, edition, own);
+    let by_rule = own.is_some_and(|c| broken.iter().any(|f| f.check == c));
+    let fails = by_rule
+        || match (pin, bad.failure()) {
+            (Pin::Stream, _) => false,
+            (_, None) => !bad.passed(),
+            (Pin::Ending, Some(f)) => {
+                f.at.as_deref()
+                    .and_then(|at| at.rsplit(':').next()?.parse::<usize>().ok())
+                    .and_then(|n| text.lines().nth(n.checked_sub(1)?))
+                    .is_some_and(is_ending_line)
+            }
+            // A rule class the stream rules did not name: only the fuzzer's end-of-run judgement
+            // (a request never answered, a session never idle) shows as an answer that never
+            // came; any other failure may be another class's.
+            (_, Some(f)) if own.is_some() => matches!(
+                f.kind,
+                crate::trace::failure::FailureKind::Timeout
+                    | crate::trace::failure::FailureKind::Missing
+            ),
+            (_, Some(_)) => true,
+        };
+    let good = replay(reference)?;
+    let passes = good.passed() && stream_rules(&good, edition, own).is_empty();
     Some((fails, passes))
+}
+
+/// The stream rules a replayed case's conversation broke (and the rule of `own`, the trace's
+/// `# class:`), judged as `replay` judges a fuzz finding's trace (as the fuzzer judges).
+fn stream_rules(
+    r: &runner::CaseReport,
+    edition: crate::edition::Edition,
+    own: Option<crate::rules::CheckId>,
+) -> Vec<crate::suite::stream::Finding> {
+    let complete = matches!(r.outcome, runner::Outcome::Pass | runner::Outcome::Fail(_));
+    if !complete || r.transcript.truncated {
+        return Vec::new();
+    }
+    crate::suite::stream::judge_as_fuzzed(&r.transcript, own, edition, false)
 }
 
 /// Whether a trace line belongs to the ending (the shutdown request and answer, EOF, the exit).
@@ -303,38 +477,32 @@ fn is_ending_line(l: &str) -> bool {
 
 /// Writes the trace of a shrunk finding under `dir` (verified unless `--no-verify`: a trace whose
 /// replay does not fail for the finding, or fails against the reference too, is not written).
+/// `notes` become comment lines of the trace (how far it was shrunk). With `verify` false (the
+/// time budget was spent, or the run was interrupted) the trace is written unverified and
+/// `unverified` says why.
 pub(super) fn write(
     opts: &FuzzOptions,
     rules: &Profile,
     rep: &mut Report,
-    pin: Pin,
     dir: &std::path::Path,
     stop: Instant,
+    notes: &[String],
+    unverified: Option<&str>,
 ) {
-    let out_of_time = "not written: the time budget was spent before it was verified";
-    let reference = exec::run_sequence_until(
-        &rep.sequence,
-        &opts.reference,
-        rules,
-        opts.deadlines,
-        Some(stop),
-    );
-    if reference.cut.is_some() {
-        rep.trace_note = Some(out_of_time.into());
-        return;
-    }
+    let mut unverified: Option<String> = unverified.map(str::to_owned);
+    let class = rep.finding.class.clone();
     let d = opts.deadlines;
     let timeout = d.barrier + d.settle + Duration::from_secs_f64(rep.sequence.slow_secs());
     let runtime = opts.subject.cmd.to_string();
     let edition = opts.edition.to_string();
-    let class = &rep.finding.class;
     let messages = matches!(
         class,
         FindingClass::Diff(DiffKind::ErrorMessage, _)
             | FindingClass::Rule(crate::rules::CheckId::ErrorUnknownMethod)
     );
+    let finding = rep.finding.clone();
     let h = Header {
-        finding: &rep.finding,
+        finding: &finding,
         seed: opts.seed,
         case: rep.case,
         edition: &edition,
@@ -342,30 +510,130 @@ pub(super) fn write(
         messages,
         results: true,
         timeout,
-        pin,
+        pin: class.pin(),
+        model_stub: opts.model_stub,
+        notes,
     };
-    let mut text = trace_text(&rep.sequence, &reference.observed, &h);
-    if opts.verify {
-        let Some(v) = verify(&text, pin, &opts.subject, &opts.reference, timeout, stop) else {
-            rep.trace_note = Some(out_of_time.into());
-            return;
-        };
-        rep.replay = Some(v);
-        match v {
-            (true, true) => text.insert_str(0, "# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n"),
-            (false, _) => {
-                rep.trace_note = Some(format!(
-                    "the replay of the shrunk sequence's trace does not fail for {class} (timing, or a cause the trace does not pin); rerun the fuzz command"
-                ));
-                return;
-            }
-            (true, false) => {
-                rep.trace_note =
-                    Some("the replay of the shrunk sequence's trace fails against the reference runtime too".into());
-                return;
+    // A rule class first gets a trace of the stream rules alone (the whole conversation is
+    // judged, so another deviation cannot end the replay before the class shows); when that does
+    // not show it (the class is one the fuzzer judges at the end: a request never answered, a
+    // session never idle), the trace of the reference runtime's answers.
+    let lenient = class.check().is_some() && matches!(class.pin(), Pin::Stream | Pin::Ending);
+    let stream = lenient
+        .then(|| stream_trace_text(&rep.sequence, &h))
+        .flatten();
+    let mut chosen = None;
+    if let Some(text) = stream {
+        if unverified.is_some() || !opts.verify {
+            chosen = Some(text);
+        } else {
+            let pin = match class.pin() {
+                Pin::Ending => Pin::Ending,
+                _ => Pin::Stream,
+            };
+            match verify(
+                &text,
+                &class,
+                pin,
+                &opts.subject,
+                &opts.reference,
+                timeout,
+                stop,
+            ) {
+                None => {
+                    // Cut by the time budget: written as it is, unverified.
+                    unverified = Some(CUT.into());
+                    chosen = Some(text);
+                }
+                Some(v @ (true, true)) => {
+                    rep.replay = Some(v);
+                    let how = match pin {
+                        Pin::Ending => "at its ending",
+                        _ => "with the class among the rules broken",
+                    };
+                    chosen = Some(format!("# reproduces: replay fails against the fuzzed runtime {how}, and passes against the reference runtime\n{text}"));
+                }
+                Some(_) => {}
             }
         }
-    } else {
+    }
+    let text = match chosen {
+        Some(t) => t,
+        None => {
+            let pin = match class.pin() {
+                Pin::Stream => Pin::Responses,
+                p => p,
+            };
+            let h = Header { pin, ..h.clone() };
+            let reference = exec::run_sequence_until(
+                &rep.sequence,
+                &opts.reference,
+                rules,
+                opts.deadlines,
+                Some(stop),
+            );
+            if reference.cut.is_some() {
+                rep.trace_note = Some(
+                    "not written: the time budget was spent before the reference runtime's answers were read"
+                        .into(),
+                );
+                return;
+            }
+            let text = trace_text(&rep.sequence, &reference.observed, &h);
+            if unverified.is_some() || !opts.verify {
+                text
+            } else {
+                let Some(v) = verify(
+                    &text,
+                    &class,
+                    pin,
+                    &opts.subject,
+                    &opts.reference,
+                    timeout,
+                    stop,
+                ) else {
+                    unverified = Some(CUT.into());
+                    return finish(rep, dir, &class, opts, text, unverified.as_deref());
+                };
+                rep.replay = Some(v);
+                match v {
+                    (true, true) => format!("# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n{text}"),
+                    (false, _) => {
+                        rep.trace_note = Some(format!(
+                            "not written: the replay of the {} sequence's trace does not fail for {class} (timing, or a cause the trace does not pin); rerun the fuzz command",
+                            if rep.ops.1 < rep.ops.0 { "shrunk" } else { "unshrunk" }
+                        ));
+                        return;
+                    }
+                    (true, false) => {
+                        rep.trace_note = Some(
+                            "not written: the replay of the trace fails against the reference runtime too".into(),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    finish(rep, dir, &class, opts, text, unverified.as_deref());
+}
+
+/// Why a trace the time budget cut short while it was verified is written unverified.
+const CUT: &str = "the time budget was spent before it was verified";
+
+/// Writes a trace's `text` (marked unverified when `unverified` says why).
+fn finish(
+    rep: &mut Report,
+    dir: &std::path::Path,
+    class: &FindingClass,
+    opts: &FuzzOptions,
+    mut text: String,
+    unverified: Option<&str>,
+) {
+    if let Some(why) = unverified {
+        text.insert_str(0, &format!("# not verified: {why}\n"));
+        rep.trace_note = Some(format!("not verified: {why}"));
+    } else if !opts.verify {
         rep.trace_note = Some("not verified (--no-verify)".into());
     }
     let path = dir.join(format!(

@@ -238,9 +238,12 @@ fn report(job: Job<'_>) -> Report {
             .any(|g| g.class == class && opts.allowlist.allows(g).is_none())
     };
     let width = control.trials.total();
+    let interrupted = || opts.cancel.halted();
     let (ops, _trials) = shrink::ddmin_par(seq.ops.clone(), opts.shrink_trials, width, shows);
-    let reproduced = ops.len() < seq.ops.len() || shows(&seq.ops);
-    let out_of_time = Instant::now() > shrink_end;
+    let reproduced = ops.len() < seq.ops.len() || (interrupted().is_none() && shows(&seq.ops));
+    let out_of_time = Instant::now() > shrink_end || interrupted().is_some();
+    // Shrinking that did not finish leaves the sequence as far as it got: as found when no
+    // smaller one showed the class in time.
     let shrunk = Sequence { ops, end: seq.end };
     let mut rep = Report {
         finding: f,
@@ -262,35 +265,69 @@ fn report(job: Job<'_>) -> Report {
     let Some(dir) = &opts.out else {
         return rep;
     };
-    if (out_of_time && !reproduced) || budget_end.is_some_and(|end| Instant::now() >= end) {
-        let why = if reproduced {
-            "the time budget was spent"
-        } else {
-            "shrinking ran out of its share of the time budget before the class recurred"
-        };
-        rep.trace_note = Some(format!("not written: {why}"));
-        return rep;
-    }
     let pin = class.pin();
     if let Pin::None(why) = pin {
         rep.trace_note = Some(format!("a trace cannot pin {class}: {why}"));
         return rep;
     }
-    // Other classes the same kind of trace pins would make a failing replay ambiguous.
-    let others: Vec<String> = run(&rep.sequence.ops, deadline, false)
-        .iter()
-        .filter(|g| g.class != class && g.class.pin() == pin)
-        .map(|g| g.class.to_string())
-        .collect();
-    if !others.is_empty() {
-        rep.trace_note = Some(format!(
-            "the shrunk sequence also shows {}, so a failing replay would not show {class} alone",
-            others.join(", ")
-        ));
-        return rep;
+    let mut notes = Vec::new();
+    match (rep.ops.1 < rep.ops.0, out_of_time) {
+        (_, false) if reproduced => {
+            notes.push(format!("shrunk: {} → {} ops", rep.ops.0, rep.ops.1))
+        }
+        (true, true) => notes.push(format!(
+            "partly shrunk: {} → {} ops (shrinking ran out of time)",
+            rep.ops.0, rep.ops.1
+        )),
+        (false, true) => notes.push(format!(
+            "unshrunk: the sequence as found ({} ops); shrinking ran out of time",
+            rep.ops.0
+        )),
+        _ => notes.push(format!(
+            "unshrunk: the sequence as found ({} ops); the class did not recur while shrinking",
+            rep.ops.0
+        )),
+    }
+    // Past the time budget, or interrupted, the trace is still written (the reference runtime's
+    // answers take one run of it), but not replayed to verify it.
+    let late = budget_end.is_some_and(|end| Instant::now() >= end);
+    let unverified = if let Some(h) = interrupted() {
+        Some(format!("the run was {h}"))
+    } else if late {
+        Some("the time budget was spent".to_string())
+    } else {
+        None
+    };
+    if unverified.is_some() {
+        let d = opts.deadlines;
+        deadline = Instant::now() + d.barrier + d.settle;
+    }
+    // Other classes the same kind of trace pins would make a failing replay ambiguous; a rule
+    // class is told apart by its check id among the rules the replay reports broken.
+    if unverified.is_none() && class.check().is_none() && pin != Pin::Stream {
+        let others: Vec<String> = run(&rep.sequence.ops, deadline, false)
+            .iter()
+            .filter(|g| g.class != class && g.class.pin() == pin)
+            .map(|g| g.class.to_string())
+            .collect();
+        if !others.is_empty() {
+            rep.trace_note = Some(format!(
+                "the shrunk sequence also shows {}, so a failing replay would not show {class} alone",
+                others.join(", ")
+            ));
+            return rep;
+        }
     }
     let _slot = control.trials.acquire();
-    repro::write(opts, rules, &mut rep, pin, dir, deadline);
+    repro::write(
+        opts,
+        rules,
+        &mut rep,
+        dir,
+        deadline,
+        &notes,
+        unverified.as_deref(),
+    );
     rep
 }
 
@@ -317,7 +354,7 @@ fn trial(
         control,
     } = *env;
     let _slot = control.trials.acquire();
-    if Instant::now() > stop {
+    if Instant::now() > stop || opts.cancel.halted().is_some() {
         return Vec::new();
     }
     let cand = Sequence {

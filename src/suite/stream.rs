@@ -29,13 +29,36 @@ pub struct Finding {
 /// first). The transcript holds what was written and what was read but not how they
 /// interleaved, so every sent line is fed first.
 pub fn judge(t: &Transcript, own: Option<CheckId>, edition: Edition, strict: bool) -> Vec<Finding> {
+    judge_with(t, own, edition, strict, Unsolicited::Left)
+}
+
+/// [`judge`] as the black-box fuzzer judges a conversation: lines that answer no request (an
+/// answer to a notification, a second answer) are judged by the rules too, not left to a trace's
+/// matcher. `replay` judges a fuzz finding's trace (`# class:`) so, whose matcher ignores the
+/// answers the fuzzer's rules judge.
+pub fn judge_as_fuzzed(
+    t: &Transcript,
+    own: Option<CheckId>,
+    edition: Edition,
+    strict: bool,
+) -> Vec<Finding> {
+    judge_with(t, own, edition, strict, Unsolicited::Judged)
+}
+
+fn judge_with(
+    t: &Transcript,
+    own: Option<CheckId>,
+    edition: Edition,
+    strict: bool,
+    unsolicited: Unsolicited,
+) -> Vec<Finding> {
     // Persistence may resume sessions in these transcripts: a resumed session's seq and turns
     // continue its stored log; every other session was created in the transcript (the checker
     // tells them apart by the session/resume requests it read), so its seq starts at 0.
     let mut profile = Profile::for_edition(edition, true);
     profile.allow_method_not_found = !strict;
     profile.member_order = strict;
-    let mut conv = Conversation::new(profile, Unsolicited::Left);
+    let mut conv = Conversation::new(profile, unsolicited);
     let mut decoder = LineDecoder::default();
     decoder.push(&t.sent, &mut |e| {
         if let LineEvent::Line(l) = e {

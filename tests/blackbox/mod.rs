@@ -55,6 +55,8 @@ fn options(subject: CommandSpec, seed: u64, cases: u64) -> Options {
         processes: dsh_conformance::blackbox::ProcessMode::Fresh,
         shard: Default::default(),
         tools: None,
+        model_stub: false,
+        cancel: Default::default(),
     }
 }
 
@@ -504,12 +506,16 @@ fn two_stream_rules_broken_at_once_are_both_reported_without_misleading_traces()
             r.finding.class.check().map(|c| c.as_str().to_owned()),
             Some(r.finding.class.to_string())
         );
-        // Neither lives in what a trace pins: no trace, and the report says why.
-        assert!(r.trace.is_none(), "{}", s.human());
-        let note = r.trace_note.as_deref().unwrap_or("");
-        assert!(note.contains("cannot pin"), "{}", s.human());
+        // Each gets a trace of the stream rules, which names its class: its replay fails for
+        // that class (among the rules broken) and passes against the reference.
+        let path = r.trace.as_ref().unwrap_or_else(|| panic!("{}", s.human()));
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(
+            text.contains(&format!("# class: {}\n", r.finding.class)),
+            "{text}"
+        );
+        assert_eq!(r.replay, Some((true, true)), "{}", s.human());
     }
-    assert!(s.human().contains("no trace: a trace cannot pin"));
     let _ = std::fs::remove_dir_all(out);
     // The reference runtime under the same flags: nothing.
     let mut o = options(reference(), 5, 4);
@@ -700,4 +706,172 @@ fn a_run_waits_for_the_work_a_runtime_does_on_its_own_once_idle() {
         let d = diff::compare(&late.observed, &plain.observed);
         assert!(d.is_empty(), "{tool}: {d:?}");
     }
+}
+
+/// `fixtures/runtimes/naive_runtime.py`, the Python runtime with one bug per rule it breaks.
+const NAIVE_PY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/runtimes/naive_runtime.py"
+);
+
+/// `dsh-conformance replay <trace> -- <cmd>`: its exit code and stdout.
+fn replay_cli(trace: &std::path::Path, cmd: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(KIT)
+        .arg("replay")
+        .arg(trace)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .expect("the kit runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn every_class_a_fuzz_run_of_the_python_runtime_finds_gets_a_trace_that_replays_to_it() {
+    // Issue 39, item 3: before, 1 of 12 classes got a trace, and that one SKIPped in replay
+    // (`# requires: model` on a runtime fuzzed without the stub).
+    let dir = tempdir("naive-py");
+    let d = dir.to_str().unwrap();
+    let args = [
+        "--seed",
+        "1",
+        "--cases",
+        "4",
+        "--jobs",
+        "2",
+        "--shrink-trials",
+        "8",
+        "--timeout",
+        "20s",
+        "--out",
+        d,
+        "--",
+        "python3",
+        NAIVE_PY,
+    ];
+    let (code, out, err) = fuzz_cli(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("findings.json")).unwrap()).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    // Its first four cases show seven classes (stdout.compact, error.unknown-method, event.time,
+    // frame.*, response.exactly-once, lifecycle.shutdown-exits-0 …).
+    assert!(findings.len() >= 5, "{out}");
+    for f in findings {
+        let class = f["class"].as_str().unwrap();
+        let Some(name) = f["trace"].as_str() else {
+            panic!("{class}: no trace ({}):\n{out}", f["note"]);
+        };
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Fuzzed without the stub, so replayed without it: nothing the replay would SKIP.
+        assert!(!text.contains("# requires:"), "{text}");
+        assert!(text.contains(&format!("# class: {class}\n")), "{text}");
+        let (code, said) = replay_cli(&path, &["python3", NAIVE_PY]);
+        assert_eq!(
+            code,
+            Some(1),
+            "{class}: replay against the Python runtime:\n{said}"
+        );
+        // The class is named among the rules broken, or (an ending class) the exit fails.
+        let named = said
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{class}:")));
+        let ending = class.starts_with("lifecycle.") && said.contains("== exit 0");
+        assert!(named || ending, "{class}: replay does not show it:\n{said}");
+        let (code, said) = replay_cli(&path, &[REFERENCE]);
+        assert_eq!(
+            code,
+            Some(0),
+            "{class}: replay against the reference:\n{said}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_interrupted_fuzz_run_still_writes_its_summary_and_findings_json() {
+    let dir = tempdir("sigint");
+    let mut child = std::process::Command::new(KIT)
+        .args([
+            "fuzz",
+            "--seed",
+            "1",
+            "--seconds",
+            "300",
+            "--jobs",
+            "2",
+            "--out",
+        ])
+        .arg(&dir)
+        .args(["--", "python3", NAIVE_PY])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the kit runs");
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let began = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("the fuzz run did not end within 90 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(stdout.contains("interrupted by SIGINT"), "{stdout}");
+    assert!(stdout.contains("findings: "), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("findings.json")).unwrap()).unwrap();
+    assert_eq!(
+        doc["runs"][0]["interrupted"], "interrupted by SIGINT",
+        "{doc}"
+    );
+    // Every class found by then is listed, each with its (unverified) trace.
+    for f in doc["findings"].as_array().unwrap() {
+        let name = f["trace"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{f}\n{stdout}"));
+        assert!(dir.join(name).is_file(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn replay_starts_the_model_stub_for_a_trace_that_requires_it() {
+    // A fuzz finding of a runtime fuzzed with --model-stub says `# requires: model-stub`: replay
+    // runs it with the stub, where `# requires: model` would SKIP without --provides.
+    let dir = tempdir("requires-stub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("needs-stub.trace");
+    std::fs::write(
+        &path,
+        "# case: needs-stub\n# requires: model-stub\n\
+         >> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"cwd\":\"/\",\
+         \"provider\":\"deepseek-official\",\"model\":\"deepseek-v4-flash\"}}\n\
+         << {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"{{object}}\"}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(KIT)
+        .arg("replay")
+        .arg(&path)
+        .args(["--", REFERENCE])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(stderr.contains("requires the model stub"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
 }

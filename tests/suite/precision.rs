@@ -556,6 +556,8 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
         processes: blackbox::ProcessMode::Fresh,
         shard: Default::default(),
         tools: None,
+        model_stub: false,
+        cancel: Default::default(),
     };
     let s = blackbox::run(&opts);
     assert!(s.broken.is_none(), "{}", s.human());

@@ -229,8 +229,22 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         },
         shard: a.shard.unwrap_or_default(),
         tools,
+        model_stub: stub.is_some(),
+        cancel: dsh_conformance::runner::Cancel::new(),
     };
+    // Ctrl-C stops the run, which still writes its summary, its traces and findings.json.
+    if let Err(e) = opts.cancel.on_signals(
+        &[libc::SIGINT, libc::SIGTERM],
+        "stopping the fuzz run; the summary and findings.json follow (send it again to quit at once)",
+    ) {
+        eprintln!("dsh-conformance fuzz: cannot install signal handlers: {e}");
+    }
     let summary = blackbox::run(&opts);
+    if summary.interrupted.is_some() {
+        // Every run ends its runtime on its own path; this also gets any a signal caught
+        // between a start and its registration, and their directories.
+        dsh_conformance::runner::cleanup::undo_all();
+    }
     dsh_conformance::out!("{}", summary.human());
     let mut code = summary.exit_code();
     for e in summary.write_errors() {

@@ -143,12 +143,12 @@ fn explain(id: &str) -> i32 {
 
 fn main() {
     let cli = Cli::parse();
-    // `check` stops gracefully (partial report); these end at once, leaving nothing behind.
+    // `check` and `fuzz` stop gracefully (partial report; fuzz: its summary and findings.json);
+    // these end at once, leaving nothing behind.
     let abrupt = match &cli.command {
         Cmd::Replay(_) => Some("replay"),
         Cmd::Record(_) => Some("record"),
         Cmd::Bench(_) => Some("bench"),
-        Cmd::Fuzz(_) => Some("fuzz"),
         _ => None,
     };
     if let Some(what) = abrupt {

@@ -2,6 +2,7 @@
 
 use crate::args::{duration, env_pair};
 use dsh_conformance::edition::Edition;
+use dsh_conformance::rules::CheckId;
 use dsh_conformance::runner::record::{diff_lines, header_of, record as record_run, RecordOptions};
 use dsh_conformance::runner::{replay_all, CaseReport, CommandSpec, Options, Outcome};
 use dsh_conformance::suite::judge::case_failure;
@@ -9,6 +10,10 @@ use dsh_conformance::suite::stream::{self, Finding};
 use dsh_conformance::trace::Trace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The capability of a trace that needs the kit's model stub (`# requires: model-stub`): replay
+/// starts the stub itself for it.
+const MODEL_STUB: &str = "model-stub";
 
 /// How long stdout is still read after a failed case, to tell whether the runtime floods.
 const WATCH_AFTER_FAILURE: Duration = Duration::from_secs(2);
@@ -39,7 +44,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long, value_name = "CAP")]
     provides: Vec<String>,
     /// Start the scripted model stub on 127.0.0.1, pass its DEEPSEEK_* and OPENAI_* environment
-    /// and provide `model` (for real runtimes).
+    /// and provide `model` (for real runtimes). Started without it when a trace says
+    /// `# requires: model-stub` (fuzz findings of a runtime fuzzed with the stub).
     #[arg(long)]
     model_stub: bool,
     /// Keep each case's temporary cwd and DSH_HOME.
@@ -95,12 +101,26 @@ impl ReplayArgs {
                 return 2;
             }
         };
+        // A trace that says `# requires: model-stub` (a fuzz finding of a runtime fuzzed with
+        // the stub) gets the stub without asking: replay starts it as --model-stub would.
+        let needs_stub = !self.model_stub
+            && files.iter().any(|f| {
+                Trace::load(f).is_ok_and(|t| {
+                    t.applies_to(self.edition) && t.meta.requires.iter().any(|r| r == MODEL_STUB)
+                })
+            });
+        if needs_stub {
+            eprintln!(
+                "dsh-conformance replay: a trace requires the model stub: starting it (as --model-stub)"
+            );
+        }
         // Kept alive for the whole run; dropping it stops the server.
-        let _stub = if self.model_stub {
+        let _stub = if self.model_stub || needs_stub {
             match dsh_conformance::model_stub::ModelStub::start() {
                 Ok(s) => {
                     opts.env.extend(s.env());
                     provides.push("model".into());
+                    provides.push(MODEL_STUB.into());
                     Some(s)
                 }
                 Err(e) => {
@@ -150,9 +170,14 @@ impl ReplayArgs {
             }
             runnable.push(trace);
         }
-        let reports = replay_all(&runnable, &cmd, &opts);
-        for r in &reports {
-            match self.print_case(r) {
+        // A fuzz finding's trace names its class; a class that is a check has its rule judged
+        // over the conversation too (as `check` judges a check's own rule).
+        let own: std::collections::HashMap<String, Option<CheckId>> = runnable
+            .iter()
+            .filter_map(|t| Some((t.file.clone(), CheckId::parse(t.meta.class.as_deref()?))))
+            .collect();
+        for r in replay_all(&runnable, &cmd, &opts) {
+            match self.print_case(&r, own.get(&r.file).copied()) {
                 Tally::Pass => pass += 1,
                 Tally::Fail => fail += 1,
                 Tally::Broken => broken += 1,
@@ -179,8 +204,8 @@ impl ReplayArgs {
 
     /// Prints one case's verdict, with the stream rules its conversation broke; returns how it
     /// counts (a matched trace whose conversation broke one is a failure).
-    fn print_case(&self, r: &CaseReport) -> Tally {
-        let found = self.stream_findings(r);
+    fn print_case(&self, r: &CaseReport, fuzz: Option<Option<CheckId>>) -> Tally {
+        let found = self.stream_findings(r, fuzz);
         if matches!(r.outcome, Outcome::Pass) && !found.is_empty() {
             dsh_conformance::outln!(
                 "FAIL {} ({}) in {:.2}s\n  the trace matched, but what the runtime wrote broke {} stream rule(s):",
@@ -231,12 +256,17 @@ impl ReplayArgs {
 
     /// The stream rules a case's conversation broke (the judge `check` and `fuzz` use), unless
     /// `--trace-only` or the case did not run to its end.
-    fn stream_findings(&self, r: &CaseReport) -> Vec<Finding> {
+    /// `fuzz`: `Some(own)` for a fuzz finding's trace (`# class:`, `own` its check when the class
+    /// is one): judged as the fuzzer judges, its own rule included.
+    fn stream_findings(&self, r: &CaseReport, fuzz: Option<Option<CheckId>>) -> Vec<Finding> {
         let complete = matches!(r.outcome, Outcome::Pass | Outcome::Fail(_));
         if self.trace_only || !complete || r.transcript.truncated {
             return Vec::new();
         }
-        stream::judge(&r.transcript, None, self.edition, false)
+        match fuzz {
+            Some(own) => stream::judge_as_fuzzed(&r.transcript, own, self.edition, false),
+            None => stream::judge(&r.transcript, None, self.edition, false),
+        }
     }
 }
 

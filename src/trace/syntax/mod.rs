@@ -116,6 +116,10 @@ pub struct Meta {
     pub source: Option<String>,
     /// `# continues:` a case whose cwd and DSH_HOME this one reuses (a later process).
     pub continues: Option<String>,
+    /// `# class:` the fuzz finding class a trace reproduces (`dsh-conformance fuzz` writes it):
+    /// when it names a check, `replay` judges that rule over the conversation too, as `check`
+    /// judges a check's own rule over its trace.
+    pub class: Option<String>,
 }
 
 /// A parsed trace.

@@ -132,6 +132,7 @@ impl Parser {
             }
             "source" => m.source = Some(val.to_owned()),
             "continues" => m.continues = Some(val.to_owned()),
+            "class" => m.class = Some(val.to_owned()),
             _ => {} // any other `# word: text` is a comment
         }
         Ok(())
