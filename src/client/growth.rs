@@ -5,9 +5,9 @@
 //! fit is sans-IO ([`growth`]); the runs are the caller's ([`measure`]).
 
 use super::after::After;
-use super::driver::{Op, Outcome};
+use super::driver::Outcome;
 use super::layers::{LongLines, Stack};
-use super::scenario::{run, Observation, Scenario};
+use super::scenario::{Observation, Scenario};
 use crate::suite::verdict::Verdict;
 use std::time::Duration;
 
@@ -79,7 +79,7 @@ macro_rules! probe {
             name: "long-lines",
             checks: &[],
             layers: || Stack(vec![Box::new(LongLines { bytes: $bytes })]),
-            ops: || vec![Op::Start, run("s1", "reply: after a long line"), Op::Close],
+            ops: super::scenario::long_lines_ops,
             judge: |_| Vec::new(),
             after: After::Nothing,
         }
@@ -133,6 +133,8 @@ pub fn measure(
 
 #[cfg(test)]
 mod tests {
+    use super::super::driver::Op;
+    use super::super::scenario::run;
     use super::*;
 
     fn ms(v: u64) -> Duration {

@@ -68,6 +68,11 @@ pub(super) fn run(session: &str, text: &str) -> Op {
     }
 }
 
+/// The long-lines scenario's operations (its growth probes run them too: `growth.rs`).
+pub(super) fn long_lines_ops() -> Vec<Op> {
+    vec![Op::Start, run("s1", "reply: after a long line"), Op::Close]
+}
+
 /// Every scenario, in report order of their checks (a check several scenarios decide gets the
 /// worst of their verdicts).
 pub const SCENARIOS: &[Scenario] = &[
@@ -132,7 +137,7 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "long-lines",
         checks: &[CheckId::ClientLongLines, CheckId::ClientLineMemory],
         layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
-        ops: || vec![Op::Start, run("s1", "reply: after a long line"), Op::Close],
+        ops: long_lines_ops,
         judge: |o| {
             let read = completes(
                 o,

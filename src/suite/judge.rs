@@ -264,7 +264,7 @@ impl Judging<'_, '_> {
                 return Some(Verdict::Fail(Box::new(f)));
             }
         };
-        let (r, tag) = match self.replay(&trace) {
+        let (r, tag) = match self.replay(&trace, case.needs_model) {
             Ok(r) => r,
             Err(verdict) => return Some(verdict),
         };
@@ -308,12 +308,15 @@ impl Judging<'_, '_> {
     /// Runs `trace` in fresh case directories (on a spare process when one fits), or in those of
     /// the case it continues; gives the report and the stub key's tag of the case's runtime (its
     /// requests, and no other case's); `Err`: the verdict when it cannot run.
-    fn replay(&mut self, trace: &crate::trace::Trace) -> Result<(CaseReport, String), Verdict> {
+    fn replay(
+        &mut self,
+        trace: &crate::trace::Trace,
+        needs_model: bool,
+    ) -> Result<(CaseReport, String), Verdict> {
         // Exact repeats of a frame (a doubled response, a replayed event) are skipped by every
         // trace (the runner's default): they are response.exactly-once's and turn.no-replay's,
         // stream rules the conversation judges (`stream::judge`), never a trace's line order.
         let mut ro = runner_opts(self.opts);
-        let needs_model = trace.meta.requires.iter().any(|r| r == "model");
         ro.give_up = exercised::give_up(self.id, needs_model);
         if Spares::fits(trace) {
             if let Some(s) = self.spares.take() {

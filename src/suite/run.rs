@@ -97,51 +97,7 @@ fn run_checks(
         Condvar::new(),
     );
     let board = &shared.0;
-    let mut stopped = None;
-    let stop = |halt: Halt, cause: String, stderr_tail: &str| Stopped {
-        halt,
-        cause,
-        stderr_tail: stderr_tail.to_owned(),
-        after: started.elapsed(),
-    };
-    match &pre {
-        Preflight::Answered => {}
-        Preflight::NoFrames {
-            first_line,
-            lines,
-            stderr_tail,
-        } => {
-            // Nothing on stdout is a frame: one root cause, everything else blocked by it.
-            let why = format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)");
-            let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
-            for (i, c) in selected.iter().enumerate() {
-                b.started[i] = true;
-                b.verdicts[i] = Some(if !applies(c, opts) {
-                    skip(c)
-                } else if c.id == CheckId::StdoutFramesOnly {
-                    let mut f = Failure::new(FailureKind::NotAFrame, why.clone());
-                    f.closest = Some(first_line.clone());
-                    f.stdout_line = Some(1);
-                    f.stderr_tail = stderr_tail.clone();
-                    Verdict::Fail(Box::new(f))
-                } else {
-                    Verdict::Blocked {
-                        by: vec![CheckId::StdoutFramesOnly],
-                    }
-                });
-            }
-            let cause = format!("{why}; its first line: {first_line}");
-            stopped = Some(stop(Halt::Unusable, cause, stderr_tail));
-        }
-        Preflight::Unusable { cause, stderr_tail } => {
-            stopped = Some(stop(Halt::Unusable, cause.clone(), stderr_tail));
-            not_run(selected, board, opts, Halt::Unusable);
-        }
-        Preflight::Halted(h) => {
-            stopped = Some(stop(*h, String::new(), ""));
-            not_run(selected, board, opts, *h);
-        }
-    }
+    let mut stopped = preflight_onto_board(&pre, selected, board, opts, started);
     let model: OnceLock<ModelCapability> = OnceLock::new();
     let model_fn = || model.get_or_init(|| probe::probe_model(cmd, opts)).clone();
     std::thread::scope(|s| {
@@ -173,7 +129,7 @@ fn run_checks(
     let results = finish(selected, cases, b, opts);
     if stopped.is_none() {
         if let Some(h) = opts.cancel.halted() {
-            stopped = Some(stop(h, halt_cause(h, &results), ""));
+            stopped = Some(stop(h, halt_cause(h, &results), "", started));
         }
     }
     // Another edition's runtime answers, just differently: a runtime whose every failure is a
@@ -206,6 +162,67 @@ fn run_checks(
             plan,
         }),
     })
+}
+
+/// What the preflight's outcome decides before any check runs: nothing when the runtime
+/// answered; else every selected check's verdict on the board, and why the run stopped.
+fn preflight_onto_board(
+    pre: &Preflight,
+    selected: &[&'static CheckInfo],
+    board: &Mutex<Board>,
+    opts: &Options,
+    started: Instant,
+) -> Option<Stopped> {
+    match pre {
+        Preflight::Answered => None,
+        Preflight::NoFrames {
+            first_line,
+            lines,
+            stderr_tail,
+        } => {
+            // Nothing on stdout is a frame: one root cause, everything else blocked by it.
+            let why = format!("none of the {lines} line(s) the runtime wrote on stdout is a JSON object frame (pretty-printed or not JSON-RPC?)");
+            let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+            for (i, c) in selected.iter().enumerate() {
+                b.started[i] = true;
+                b.verdicts[i] = Some(if !applies(c, opts) {
+                    skip(c)
+                } else if c.id == CheckId::StdoutFramesOnly {
+                    let mut f = Failure::new(FailureKind::NotAFrame, why.clone());
+                    f.closest = Some(first_line.clone());
+                    f.stdout_line = Some(1);
+                    f.stderr_tail = stderr_tail.clone();
+                    Verdict::Fail(Box::new(f))
+                } else {
+                    Verdict::Blocked {
+                        by: vec![CheckId::StdoutFramesOnly],
+                    }
+                });
+            }
+            let cause = format!("{why}; its first line: {first_line}");
+            Some(stop(Halt::Unusable, cause, stderr_tail, started))
+        }
+        Preflight::Unusable { cause, stderr_tail } => {
+            let st = stop(Halt::Unusable, cause.clone(), stderr_tail, started);
+            not_run(selected, board, opts, Halt::Unusable);
+            Some(st)
+        }
+        Preflight::Halted(h) => {
+            let st = stop(*h, String::new(), "", started);
+            not_run(selected, board, opts, *h);
+            Some(st)
+        }
+    }
+}
+
+/// Why the run stopped, `started` being its start.
+fn stop(halt: Halt, cause: String, stderr_tail: &str, started: Instant) -> Stopped {
+    Stopped {
+        halt,
+        cause,
+        stderr_tail: stderr_tail.to_owned(),
+        after: started.elapsed(),
+    }
 }
 
 /// The run's plan ([`super::plan`]): one process per case of the selected checks that apply.
