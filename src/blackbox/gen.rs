@@ -195,6 +195,13 @@ impl Sequence {
     pub fn slow_secs(&self) -> f64 {
         self.ops.iter().map(slow_of_op).sum()
     }
+
+    /// [`Sequence::slow_secs`] in its two parts: the `slow` directives' seconds, and the
+    /// allowance for a release's retries.
+    pub fn slow_secs_split(&self) -> (f64, f64) {
+        let parts = self.ops.iter().map(slow_secs_of);
+        parts.fold((0.0, 0.0), |(s, r), (s1, r1)| (s + s1, r + r1))
+    }
 }
 
 /// SplitMix64: small, fast, and good enough to fill fuzz buffers reproducibly.

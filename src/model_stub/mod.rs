@@ -238,6 +238,18 @@ impl ModelStub {
         self.requests().iter().map(|r| r.summary() + "\n").collect()
     }
 
+    /// When each request from the `from`-th (0-based) on arrived, and the session its
+    /// `x-deepseek-harness-session-id` header names (`None` without one): what a runtime is
+    /// visibly doing between its frames, cheaper than [`ModelStub::requests`].
+    pub fn arrivals(&self, from: usize) -> Vec<(Instant, Option<String>)> {
+        self.server.arrivals(from)
+    }
+
+    /// How many requests arrived so far.
+    pub fn request_count(&self) -> usize {
+        self.server.log_len()
+    }
+
     /// How many client connections are open right now.
     pub fn open_connections(&self) -> usize {
         self.server.open_connections()

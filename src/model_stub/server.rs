@@ -126,6 +126,9 @@ impl RequestRecord {
     }
 }
 
+/// The header the release names a model request's session in (a subagent's own id for a child).
+const SESSION_HEADER: &str = "x-deepseek-harness-session-id";
+
 /// State shared by the accept thread, the connection threads and the owner.
 pub(crate) struct Shared {
     config: Config,
@@ -178,6 +181,19 @@ impl Server {
 
     pub(crate) fn log(&self) -> Vec<RequestRecord> {
         lock(&self.shared.log).clone()
+    }
+
+    /// When each request from the `from`-th on arrived, and the session its header names.
+    pub(crate) fn arrivals(&self, from: usize) -> Vec<(Instant, Option<String>)> {
+        let log = lock(&self.shared.log);
+        let session = |r: &RequestRecord| {
+            let h = r.headers.iter().find(|(n, _)| n == SESSION_HEADER);
+            h.map(|(_, v)| v.clone())
+        };
+        log.iter()
+            .skip(from)
+            .map(|r| (self.shared.started + r.at, session(r)))
+            .collect()
     }
 
     pub(crate) fn open_connections(&self) -> usize {

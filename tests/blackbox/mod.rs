@@ -13,6 +13,7 @@ fn target(cmd: CommandSpec) -> Target {
     Target {
         cmd,
         env: Vec::new(),
+        model: None,
     }
 }
 
@@ -874,4 +875,63 @@ fn replay_starts_the_model_stub_for_a_trace_that_requires_it() {
     assert!(stdout.contains("1 passed"), "{stdout}");
     assert!(stderr.contains("requires the model stub"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A turn that takes long while the runtime visibly asks its model (a release retrying an empty
+/// reply with back-off) is not a hang: the settle wait grows with the model stub's requests. Without
+/// the stub watched, the same runtime is a finding; and one that stops asking and never ends its
+/// turn is still one, found within a bounded wait.
+#[test]
+fn waits_grow_with_the_model_requests_a_runtime_visibly_makes() {
+    use dsh_conformance::blackbox::gen::{initialize, End, Sequence};
+    use dsh_conformance::blackbox::{exec, toolcall};
+    use dsh_conformance::directive::Directive;
+    use dsh_conformance::model_stub::ModelStub;
+    use std::sync::Arc;
+    use std::time::Instant;
+    let runtime = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/runtimes/chat_completions_runtime.py"
+    );
+    let stub = Arc::new(ModelStub::start().expect("model stub"));
+    let rules = dsh_conformance::rules::Profile::for_edition(Default::default(), false);
+    let seq = Sequence {
+        ops: vec![
+            initialize(),
+            toolcall::prompt(Directive::Reply("done".into()), 0),
+        ],
+        end: End::Shutdown,
+    };
+    let dl = Deadlines {
+        settle: Duration::from_secs(1),
+        ..Deadlines::default()
+    };
+    let run = |pacing: &str, watched: bool| {
+        let mut env = stub.env();
+        env.push(("DSH_MODEL_PACING".into(), pacing.into()));
+        let t = Target {
+            cmd: CommandSpec::new("python3").arg(runtime),
+            env,
+            model: watched.then(|| Arc::clone(&stub)),
+        };
+        let began = Instant::now();
+        let r = exec::run_sequence(&seq, &t, &rules, dl);
+        let idle = r
+            .findings
+            .iter()
+            .any(|f| f.detail.contains("never went idle"));
+        (r.findings, idle, began.elapsed())
+    };
+    // Requests 0.4, 0.8 and 1.6 s apart, then the answer: about 3 s of work, the settle 1 s.
+    let (findings, _, took) = run("0.4,0.8,1.6", true);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(took > Duration::from_millis(2500), "{took:?}");
+    let (findings, idle, _) = run("0.4,0.8,1.6", false);
+    assert!(idle && findings.len() == 1, "unwatched: {findings:?}");
+    let (findings, idle, took) = run("0.4,hang", true);
+    assert!(
+        idle && findings.len() == 1,
+        "a hang after asking: {findings:?}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
 }

@@ -532,6 +532,7 @@ fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
     let target = |cmd| Target {
         cmd,
         env: Vec::new(),
+        model: None,
     };
     let opts = Options {
         seed: 7,

@@ -176,7 +176,7 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
     };
     let stub = if a.model_stub {
         match dsh_conformance::model_stub::ModelStub::start() {
-            Ok(s) => Some(s),
+            Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => return fail(format!("cannot start the model stub: {e}")),
         }
     } else {
@@ -201,11 +201,9 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         subject: Target {
             cmd: subject,
             env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
+            model: stub.clone(),
         },
-        reference: Target {
-            cmd: reference,
-            env: Vec::new(),
-        },
+        reference: Target::new(reference),
         differential: a.against_reference,
         allowlist,
         out: Some(a.out.clone()),

@@ -77,6 +77,7 @@ pub fn run_on(
     let continued = l.runs > 0 && l.init.is_some();
     let mut st = State::new(rules, &l.dirs, stop);
     st.latency = plan.latency.clone();
+    st.model = target.model.clone().map(super::activity::ModelWatch::new);
     st.until = plan.until.clone();
     if continued {
         st.foreign = l.created.clone();

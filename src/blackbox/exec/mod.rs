@@ -14,6 +14,7 @@ use super::latency::{Adapt, Wait};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
 use super::Finding;
+mod activity;
 mod live;
 mod state;
 use crate::ops::{Op, Renderer};
@@ -25,6 +26,7 @@ pub use live::{continues, run_on, Live, Plan};
 use serde_json::Value;
 use state::{list, Phase, State};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long the settle waits, once everything is idle, for the work a runtime does on its own
@@ -53,6 +55,20 @@ pub struct Target {
     pub cmd: CommandSpec,
     /// Extra environment (the model stub's, when used).
     pub env: Vec<(String, String)>,
+    /// The model stub the runtime talks to, if any: its requests show what the runtime is still
+    /// doing, and waits grow with them ([`activity`]).
+    pub model: Option<Arc<crate::model_stub::ModelStub>>,
+}
+
+impl Target {
+    /// A runtime started as `cmd`, with no extra environment and no model stub.
+    pub fn new(cmd: CommandSpec) -> Target {
+        Target {
+            cmd,
+            env: Vec::new(),
+            model: None,
+        }
+    }
 }
 
 /// How long each phase may take.
@@ -248,10 +264,12 @@ fn drive_ops(
         return None;
     }
     let may_hang = seq.may_hang();
-    let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle)
-        + Duration::from_secs_f64(seq.slow_secs());
+    // The release's retries are seen as model requests when a stub is watched; else allowed for.
+    let (slow, retries) = seq.slow_secs_split();
+    let slow = Duration::from_secs_f64(slow + if st.model.is_some() { 0.0 } else { retries });
+    let settle = window(st, &dl, &[Wait::Answer, Wait::Turn], dl.settle) + slow;
     let quiet = |s: &State<'_>| s.ck.unsettled(&[]) == Unsettled::Settled;
-    let mut settled = pump(child, st, Instant::now() + settle, quiet);
+    let (mut settled, waited) = pump_while_busy(child, st, settle, dl.settle + slow, quiet);
     // Work a runtime does on its own once idle: a subagent's end reaches its parent (a notice
     // turn, or the parent's next step), an active goal runs its rounds until blocked. Wait for
     // `subagent.finished` and the goal's change (a while only: not every runtime sends them),
@@ -267,7 +285,7 @@ fn drive_ops(
         return None;
     }
     if !settled && !may_hang && !st.fatal {
-        unsettled(st, settle);
+        unsettled(st, waited.max(settle));
     }
     if st.fatal {
         return None;
@@ -447,8 +465,9 @@ fn await_initialize(child: &mut Child, st: &mut State<'_>, dl: Deadlines, init: 
 
 /// [`pump`] for `w` (a window adapted to the runtime's latency), extended by `w` at a time up to
 /// `ceiling` while the runtime keeps writing: a runtime still busy on stdout (a long stream, or a
-/// flood on a loaded machine, which then reaches its bound) is not a hang. Returns whether `done`
-/// held and how long was waited.
+/// flood on a loaded machine, which then reaches its bound) is not a hang. A runtime still asking
+/// the watched model stub holds it longer, up to [`activity::STRETCH`] past `ceiling`
+/// ([`activity::held_until`]). Returns whether `done` held and how long was waited.
 fn pump_while_busy(
     child: &mut Child,
     st: &mut State<'_>,
@@ -464,11 +483,17 @@ fn pump_while_busy(
         if pump(child, st, until, &done) {
             return (true, start.elapsed());
         }
-        let quiet = st.obs.frames_out == written;
-        if quiet || until >= hard || st.fatal || st.closed || st.cut {
+        if st.fatal || st.closed || st.cut {
             return (false, until - start);
         }
-        until = (until + w).min(hard);
+        let held = st.model_held(w).filter(|&h| h > until);
+        until = if st.obs.frames_out != written && until < hard {
+            (until + w).min(hard)
+        } else if let Some(h) = held.filter(|_| until < hard + activity::STRETCH) {
+            h.min(hard + activity::STRETCH)
+        } else {
+            return (false, until - start);
+        };
     }
 }
 

@@ -50,6 +50,8 @@ pub(super) struct State<'a> {
     /// Sessions whose goal is active (`goal/change`): once idle, each runs a round or has its
     /// goal blocked.
     pub(super) goals: std::collections::HashSet<String>,
+    /// The model stub the runtime talks to, watched from this run's start.
+    pub(super) model: Option<super::activity::ModelWatch>,
 }
 
 impl<'a> State<'a> {
@@ -79,6 +81,7 @@ impl<'a> State<'a> {
             tool_names: HashMap::new(),
             children: Default::default(),
             goals: Default::default(),
+            model: None,
         }
     }
 
@@ -342,6 +345,14 @@ impl<'a> State<'a> {
                     .as_str()
                     .is_some_and(|sid| self.foreign.contains(sid))
             })
+    }
+
+    /// Until when a wait of window `w` holds for the run's model requests
+    /// ([`super::activity::held_until`]): those of its running sessions and subagents.
+    pub(super) fn model_held(&self, w: Duration) -> Option<Instant> {
+        let mine = |sid: &str| self.turn_at.contains_key(sid) || self.children.contains(sid);
+        let arrivals = self.model.as_ref()?.arrivals(mine);
+        super::activity::held_until(&arrivals, w)
     }
 
     pub(super) fn session_label(&mut self, sid: &str) -> String {
