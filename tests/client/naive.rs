@@ -1,6 +1,7 @@
-//! A naive client in another language (`fixtures/clients/naive_client.mjs`, Node, a hand-rolled
-//! JSON-RPC client with six documented bugs at once) read as its author reads the report: each
-//! bug is one root cause, and nothing else fails.
+//! Naive clients in other languages (`fixtures/clients/naive_client.mjs`, Node, and
+//! `fixtures/clients/naive_client.rb`, Ruby: hand-rolled JSON-RPC clients with several documented
+//! bugs at once) read as their authors read the report: each bug is one root cause, and nothing
+//! else fails.
 
 use super::client;
 use dsh_conformance::check::CheckId;
@@ -37,4 +38,34 @@ fn a_naive_client_with_six_bugs_gets_six_root_causes_and_nothing_else_fails() {
     assert_eq!(code, 1, "{}", report);
     // Under the same flags the kit's reference client passes every check
     // (the_reference_client_passes_every_client_check_and_runs_no_runtime_check).
+}
+
+#[test]
+fn a_naive_ruby_client_with_five_bugs_gets_five_root_causes_and_nothing_else_fails() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let naive = format!("{root}/fixtures/clients/naive_client.rb");
+    let ruby = std::process::Command::new("ruby").arg("--version").output();
+    assert!(
+        ruby.is_ok_and(|o| o.status.success()),
+        "ruby is needed for the naive Ruby client test (.ci/run installs it)"
+    );
+    let (code, report) = client(&["--suite", "all"], &["ruby", &naive]);
+    // Its header lists these, one per bug.
+    let bugs = BTreeSet::from([
+        CheckId::ClientWaitsForInitialize,
+        CheckId::ClientIdsOutOfOrder,
+        CheckId::ClientForwardCompatible,
+        CheckId::ClientRobustNonFrameLines,
+        CheckId::ClientBoundedBacklog,
+    ]);
+    assert_eq!(report.with("FAIL"), bugs, "{}", report);
+    let causes: BTreeSet<CheckId> = report.root_causes().into_iter().collect();
+    assert_eq!(causes, bugs, "{}", report);
+    assert_eq!(
+        report.with("PASS").len() + bugs.len(),
+        report.verdicts().len(),
+        "{}",
+        report
+    );
+    assert_eq!(code, 1, "{}", report);
 }
