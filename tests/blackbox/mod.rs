@@ -935,3 +935,46 @@ fn waits_grow_with_the_model_requests_a_runtime_visibly_makes() {
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
+
+/// `--processes auto` measures the runtime's boot once: one slow to start (behind a wrapper
+/// that sleeps 1.2 s) gets shared processes, and a mutant behind the same wrapper is still
+/// found; the reference, quick to start, keeps a process per sequence.
+#[test]
+fn a_slow_starting_runtime_gets_shared_processes_and_its_bug_is_still_found() {
+    let dir = tempdir("slow-boot");
+    let d = dir.to_str().unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let slow = dir.join("slow.sh");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 1.2\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = slow.to_str().unwrap();
+    let common = [
+        "--cases",
+        "8",
+        "--seed",
+        "3",
+        "--no-verify",
+        "--out",
+        d,
+        "--",
+    ];
+    let shared = "share processes";
+    let (code, out, err) = fuzz_cli(&[&common[..], &[slow, REFERENCE]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains(shared), "{err}");
+    let started = |out: &str| {
+        let n = out.split(" runtime process(es)").next().unwrap_or("");
+        n.rsplit(' ').next().and_then(|n| n.parse::<u32>().ok())
+    };
+    assert!(started(&out).is_some_and(|n| n < 8), "{out}");
+    let mutant = [slow, KIT, "mutant", "duplicate-response", "--", REFERENCE];
+    let (code, out, err) = fuzz_cli(&[&common[..], &mutant[..]].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("response.exactly-once"), "{out}");
+    let (code, out, err) = fuzz_cli(&[&common[..], &[REFERENCE]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains(shared), "{err}");
+    assert!(started(&out).is_some_and(|n| n >= 8), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}

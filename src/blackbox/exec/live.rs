@@ -36,6 +36,8 @@ pub struct Live {
     init: Option<(String, String)>,
     /// Session ids the sequences run so far may have created.
     created: BTreeSet<String>,
+    /// The ids (as the checker keys them) of the requests the sequences run so far wrote.
+    asked: BTreeSet<String>,
     /// Sequences run on it.
     runs: usize,
 }
@@ -86,6 +88,8 @@ pub fn run_on(
             st.on_line(answer);
             st.obs.frames_out -= 1;
         }
+        // After the replayed answer: its own id is the process's first sequence's.
+        st.foreign_ids = l.asked.clone();
     } else if let Some((_, key)) = seq.awaited_init() {
         st.watch = Some(key);
     }
@@ -102,6 +106,7 @@ pub fn run_on(
     }
     l.runs += 1;
     l.created.extend(seq.sessions(&plan.prefix).created);
+    l.asked.extend(st.obs.methods.keys().cloned());
     if st.straggler {
         // An earlier sequence's session spoke during this one: the run proves nothing.
         l.child.kill();
@@ -144,6 +149,7 @@ fn start(target: &Target) -> Result<Live, String> {
         dirs,
         init: None,
         created: BTreeSet::new(),
+        asked: BTreeSet::new(),
         runs: 0,
     })
 }

@@ -32,6 +32,9 @@ pub(super) struct State<'a> {
     pub(super) watched: Option<String>,
     /// Sessions of earlier sequences on a shared process: a notification naming one is theirs.
     pub(super) foreign: std::collections::BTreeSet<String>,
+    /// Ids of earlier sequences' requests on a shared process: a response echoing one that this
+    /// sequence did not write (yet) is theirs (a late or repeated answer).
+    pub(super) foreign_ids: std::collections::BTreeSet<String>,
     /// Such a notification arrived: the shared process did not keep the sequences apart.
     pub(super) straggler: bool,
     /// When each request still unanswered was written (by id echo): its answer's latency.
@@ -73,6 +76,7 @@ impl<'a> State<'a> {
             watch: None,
             watched: None,
             foreign: Default::default(),
+            foreign_ids: Default::default(),
             straggler: false,
             sent_at: HashMap::new(),
             turn_at: HashMap::new(),
@@ -153,7 +157,7 @@ impl<'a> State<'a> {
 
     pub(super) fn on_output(&mut self, o: &Output) {
         let raw = o.text();
-        if !self.foreign.is_empty() && self.is_foreign(raw) {
+        if !(self.foreign.is_empty() && self.foreign_ids.is_empty()) && self.is_foreign(raw) {
             self.straggler = true;
             return;
         }
@@ -333,12 +337,17 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Whether a line is a notification about a session of an earlier sequence.
+    /// Whether a line is a notification about a session of an earlier sequence, or a response
+    /// to an earlier sequence's request that this one did not write.
     fn is_foreign(&self, raw: &str) -> bool {
         let Ok(p) = json::parse(raw) else {
             return false;
         };
         let v = &p.value;
+        if let Some(id) = v.get("id").filter(|_| v.get("method").is_none()) {
+            let key = json::to_string(id);
+            return self.foreign_ids.contains(&key) && !self.obs.methods.contains_key(&key);
+        }
         v.get("id").is_none()
             && ["sessionId", "parentSessionId"].iter().any(|k| {
                 v["params"][*k]
