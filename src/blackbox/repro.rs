@@ -514,108 +514,136 @@ pub(super) fn write(
         model_stub: opts.model_stub,
         notes,
     };
-    // A rule class first gets a trace of the stream rules alone (the whole conversation is
-    // judged, so another deviation cannot end the replay before the class shows); when that does
-    // not show it (the class is one the fuzzer judges at the end: a request never answered, a
-    // session never idle), the trace of the reference runtime's answers.
-    let lenient = class.check().is_some() && matches!(class.pin(), Pin::Stream | Pin::Ending);
-    let stream = lenient
-        .then(|| stream_trace_text(&rep.sequence, &h))
-        .flatten();
-    let mut chosen = None;
-    if let Some(text) = stream {
-        if unverified.is_some() || !opts.verify {
-            chosen = Some(text);
-        } else {
-            let pin = match class.pin() {
-                Pin::Ending => Pin::Ending,
-                _ => Pin::Stream,
-            };
-            match verify(
-                &text,
-                &class,
-                pin,
-                &opts.subject,
-                &opts.reference,
-                timeout,
-                stop,
-            ) {
-                None => {
-                    // Cut by the time budget: written as it is, unverified.
-                    unverified = Some(CUT.into());
-                    chosen = Some(text);
-                }
-                Some(v @ (true, true)) => {
-                    rep.replay = Some(v);
-                    let how = match pin {
-                        Pin::Ending => "at its ending",
-                        _ => "with the class among the rules broken",
-                    };
-                    chosen = Some(format!("# reproduces: replay fails against the fuzzed runtime {how}, and passes against the reference runtime\n{text}"));
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    let text = match chosen {
+    let v = Verifier {
+        opts,
+        class: &class,
+        timeout,
+        stop,
+    };
+    let text = match stream_text(rep, &h, &v, &mut unverified) {
         Some(t) => t,
-        None => {
-            let pin = match class.pin() {
-                Pin::Stream => Pin::Responses,
-                p => p,
-            };
-            let h = Header { pin, ..h.clone() };
-            let reference = exec::run_sequence_until(
-                &rep.sequence,
-                &opts.reference,
-                rules,
-                opts.deadlines,
-                Some(stop),
-            );
-            if reference.cut.is_some() {
-                rep.trace_note = Some(
-                    "not written: the time budget was spent before the reference runtime's answers were read"
-                        .into(),
-                );
-                return;
-            }
-            let text = trace_text(&rep.sequence, &reference.observed, &h);
-            if unverified.is_some() || !opts.verify {
-                text
-            } else {
-                let Some(v) = verify(
-                    &text,
-                    &class,
-                    pin,
-                    &opts.subject,
-                    &opts.reference,
-                    timeout,
-                    stop,
-                ) else {
-                    unverified = Some(CUT.into());
-                    return finish(rep, dir, &class, opts, text, unverified.as_deref());
-                };
-                rep.replay = Some(v);
-                match v {
-                    (true, true) => format!("# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n{text}"),
-                    (false, _) => {
-                        rep.trace_note = Some(format!(
-                            "not written: the replay of the {} sequence's trace does not fail for {class} (timing, or a cause the trace does not pin); rerun the fuzz command",
-                            if rep.ops.1 < rep.ops.0 { "shrunk" } else { "unshrunk" }
-                        ));
-                        return;
-                    }
-                    (true, false) => {
-                        rep.trace_note = Some(
-                            "not written: the replay of the trace fails against the reference runtime too".into(),
-                        );
-                        return;
-                    }
-                }
-            }
-        }
+        None => match responses_text(rules, rep, &h, &v, &mut unverified) {
+            Some(t) => t,
+            None => return,
+        },
     };
     finish(rep, dir, &class, opts, text, unverified.as_deref());
+}
+
+/// What a written trace is verified with: both runtimes, the class it must show, its deadline,
+/// and the time budget's end.
+struct Verifier<'a> {
+    opts: &'a FuzzOptions,
+    class: &'a FindingClass,
+    timeout: Duration,
+    stop: Instant,
+}
+
+impl Verifier<'_> {
+    /// Whether `text` fails against the fuzzed runtime and passes against the reference
+    /// (`None`: the time budget cut it short).
+    fn verify(&self, text: &str, pin: Pin) -> Option<(bool, bool)> {
+        let o = self.opts;
+        let (s, r) = (&o.subject, &o.reference);
+        verify(text, self.class, pin, s, r, self.timeout, self.stop)
+    }
+}
+
+/// A rule class first gets a trace of the stream rules alone (the whole conversation is judged,
+/// so another deviation cannot end the replay before the class shows). `None` when the class
+/// has no such trace, or its replay does not show the class (the class is one the fuzzer
+/// judges at the end: a request never answered, a session never idle).
+fn stream_text(
+    rep: &mut Report,
+    h: &Header<'_>,
+    v: &Verifier<'_>,
+    unverified: &mut Option<String>,
+) -> Option<String> {
+    let class = v.class;
+    let lenient = class.check().is_some() && matches!(class.pin(), Pin::Stream | Pin::Ending);
+    let text = lenient
+        .then(|| stream_trace_text(&rep.sequence, h))
+        .flatten()?;
+    if unverified.is_some() || !v.opts.verify {
+        return Some(text);
+    }
+    let pin = match class.pin() {
+        Pin::Ending => Pin::Ending,
+        _ => Pin::Stream,
+    };
+    match v.verify(&text, pin) {
+        None => {
+            // Cut by the time budget: written as it is, unverified.
+            *unverified = Some(CUT.into());
+            Some(text)
+        }
+        Some(r @ (true, true)) => {
+            rep.replay = Some(r);
+            let how = match pin {
+                Pin::Ending => "at its ending",
+                _ => "with the class among the rules broken",
+            };
+            Some(format!("# reproduces: replay fails against the fuzzed runtime {how}, and passes against the reference runtime\n{text}"))
+        }
+        Some(_) => None,
+    }
+}
+
+/// The trace of the reference runtime's answers to the sequence, verified; `None` when it is not
+/// written (why is in `rep.trace_note`).
+fn responses_text(
+    rules: &Profile,
+    rep: &mut Report,
+    h: &Header<'_>,
+    v: &Verifier<'_>,
+    unverified: &mut Option<String>,
+) -> Option<String> {
+    let pin = match v.class.pin() {
+        Pin::Stream => Pin::Responses,
+        p => p,
+    };
+    let h = Header { pin, ..h.clone() };
+    let o = v.opts;
+    let reference = exec::run_sequence_until(
+        &rep.sequence,
+        &o.reference,
+        rules,
+        o.deadlines,
+        Some(v.stop),
+    );
+    if reference.cut.is_some() {
+        rep.trace_note = Some(
+            "not written: the time budget was spent before the reference runtime's answers were read"
+                .into(),
+        );
+        return None;
+    }
+    let text = trace_text(&rep.sequence, &reference.observed, &h);
+    if unverified.is_some() || !o.verify {
+        return Some(text);
+    }
+    let Some(r) = v.verify(&text, pin) else {
+        *unverified = Some(CUT.into());
+        return Some(text);
+    };
+    rep.replay = Some(r);
+    match r {
+        (true, true) => Some(format!("# reproduces: replay fails against the fuzzed runtime and passes against the reference runtime\n{text}")),
+        (false, _) => {
+            rep.trace_note = Some(format!(
+                "not written: the replay of the {} sequence's trace does not fail for {} (timing, or a cause the trace does not pin); rerun the fuzz command",
+                if rep.ops.1 < rep.ops.0 { "shrunk" } else { "unshrunk" },
+                v.class
+            ));
+            None
+        }
+        (true, false) => {
+            rep.trace_note = Some(
+                "not written: the replay of the trace fails against the reference runtime too".into(),
+            );
+            None
+        }
+    }
 }
 
 /// Why a trace the time budget cut short while it was verified is written unverified.

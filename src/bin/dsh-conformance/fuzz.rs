@@ -156,105 +156,17 @@ fn processes(
 }
 
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
-    use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Target};
-    use dsh_conformance::runner::CommandSpec;
+    use dsh_conformance::blackbox;
     if let Some(FuzzCmd::Merge { out, dirs }) = &a.merge {
         return merge(out, dirs);
     }
-    let fail = |m: String| {
-        eprintln!("dsh-conformance fuzz: {m}");
-        2
-    };
-    // No reproducer may be lost at the end of a long run: the directory must take files now.
-    if let Err(e) = blackbox::check_out_dir(&a.out) {
-        return fail(format!("--out: {e}"));
-    }
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return fail(format!("cannot find its own executable: {e}")),
-    };
-    let mut reference = CommandSpec::new(&exe)
-        .arg("runtime")
-        .arg("--edition")
-        .arg(a.edition.clone());
-    let tools = match a.profile.as_deref().map(str::parse) {
-        None => None,
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => return fail(e),
-    };
-    if let Some(p) = &a.profile {
-        reference = reference.arg("--profile").arg(p.clone());
-    }
-    let subject = if a.cmd.is_empty() {
-        reference.clone()
-    } else {
-        match CommandSpec::from_argv(&a.cmd) {
-            Some(c) => c,
-            None => return fail("empty runtime command".into()),
+    let opts = match options(&a) {
+        Ok(o) => o,
+        Err(m) => {
+            eprintln!("dsh-conformance fuzz: {m}");
+            return 2;
         }
     };
-    let allowlist = match &a.allowlist {
-        None => Allowlist::default(),
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| format!("{}: {e}", p.display()))
-            .and_then(|t| Allowlist::parse(&t, &p.display().to_string()))
-        {
-            Ok(l) => l,
-            Err(e) => return fail(format!("--allowlist: {e}")),
-        },
-    };
-    let stub = if a.model_stub {
-        match dsh_conformance::model_stub::ModelStub::start() {
-            Ok(s) => Some(std::sync::Arc::new(s)),
-            Err(e) => return fail(format!("cannot start the model stub: {e}")),
-        }
-    } else {
-        None
-    };
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
-    let edition = match a.edition.parse::<Edition>() {
-        Ok(e) => e,
-        Err(e) => return fail(e.to_string()),
-    };
-    let t = a.timeout;
-    let mut opts = blackbox::Options {
-        seed,
-        cases: a.cases,
-        seconds: a.seconds.map(|d| d.as_secs_f64()),
-        edition,
-        subject: Target {
-            cmd: subject,
-            env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
-            model: stub.clone(),
-        },
-        reference: Target::new(reference),
-        differential: a.against_reference,
-        allowlist,
-        out: Some(a.out.clone()),
-        deadlines: Deadlines {
-            barrier: t,
-            settle: t,
-            exit: t.max(Duration::from_secs(10)),
-            adapt: Some(blackbox::latency::Adapt::default()),
-        },
-        shrink_trials: a.shrink_trials,
-        shrink_time: Duration::from_secs(120),
-        verify: !a.no_verify,
-        progress: true,
-        strict_upstream: a.strict_upstream,
-        jobs: usize::from(a.jobs),
-        processes: blackbox::ProcessMode::Fresh,
-        shard: a.shard.unwrap_or_default(),
-        tools,
-        model_stub: stub.is_some(),
-        cancel: dsh_conformance::runner::Cancel::new(),
-    };
-    opts.processes = processes(a.processes, a.against_reference, &opts);
     // Ctrl-C stops the run, which still writes its summary, its traces and findings.json.
     if let Err(e) = opts.cancel.on_signals(
         &[libc::SIGINT, libc::SIGTERM],
@@ -278,4 +190,104 @@ pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
         code = 2;
     }
     code
+}
+
+/// The fuzzer's settings from the flags (the model stub started when asked for); `Err` is a
+/// usage problem.
+fn options(a: &FuzzArgs) -> Result<dsh_conformance::blackbox::Options, String> {
+    use dsh_conformance::blackbox::{self, Deadlines, Target};
+    // No reproducer may be lost at the end of a long run: the directory must take files now.
+    blackbox::check_out_dir(&a.out).map_err(|e| format!("--out: {e}"))?;
+    let (subject, reference, tools) = commands(a)?;
+    let stub = match a.model_stub {
+        true => Some(std::sync::Arc::new(
+            dsh_conformance::model_stub::ModelStub::start()
+                .map_err(|e| format!("cannot start the model stub: {e}"))?,
+        )),
+        false => None,
+    };
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    let t = a.timeout;
+    let mut opts = blackbox::Options {
+        seed,
+        cases: a.cases,
+        seconds: a.seconds.map(|d| d.as_secs_f64()),
+        edition: a.edition.parse::<Edition>().map_err(|e| e.to_string())?,
+        subject: Target {
+            cmd: subject,
+            env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
+            model: stub.clone(),
+        },
+        reference: Target::new(reference),
+        differential: a.against_reference,
+        allowlist: allowlist(a.allowlist.as_deref())?,
+        out: Some(a.out.clone()),
+        deadlines: Deadlines {
+            barrier: t,
+            settle: t,
+            exit: t.max(Duration::from_secs(10)),
+            adapt: Some(blackbox::latency::Adapt::default()),
+        },
+        shrink_trials: a.shrink_trials,
+        shrink_time: Duration::from_secs(120),
+        verify: !a.no_verify,
+        progress: true,
+        strict_upstream: a.strict_upstream,
+        jobs: usize::from(a.jobs),
+        processes: blackbox::ProcessMode::Fresh,
+        shard: a.shard.unwrap_or_default(),
+        tools,
+        model_stub: stub.is_some(),
+        cancel: dsh_conformance::runner::Cancel::new(),
+    };
+    opts.processes = processes(a.processes, a.against_reference, &opts);
+    Ok(opts)
+}
+
+/// The runtime under test's command, the reference runtime's (the kit's own, of the edition and
+/// profile asked for), and the profile whose tools the sequences call.
+fn commands(
+    a: &FuzzArgs,
+) -> Result<
+    (
+        dsh_conformance::runner::CommandSpec,
+        dsh_conformance::runner::CommandSpec,
+        Option<dsh_conformance::runtime::Profile>,
+    ),
+    String,
+> {
+    use dsh_conformance::runner::CommandSpec;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find its own executable: {e}"))?;
+    let mut reference = CommandSpec::new(&exe)
+        .arg("runtime")
+        .arg("--edition")
+        .arg(a.edition.clone());
+    let tools = a.profile.as_deref().map(str::parse).transpose()?;
+    if let Some(p) = &a.profile {
+        reference = reference.arg("--profile").arg(p.clone());
+    }
+    let subject = match a.cmd.is_empty() {
+        true => reference.clone(),
+        false => CommandSpec::from_argv(&a.cmd).ok_or("empty runtime command")?,
+    };
+    Ok((subject, reference, tools))
+}
+
+/// `--allowlist`'s entries (none without it).
+fn allowlist(
+    path: Option<&std::path::Path>,
+) -> Result<dsh_conformance::blackbox::Allowlist, String> {
+    let Some(p) = path else {
+        return Ok(Default::default());
+    };
+    std::fs::read_to_string(p)
+        .map_err(|e| format!("{}: {e}", p.display()))
+        .and_then(|t| dsh_conformance::blackbox::Allowlist::parse(&t, &p.display().to_string()))
+        .map_err(|e| format!("--allowlist: {e}"))
 }
