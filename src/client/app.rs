@@ -14,7 +14,7 @@ use crate::trace::ExitInfo;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-pub use super::app_judge::{AppScenario, APP_SCENARIOS, NOT_JUDGED};
+pub use super::app_judge::{left_out_note, not_judged, AppScenario, APP_SCENARIOS, LEFT_OUT};
 
 /// The argv placeholder replaced by the scenario's prompt.
 pub const PROMPT: &str = "{prompt}";
@@ -31,17 +31,6 @@ pub struct AppObservation {
     pub stderr: String,
     /// Its resident size (time, bytes), sampled in the scenarios that judge it.
     pub rss: Vec<(Duration, u64)>,
-}
-/// The report's note on the checks app mode leaves out.
-fn not_judged() -> String {
-    let what: Vec<String> = NOT_JUDGED
-        .iter()
-        .map(|(id, needs)| format!("{id} ({needs})"))
-        .collect();
-    format!(
-        "app mode does not judge {}: they need a driver's result",
-        what.join(", ")
-    )
 }
 fn selected(opts: &Options) -> Result<Vec<&'static AppScenario>, String> {
     if let Some(bad) = opts
@@ -86,7 +75,7 @@ pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String>
         judge_confirmed(&mut verdicts, s.checks, opts, t, judged)?;
     }
     // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
-    let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged);
+    let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(left_out_note);
     Ok(report(app, verdicts, opts, started, hint))
 }
 
@@ -107,6 +96,9 @@ fn scenario(
         mut env,
     } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
     env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
+    if let Some(ms) = s.run_bound_ms {
+        env.push(("DSH_CONFORMANCE_RUN_TIMEOUT_MS".to_owned(), ms.to_string()));
+    }
     let mut child = spawn("app", &cmd, &dirs, &env)?;
     let sampler =
         super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));

@@ -1,15 +1,16 @@
 //! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
 
 use super::app::AppObservation;
+use super::driver::{DriverError, Op, Outcome};
 use super::judges::{self as sc, fail, untestable};
 use super::layers::{self, Stack};
 use super::log::PeerEvent;
-use super::robust;
 use super::run::Suite;
 use super::scenario::Observation;
-use super::{backlog, closing};
+use super::{backlog, closing, grandchild, robust, runs, turns};
 use crate::check::CheckId;
 use crate::suite::Verdict;
+use std::time::Duration;
 
 /// One app scenario: a driver-mode scenario's layers, a prompt, its checks' judges.
 pub struct AppScenario {
@@ -25,15 +26,80 @@ pub struct AppScenario {
     pub judge: fn(&AppObservation) -> Vec<Verdict>,
     /// Its suite.
     pub suite: Suite,
+    /// The bound the app is asked to set on its run (`DSH_CONFORMANCE_RUN_TIMEOUT_MS`), as a
+    /// driver's bounded run is.
+    pub run_bound_ms: Option<u64>,
 }
-/// Checks app mode cannot judge (left out of its report, named in its hint), with why.
-pub const NOT_JUDGED: &[(CheckId, &str)] = &[
-    (CheckId::ClientIdsOutOfOrder, "concurrent requests"),
+
+/// The driver-mode scenarios app mode leaves out, with why: what they need an app that runs
+/// one prompt never does.
+pub const LEFT_OUT: &[(&str, &str)] = &[
+    ("out-of-order", "it needs two requests in flight at once; an app sends one prompt"),
     (
-        CheckId::ClientTypedErrors,
-        "an error response's code as the client reports it",
+        "typed-errors",
+        "it needs an error response's code as the client reports it to its caller; an app prints a reply or exits with an error",
+    ),
+    (
+        "receipts",
+        "it needs two prompts on one session, the first not waited for; an app runs one prompt",
+    ),
+    (
+        "exit-on-request",
+        "it needs a working-directory request; an app sends only its run's prompt (client.runtime-exit is judged by exit-mid-turn)",
     ),
 ];
+
+/// The checks no app scenario decides (each decided only by scenarios in [`LEFT_OUT`]).
+pub fn not_judged() -> Vec<CheckId> {
+    let all = super::scenario::SCENARIOS.iter().chain(robust::SCENARIOS);
+    let mut ids: Vec<CheckId> = all
+        .flat_map(|s| s.checks.iter().copied())
+        .filter(|id| !APP_SCENARIOS.iter().any(|a| a.checks.contains(id)))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The report's note on what app mode leaves out and why, from [`LEFT_OUT`].
+pub fn left_out_note() -> String {
+    let scenarios: Vec<String> = (LEFT_OUT.iter())
+        .map(|(name, why)| format!("{name} ({why})"))
+        .collect();
+    let checks: Vec<&str> = not_judged().iter().map(|id| id.as_str()).collect();
+    format!(
+        "app mode leaves out the scenarios {}; so it does not judge {}",
+        scenarios.join("; "),
+        checks.join(", ")
+    )
+}
+
+/// What the app did, as a driver would report its run: start, the run (the reply it printed and
+/// its exit 0; its non-zero exit and stderr as an error; no exit within the bound as no result),
+/// close; so that the driver-mode judges of the run scenarios judge apps too.
+fn as_run(o: &AppObservation, prompt: &str) -> Observation {
+    let mut w = wire(o);
+    let outcome = match o.exit {
+        None => Outcome::TimedOut,
+        Some(0) => Outcome::Ok(serde_json::json!({"text": o.stdout.join("\n").trim_end()})),
+        Some(c) => Outcome::Err(DriverError {
+            class: "other".into(),
+            code: None,
+            message: format!("the app exited {c}; stderr {:?}", o.stderr.trim_end()),
+        }),
+    };
+    let run = Op::Run {
+        session: runs::root(&w),
+        text: prompt.into(),
+    };
+    let ok = || Outcome::Ok(serde_json::json!({}));
+    w.ops = vec![
+        (Op::Start, ok(), Duration::ZERO),
+        (run, outcome, Duration::ZERO),
+        (Op::Close, ok(), Duration::ZERO),
+    ];
+    w
+}
 
 fn wire(o: &AppObservation) -> Observation {
     Observation {
@@ -132,6 +198,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         prompt: "reply: hello",
         judge: |o| vec![sc::waits_for_initialize(&wire(o)), shutdown(o)],
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "foreign-sessions",
@@ -146,6 +213,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             )]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "unknown-events",
@@ -160,6 +228,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             )]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "long-lines",
@@ -176,6 +245,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             vec![read, memory]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "backlog",
@@ -189,6 +259,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             })]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "exit-mid-turn",
@@ -203,6 +274,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             )]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "stderr-flood",
@@ -216,6 +288,48 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
             )]
         },
         suite: Suite::Contract,
+        run_bound_ms: None,
+    },
+    AppScenario {
+        name: "subagent-trees",
+        checks: &[CheckId::ClientSubagentTrees],
+        layers: || Stack(vec![Box::new(turns::ChildSeq::default())]),
+        prompt: runs::SUBAGENT_PROMPT,
+        judge: |o| vec![runs::subagent_trees(&as_run(o, runs::SUBAGENT_PROMPT))],
+        suite: Suite::Contract,
+        run_bound_ms: None,
+    },
+    AppScenario {
+        name: "grandchild",
+        checks: &[CheckId::ClientSubagentTrees],
+        layers: || Stack(vec![Box::new(grandchild::Grandchild::default())]),
+        prompt: runs::SUBAGENT_PROMPT,
+        judge: |o| {
+            vec![runs::descendant_subagents(&as_run(
+                o,
+                runs::SUBAGENT_PROMPT,
+            ))]
+        },
+        suite: Suite::Contract,
+        run_bound_ms: None,
+    },
+    AppScenario {
+        name: "chatty-sessions",
+        checks: &[CheckId::ClientChattySessions],
+        layers: || Stack(vec![Box::new(runs::CHATTY)]),
+        prompt: runs::CHATTY_PROMPT,
+        judge: |o| vec![runs::chatty_sessions(&as_run(o, runs::CHATTY_PROMPT))],
+        suite: Suite::Contract,
+        run_bound_ms: None,
+    },
+    AppScenario {
+        name: "idle-never-comes",
+        checks: &[CheckId::ClientIdleNeverComes],
+        layers: || Stack(vec![Box::new(turns::NoIdle::default())]),
+        prompt: runs::NO_IDLE_PROMPT,
+        judge: |o| vec![runs::idle_never_comes(&as_run(o, runs::NO_IDLE_PROMPT))],
+        suite: Suite::Contract,
+        run_bound_ms: Some(runs::RUN_BOUND_MS),
     },
     AppScenario {
         name: "slow-shutdown",
@@ -224,6 +338,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         prompt: "reply: before a slow shutdown",
         judge: |o| vec![shutdown(o)],
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "refused-shutdown",
@@ -232,6 +347,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         prompt: "reply: before a refused shutdown",
         judge: |o| vec![shutdown(o)],
         suite: Suite::Contract,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "non-frame-lines",
@@ -240,6 +356,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         prompt: "reply: after non-frame lines",
         judge: |o| vec![non_frame_lines(o)],
         suite: Suite::Robustness,
+        run_bound_ms: None,
     },
     AppScenario {
         name: "stdout-closed",
@@ -248,6 +365,7 @@ pub const APP_SCENARIOS: &[AppScenario] = &[
         prompt: "reply: never read",
         judge: |o| vec![fails(o, PeerEvent::StdoutClosed, robust::CLOSED)],
         suite: Suite::Robustness,
+        run_bound_ms: None,
     },
 ];
 #[cfg(test)]
@@ -269,6 +387,62 @@ mod tests {
             stderr: stderr.into(),
             rss: Vec::new(),
         }
+    }
+
+    #[test]
+    fn every_driver_scenario_runs_in_app_mode_or_is_left_out_with_why() {
+        let driver = super::super::scenario::SCENARIOS
+            .iter()
+            .chain(robust::SCENARIOS);
+        for d in driver {
+            let app = APP_SCENARIOS.iter().filter(|a| a.name == d.name).count();
+            let out = LEFT_OUT.iter().filter(|l| l.0 == d.name).count();
+            assert_eq!(app + out, 1, "{}", d.name);
+        }
+        for a in APP_SCENARIOS {
+            let d = super::super::scenario::SCENARIOS
+                .iter()
+                .chain(robust::SCENARIOS);
+            assert!(
+                d.clone().any(|d| d.name == a.name && d.checks == a.checks),
+                "{}",
+                a.name
+            );
+        }
+        let note = left_out_note();
+        let left = [
+            CheckId::ClientIdsOutOfOrder,
+            CheckId::ClientTypedErrors,
+            CheckId::ClientReceiptCorrelation,
+        ];
+        assert_eq!(not_judged(), left);
+        assert!(left.iter().all(|id| note.contains(id.as_str())), "{note}");
+    }
+
+    #[test]
+    fn an_app_run_is_judged_as_a_driver_run_on_the_session_it_prompted() {
+        let prompt =
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"mine"}}"#;
+        let mut o = exited(Some(0), "");
+        o.peers[0]
+            .events
+            .push((Duration::ZERO, PeerEvent::Received(prompt.into())));
+        o.stdout = vec!["two".into(), "lines".into(), String::new()];
+        let r = as_run(&o, "reply: x");
+        assert_eq!(
+            r.ops[1].0,
+            Op::Run {
+                session: "mine".into(),
+                text: "reply: x".into()
+            }
+        );
+        assert!(matches!(&r.ops[1].1, Outcome::Ok(v) if v["text"] == "two\nlines"));
+        o.exit = Some(2);
+        assert!(
+            matches!(&as_run(&o, "p").ops[1].1, Outcome::Err(e) if e.message.contains("exited 2"))
+        );
+        o.exit = None;
+        assert_eq!(as_run(&o, "p").ops[1].1, Outcome::TimedOut);
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! App mode (`client --app`): the reference app passes every check app mode judges, and the two
-//! that need a driver are left out (named in the report's hint); each mutant of it fails exactly
-//! its check.
+//! App mode (`client --app`): the reference app passes every check app mode judges, and the
+//! scenarios an app cannot meet are left out (named, with why, in the report's hint); each mutant
+//! of it fails exactly its check.
 
 use super::{client, KIT};
 use dsh_conformance::check::CheckId;
-use dsh_conformance::client::app::{APP_SCENARIOS, NOT_JUDGED};
+use dsh_conformance::client::app::{not_judged, APP_SCENARIOS, LEFT_OUT};
 use dsh_conformance::client::reference::BUGS;
 use std::collections::BTreeSet;
 
@@ -21,13 +21,33 @@ fn the_reference_app_passes_what_app_mode_judges_and_the_rest_is_left_out() {
     assert_eq!(report.with("PASS"), judged(), "{}", report);
     assert_eq!(report.verdicts().len(), judged().len(), "{}", report);
     let hint = report.0["hint"].as_str().unwrap_or("");
-    for (id, _) in NOT_JUDGED {
+    for id in not_judged() {
         assert!(
-            !judged().contains(id) && hint.contains(id.as_str()),
+            !judged().contains(&id) && hint.contains(id.as_str()),
             "{hint}"
         );
     }
+    for (name, why) in LEFT_OUT {
+        assert!(hint.contains(&format!("{name} ({why})")), "{hint}");
+    }
     assert_eq!(code, 0);
+}
+
+/// docs/CLIENT-DRIVERS.md's table of the scenarios app mode leaves out is the code's.
+#[test]
+fn the_docs_list_the_scenarios_app_mode_leaves_out_as_the_table_does() {
+    let doc = include_str!("../../docs/CLIENT-DRIVERS.md");
+    let table = doc
+        .split("| scenario left out | why |")
+        .nth(1)
+        .unwrap_or("");
+    let rows: Vec<&str> = (table.lines().skip(2))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let expected: Vec<String> = (LEFT_OUT.iter())
+        .map(|(name, why)| format!("| `{name}` | {why} |"))
+        .collect();
+    assert_eq!(rows, expected);
 }
 
 /// Client mutants whose bug an app cannot show: `exit-hangs-requests` mishandles a request

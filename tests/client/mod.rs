@@ -395,6 +395,9 @@ fn client_list_names_every_client_check_and_a_baseline_of_the_other_kind_is_refu
         assert!(!scenarios.is_empty(), "{r}");
         let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&id));
         assert_eq!(r["app"], app, "{r}");
+        // A check app mode does not judge says why: the scenarios it leaves out.
+        let left_out = r["app_left_out"].as_array().unwrap();
+        assert!(app || left_out.len() == scenarios.len(), "{r}");
     }
     let exit = rows
         .iter()

@@ -55,11 +55,13 @@ struct Listed {
     scenarios: Vec<(&'static str, &'static str)>,
     /// Whether app mode judges it.
     app: bool,
+    /// Its scenarios app mode leaves out, with why.
+    left_out: Vec<(&'static str, &'static str)>,
 }
 
 impl Listed {
     fn of(check: &'static dsh_conformance::suite::CheckInfo) -> Listed {
-        use dsh_conformance::client::app::APP_SCENARIOS;
+        use dsh_conformance::client::app::{APP_SCENARIOS, LEFT_OUT};
         let suites = [
             (run::Suite::Contract, "contract"),
             (run::Suite::Robustness, "robustness"),
@@ -70,12 +72,17 @@ impl Listed {
                     .filter(|s| s.checks.contains(&check.id))
                     .map(move |s| (s.name, name))
             })
-            .collect();
+            .collect::<Vec<_>>();
         let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&check.id));
+        let left_out = (LEFT_OUT.iter())
+            .filter(|l| scenarios.iter().any(|s| s.0 == l.0))
+            .copied()
+            .collect();
         Listed {
             check,
             scenarios,
             app,
+            left_out,
         }
     }
 
@@ -86,8 +93,11 @@ impl Listed {
             .collect();
         let app = if self.app { "app: yes" } else { "app: no" };
         let (id, sev, sec) = (c.id.as_str(), c.severity.to_string(), c.section);
+        let left_out: String = (self.left_out.iter())
+            .map(|(name, why)| format!("    app mode leaves out {name}: {why}\n"))
+            .collect();
         format!(
-            "{id:<30} {sev:<6} {sec:<7} {app:<9} {}\n    {}\n",
+            "{id:<30} {sev:<6} {sec:<7} {app:<9} {}\n    {}\n{left_out}",
             scenarios.join(", "),
             c.rule
         )
@@ -98,9 +108,12 @@ impl Listed {
         let scenarios: Vec<serde_json::Value> = (self.scenarios.iter())
             .map(|(name, suite)| serde_json::json!({"name": name, "suite": suite}))
             .collect();
+        let left_out: Vec<serde_json::Value> = (self.left_out.iter())
+            .map(|(name, why)| serde_json::json!({"scenario": name, "why": why}))
+            .collect();
         serde_json::json!({
             "id": c.id, "severity": c.severity.to_string(), "section": c.section,
-            "scenarios": scenarios, "app": self.app, "rule": c.rule,
+            "scenarios": scenarios, "app": self.app, "app_left_out": left_out, "rule": c.rule,
         })
     }
 }
