@@ -1,69 +1,54 @@
-//! App mode's scenarios and their judges (sans-IO: an [`AppObservation`] in, verdicts out).
+//! How app mode judges the table's scenarios ([`App`]), sans-IO: an [`AppObservation`] in,
+//! verdicts out. The run scenarios are judged by their driver-mode judges on the app's run read
+//! as a driver's ([`as_run`]); the others by the judges here of what the app printed and how it
+//! exited.
 
 use super::app::AppObservation;
 use super::driver::{DriverError, Op, Outcome};
 use super::judges::{self as sc, fail, untestable};
-use super::layers::{self, Stack};
 use super::log::PeerEvent;
-use super::run::Suite;
-use super::scenario::Observation;
-use super::{backlog, closing, grandchild, robust, runs, turns};
+use super::scenario::{App, Observation, Scenario, SCENARIOS};
+use super::{backlog, robust, runs};
 use crate::check::CheckId;
 use crate::suite::Verdict;
 use std::time::Duration;
 
-/// One app scenario: a driver-mode scenario's layers, a prompt, its checks' judges.
-pub struct AppScenario {
-    /// Its name (`--scenario`), as in driver mode.
-    pub name: &'static str,
-    /// The checks it decides.
-    pub checks: &'static [CheckId],
-    /// The peer's layers.
-    pub layers: fn() -> Stack,
-    /// The prompt the app is given.
-    pub prompt: &'static str,
-    /// Its verdicts, one per check.
-    pub judge: fn(&AppObservation) -> Vec<Verdict>,
-    /// Its suite.
-    pub suite: Suite,
-    /// The bound the app is asked to set on its run (`DSH_CONFORMANCE_RUN_TIMEOUT_MS`), as a
-    /// driver's bounded run is.
-    pub run_bound_ms: Option<u64>,
+/// How app mode judges scenario `s` on what the app did: its app judge, or its driver-mode judge
+/// on the app's run read as a driver's; nothing for a scenario it leaves out.
+pub(super) fn verdicts(s: &Scenario, o: &AppObservation) -> Vec<Verdict> {
+    match s.app {
+        App::Judge(judge) => judge(o),
+        App::AsRun => (s.judge)(&as_run(o, &s.prompt().unwrap_or_default())),
+        App::LeftOut(_) => Vec::new(),
+    }
 }
 
-/// The driver-mode scenarios app mode leaves out, with why: what they need an app that runs
-/// one prompt never does.
-pub const LEFT_OUT: &[(&str, &str)] = &[
-    ("out-of-order", "it needs two requests in flight at once; an app sends one prompt"),
-    (
-        "typed-errors",
-        "it needs an error response's code as the client reports it to its caller; an app prints a reply or exits with an error",
-    ),
-    (
-        "receipts",
-        "it needs two prompts on one session, the first not waited for; an app runs one prompt",
-    ),
-    (
-        "exit-on-request",
-        "it needs a working-directory request; an app sends only its run's prompt (client.runtime-exit is judged by exit-mid-turn)",
-    ),
-];
+/// The scenarios app mode leaves out, with why (from the table: [`App::LeftOut`]).
+pub fn left_out() -> Vec<(&'static str, &'static str)> {
+    (SCENARIOS.iter())
+        .filter_map(|s| match s.app {
+            App::LeftOut(why) => Some((s.name, why)),
+            _ => None,
+        })
+        .collect()
+}
 
-/// The checks no app scenario decides (each decided only by scenarios in [`LEFT_OUT`]).
+/// The checks no scenario app mode runs decides (each decided only by scenarios it leaves out).
 pub fn not_judged() -> Vec<CheckId> {
-    let all = super::scenario::SCENARIOS.iter().chain(robust::SCENARIOS);
-    let mut ids: Vec<CheckId> = all
+    let judged =
+        |id: &CheckId| (SCENARIOS.iter()).any(|a| a.in_app_mode() && a.checks.contains(id));
+    let mut ids: Vec<CheckId> = (SCENARIOS.iter())
         .flat_map(|s| s.checks.iter().copied())
-        .filter(|id| !APP_SCENARIOS.iter().any(|a| a.checks.contains(id)))
+        .filter(|id| !judged(id))
         .collect();
     ids.sort();
     ids.dedup();
     ids
 }
 
-/// The report's note on what app mode leaves out and why, from [`LEFT_OUT`].
+/// The report's note on what app mode leaves out and why, from the table.
 pub fn left_out_note() -> String {
-    let scenarios: Vec<String> = (LEFT_OUT.iter())
+    let scenarios: Vec<String> = (left_out().iter())
         .map(|(name, why)| format!("{name} ({why})"))
         .collect();
     let checks: Vec<&str> = not_judged().iter().map(|id| id.as_str()).collect();
@@ -77,11 +62,12 @@ pub fn left_out_note() -> String {
 /// What the app did, as a driver would report its run: start, the run (the reply it printed and
 /// its exit 0; its non-zero exit and stderr as an error; no exit within the bound as no result),
 /// close; so that the driver-mode judges of the run scenarios judge apps too.
-fn as_run(o: &AppObservation, prompt: &str) -> Observation {
+pub(super) fn as_run(o: &AppObservation, prompt: &str) -> Observation {
     let mut w = wire(o);
+    let printed = o.stdout.join("\n");
     let outcome = match o.exit {
         None => Outcome::TimedOut,
-        Some(0) => Outcome::Ok(serde_json::json!({"text": o.stdout.join("\n").trim_end()})),
+        Some(0) => Outcome::Ok(serde_json::json!({"text": reply(printed.trim_end(), &said(&w))})),
         Some(c) => Outcome::Err(DriverError {
             class: "other".into(),
             code: None,
@@ -99,6 +85,31 @@ fn as_run(o: &AppObservation, prompt: &str) -> Observation {
         (Op::Close, ok(), Duration::ZERO),
     ];
     w
+}
+
+/// The reply in what the app printed: all of it, or its last lines when they are a text the
+/// runtime wrote (an app may print lines of its own before the reply: dsh-openai's bridge prints
+/// `session_id:…, found_files=…` on its stdout).
+fn reply(printed: &str, said: &[String]) -> String {
+    let ends = |t: &&String| printed == t.as_str() || printed.ends_with(&format!("\n{t}"));
+    (said.iter().filter(|t| !t.is_empty()))
+        .filter(ends)
+        .max_by_key(|t| t.len())
+        .cloned()
+        .unwrap_or_else(|| printed.to_owned())
+}
+
+/// The text of every `assistant/message` written, of any session.
+fn said(w: &Observation) -> Vec<String> {
+    let frames = w.peers.iter().flat_map(|p| p.written());
+    frames
+        .filter(|(_, v)| v["params"]["event"]["type"] == "assistant/message")
+        .map(|(_, v)| {
+            let c = v["params"]["event"]["data"]["message"]["content"].as_array();
+            let t = c.into_iter().flatten().filter_map(|b| b["text"].as_str());
+            t.collect()
+        })
+        .collect()
 }
 
 fn wire(o: &AppObservation) -> Observation {
@@ -133,7 +144,7 @@ fn completes(o: &AppObservation, text: &str, what: &str) -> Verdict {
 
 /// The banner comes before the `initialize` answer: an app that launched the runtime met it,
 /// prompt or not.
-fn non_frame_lines(o: &AppObservation) -> Verdict {
+fn banner_then_reply(o: &AppObservation) -> Verdict {
     let launched = o.peers.iter().any(|p| {
         p.requests()
             .iter()
@@ -179,195 +190,87 @@ fn fails(o: &AppObservation, happened: PeerEvent, what: &str) -> Verdict {
     }
 }
 
-fn shutdown(o: &AppObservation) -> Verdict {
+fn exits_then_shutdown(o: &AppObservation) -> Verdict {
     match o.exit {
         None => untestable("the app did not exit by itself within the bound"),
         Some(_) => sc::shutdown_of(&o.peers),
     }
 }
 
-/// Every app scenario.
-pub const APP_SCENARIOS: &[AppScenario] = &[
-    AppScenario {
-        name: "handshake",
-        checks: &[
-            CheckId::ClientWaitsForInitialize,
-            CheckId::ClientGracefulShutdown,
-        ],
-        layers: || Stack(vec![Box::new(layers::SlowInit::new(1500))]),
-        prompt: "reply: hello",
-        judge: |o| vec![sc::waits_for_initialize(&wire(o)), shutdown(o)],
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "foreign-sessions",
-        checks: &[CheckId::ClientRootIdle],
-        layers: || Stack(vec![Box::new(layers::Foreign::default())]),
-        prompt: "reply: the root's reply",
-        judge: |o| {
-            vec![completes(
-                o,
-                "the root's reply",
-                "a turn of another session was interleaved",
-            )]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "unknown-events",
-        checks: &[CheckId::ClientForwardCompatible],
-        layers: || Stack(vec![Box::new(layers::UnknownEvents::default())]),
-        prompt: "reply: still here",
-        judge: |o| {
-            vec![completes(
-                o,
-                "still here",
-                "events of an unknown type were streamed",
-            )]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "long-lines",
-        checks: &[CheckId::ClientLongLines, CheckId::ClientLineMemory],
-        layers: || Stack(vec![Box::new(layers::LongLines { bytes: 48 << 20 })]),
-        prompt: "reply: after a long line",
-        judge: |o| {
-            let read = completes(
-                o,
-                "after a long line",
-                "the reply's frame was a 48 MiB line",
-            );
-            let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
-            vec![read, memory]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "backlog",
-        checks: &[CheckId::ClientBoundedBacklog],
-        layers: || Stack(vec![Box::new(backlog::Backlog::default())]),
-        prompt: backlog::PROMPT,
-        judge: |o| {
-            let text = backlog::PROMPT.trim_start_matches("reply: ");
-            vec![backlog::judge(&o.peers, &o.rss, &|what| {
-                completes(o, text, what)
-            })]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "exit-mid-turn",
-        checks: &[CheckId::ClientRuntimeExit],
-        layers: || Stack(vec![Box::new(layers::ExitMidTurn::default())]),
-        prompt: "reply: never finished",
-        judge: |o| {
-            vec![fails(
-                o,
-                PeerEvent::Exit(1),
-                "the runtime exited mid-turn (code 1)",
-            )]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "stderr-flood",
-        checks: &[CheckId::ClientDrainsStderr],
-        layers: || Stack(vec![Box::new(layers::StderrFlood { bytes: 256 * 1024 })]),
-        prompt: "reply: after much stderr",
-        judge: |o| {
-            vec![sc::stderr_blocked(
-                &o.peers,
-                completes(o, "after much stderr", sc::FLOOD),
-            )]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "subagent-trees",
-        checks: &[CheckId::ClientSubagentTrees],
-        layers: || Stack(vec![Box::new(turns::ChildSeq::default())]),
-        prompt: runs::SUBAGENT_PROMPT,
-        judge: |o| vec![runs::subagent_trees(&as_run(o, runs::SUBAGENT_PROMPT))],
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "grandchild",
-        checks: &[CheckId::ClientSubagentTrees],
-        layers: || Stack(vec![Box::new(grandchild::Grandchild::default())]),
-        prompt: runs::SUBAGENT_PROMPT,
-        judge: |o| {
-            vec![runs::descendant_subagents(&as_run(
-                o,
-                runs::SUBAGENT_PROMPT,
-            ))]
-        },
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "chatty-sessions",
-        checks: &[CheckId::ClientChattySessions],
-        layers: || Stack(vec![Box::new(runs::CHATTY)]),
-        prompt: runs::CHATTY_PROMPT,
-        judge: |o| vec![runs::chatty_sessions(&as_run(o, runs::CHATTY_PROMPT))],
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "idle-never-comes",
-        checks: &[CheckId::ClientIdleNeverComes],
-        layers: || Stack(vec![Box::new(turns::NoIdle::default())]),
-        prompt: runs::NO_IDLE_PROMPT,
-        judge: |o| vec![runs::idle_never_comes(&as_run(o, runs::NO_IDLE_PROMPT))],
-        suite: Suite::Contract,
-        run_bound_ms: Some(runs::RUN_BOUND_MS),
-    },
-    AppScenario {
-        name: "slow-shutdown",
-        checks: &[CheckId::ClientGracefulShutdown],
-        layers: || Stack(vec![Box::new(closing::SlowShutdown::new(2500))]),
-        prompt: "reply: before a slow shutdown",
-        judge: |o| vec![shutdown(o)],
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "refused-shutdown",
-        checks: &[CheckId::ClientGracefulShutdown],
-        layers: || Stack(vec![Box::new(closing::RefusedShutdown)]),
-        prompt: "reply: before a refused shutdown",
-        judge: |o| vec![shutdown(o)],
-        suite: Suite::Contract,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "non-frame-lines",
-        checks: &[CheckId::ClientRobustNonFrameLines],
-        layers: || Stack(vec![Box::new(robust::NonFrameLines)]),
-        prompt: "reply: after non-frame lines",
-        judge: |o| vec![non_frame_lines(o)],
-        suite: Suite::Robustness,
-        run_bound_ms: None,
-    },
-    AppScenario {
-        name: "stdout-closed",
-        checks: &[CheckId::ClientRobustStdoutClosed],
-        layers: || Stack(vec![Box::new(robust::StdoutClosed::default())]),
-        prompt: "reply: never read",
-        judge: |o| vec![fails(o, PeerEvent::StdoutClosed, robust::CLOSED)],
-        suite: Suite::Robustness,
-        run_bound_ms: None,
-    },
-];
+/// `handshake`: the wire's order, then how the runtime was closed.
+pub(super) fn handshake(o: &AppObservation) -> Vec<Verdict> {
+    vec![sc::waits_for_initialize(&wire(o)), exits_then_shutdown(o)]
+}
+
+/// `foreign-sessions`: the root's reply printed.
+pub(super) fn foreign_sessions(o: &AppObservation) -> Vec<Verdict> {
+    vec![completes(
+        o,
+        "the root's reply",
+        "a turn of another session was interleaved",
+    )]
+}
+
+/// `unknown-events`: the reply printed.
+pub(super) fn unknown_events(o: &AppObservation) -> Vec<Verdict> {
+    vec![completes(
+        o,
+        "still here",
+        "events of an unknown type were streamed",
+    )]
+}
+
+/// `long-lines`: the reply printed, and the app's memory while it read the line.
+pub(super) fn long_lines(o: &AppObservation) -> Vec<Verdict> {
+    let read = completes(
+        o,
+        "after a long line",
+        "the reply's frame was a 48 MiB line",
+    );
+    let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
+    vec![read, memory]
+}
+
+/// `backlog`: the reply printed, and the app's memory under other sessions' events.
+pub(super) fn backlog(o: &AppObservation) -> Vec<Verdict> {
+    let text = backlog::PROMPT.trim_start_matches("reply: ");
+    vec![backlog::judge(&o.peers, &o.rss, &|what| {
+        completes(o, text, what)
+    })]
+}
+
+/// `exit-mid-turn`: a non-zero exit with an error.
+pub(super) fn exit_mid_turn(o: &AppObservation) -> Vec<Verdict> {
+    vec![fails(
+        o,
+        PeerEvent::Exit(1),
+        "the runtime exited mid-turn (code 1)",
+    )]
+}
+
+/// `stderr-flood`: the reply printed, the runtime never blocked on its stderr.
+pub(super) fn stderr_flood(o: &AppObservation) -> Vec<Verdict> {
+    vec![sc::stderr_blocked(
+        &o.peers,
+        completes(o, "after much stderr", sc::FLOOD),
+    )]
+}
+
+/// `slow-shutdown`, `refused-shutdown`: how the runtime was closed.
+pub(super) fn shutdown(o: &AppObservation) -> Vec<Verdict> {
+    vec![exits_then_shutdown(o)]
+}
+
+/// `non-frame-lines`: launched past the banner, the reply printed.
+pub(super) fn non_frame_lines(o: &AppObservation) -> Vec<Verdict> {
+    vec![banner_then_reply(o)]
+}
+
+/// `stdout-closed`: a non-zero exit with an error.
+pub(super) fn stdout_closed(o: &AppObservation) -> Vec<Verdict> {
+    vec![fails(o, PeerEvent::StdoutClosed, robust::CLOSED)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,25 +293,18 @@ mod tests {
     }
 
     #[test]
-    fn every_driver_scenario_runs_in_app_mode_or_is_left_out_with_why() {
-        let driver = super::super::scenario::SCENARIOS
-            .iter()
-            .chain(robust::SCENARIOS);
-        for d in driver {
-            let app = APP_SCENARIOS.iter().filter(|a| a.name == d.name).count();
-            let out = LEFT_OUT.iter().filter(|l| l.0 == d.name).count();
-            assert_eq!(app + out, 1, "{}", d.name);
+    fn app_mode_runs_every_scenario_but_those_left_out_each_on_its_run_s_prompt() {
+        for s in SCENARIOS {
+            assert!(s.prompt().is_some() || !s.in_app_mode(), "{}", s.name);
         }
-        for a in APP_SCENARIOS {
-            let d = super::super::scenario::SCENARIOS
-                .iter()
-                .chain(robust::SCENARIOS);
-            assert!(
-                d.clone().any(|d| d.name == a.name && d.checks == a.checks),
-                "{}",
-                a.name
-            );
-        }
+        let out: Vec<&str> = left_out().iter().map(|l| l.0).collect();
+        let expected = [
+            "out-of-order",
+            "exit-on-request",
+            "typed-errors",
+            "receipts",
+        ];
+        assert_eq!(out, expected);
         let note = left_out_note();
         let left = [
             CheckId::ClientIdsOutOfOrder,
@@ -443,6 +339,15 @@ mod tests {
         );
         o.exit = None;
         assert_eq!(as_run(&o, "p").ops[1].1, Outcome::TimedOut);
+    }
+
+    #[test]
+    fn the_reply_is_what_was_printed_or_its_last_lines_that_the_runtime_said() {
+        let said = ["ok".to_owned(), "tool result: x".to_owned()];
+        assert_eq!(reply("id: 1\nok", &said), "ok");
+        assert_eq!(reply("ok", &said), "ok");
+        assert_eq!(reply("id: 1\ntool result: x", &said), "tool result: x");
+        assert_eq!(reply("not ok", &said), "not ok");
     }
 
     #[test]

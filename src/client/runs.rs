@@ -101,6 +101,10 @@ fn ends(v: &Value) -> usize {
         .count()
 }
 
+/// Why a subagent scenario's situation did not arise.
+const NO_SUBAGENT: &str = "no subagent was spawned: the client never prompted, or the runtime it \
+     launched offers no subagent tool (a profile without one, such as sdk-minimal)";
+
 /// The subagent scenario's prompt: the root spawns a child, goes idle, runs again on its result.
 pub const SUBAGENT_PROMPT: &str = "subagent: reply: the child's reply";
 
@@ -120,7 +124,7 @@ fn texts(w: &[Value], s: &str) -> Vec<(usize, String)> {
 pub fn subagent_trees(o: &Observation) -> Verdict {
     let w = written(o);
     let Some(child) = w.iter().find(|v| v["method"] == "subagent.started") else {
-        return untestable("the client never prompted, so no subagent was spawned");
+        return untestable(NO_SUBAGENT);
     };
     let child = child["params"]["childSessionId"].as_str().unwrap_or("");
     let s1 = root(o);
@@ -178,7 +182,7 @@ pub fn descendant_subagents(o: &Observation) -> Verdict {
         v["method"] == "subagent.started" && v["params"]["childSessionId"] == GRANDCHILD
     };
     if !w.iter().any(started) {
-        return untestable("the client never prompted, so no subagent was spawned");
+        return untestable(NO_SUBAGENT);
     }
     let s1 = root(o);
     let child_done = (w.iter()).position(|v| {

@@ -61,7 +61,7 @@ struct Listed {
 
 impl Listed {
     fn of(check: &'static dsh_conformance::suite::CheckInfo) -> Listed {
-        use dsh_conformance::client::app::{APP_SCENARIOS, LEFT_OUT};
+        use dsh_conformance::client::app;
         let suites = [
             (run::Suite::Contract, "contract"),
             (run::Suite::Robustness, "robustness"),
@@ -73,15 +73,16 @@ impl Listed {
                     .map(move |s| (s.name, name))
             })
             .collect::<Vec<_>>();
-        let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&check.id));
-        let left_out = (LEFT_OUT.iter())
+        let app_mode = app::scenarios()
+            .iter()
+            .any(|s| s.checks.contains(&check.id));
+        let left_out = (app::left_out().into_iter())
             .filter(|l| scenarios.iter().any(|s| s.0 == l.0))
-            .copied()
             .collect();
         Listed {
             check,
             scenarios,
-            app,
+            app: app_mode,
             left_out,
         }
     }
@@ -133,7 +134,7 @@ fn list(a: &ClientArgs) -> i32 {
 
 /// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
 fn scenario_help() -> String {
-    use dsh_conformance::client::app::APP_SCENARIOS;
+    use dsh_conformance::client::app::scenarios;
     let names = |s: Vec<&'static str>| s.join(", ");
     let of = |suite| {
         names(
@@ -150,7 +151,7 @@ fn scenario_help() -> String {
          App mode (--app): {}.",
         of(run::Suite::Contract),
         of(run::Suite::Robustness),
-        names(APP_SCENARIOS.iter().map(|s| s.name).collect()),
+        names(scenarios().iter().map(|s| s.name).collect()),
     )
 }
 
