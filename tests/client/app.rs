@@ -50,6 +50,22 @@ fn the_docs_list_the_scenarios_app_mode_leaves_out_as_the_table_does() {
     assert_eq!(rows, expected);
 }
 
+/// Naming a scenario app mode leaves out is a usage error that says why.
+#[test]
+fn a_scenario_app_mode_leaves_out_is_refused_with_why() {
+    let out = std::process::Command::new(KIT)
+        .args(["client", "--app", "--scenario", "receipts", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let why = left_out()
+        .into_iter()
+        .find(|l| l.0 == "receipts")
+        .unwrap()
+        .1;
+    assert!(String::from_utf8_lossy(&out.stderr).contains(why));
+}
+
 /// Client mutants whose bug an app cannot show: `exit-hangs-requests` mishandles a request
 /// pending at the runtime's exit, and an app sends none but its run's prompt (app mode runs no
 /// `exit-on-request` scenario).
