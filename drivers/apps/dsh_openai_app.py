@@ -12,6 +12,10 @@ exits 1. Then it stops the server and
 closes the manager, as the bridge does when it is stopped.
 
     dsh-conformance client --app -- python3 drivers/apps/dsh_openai_app.py
+
+The bridge's own settings come from its environment (``Settings.from_env``): its default profile,
+sdk-minimal, offers no subagent tool, so the subagent scenarios cannot arise on it (UNTESTABLE);
+``DSH_OPENAI_PROFILE=sdk`` serves the profile that has one, as the kit's test runs it.
 """
 
 import dataclasses

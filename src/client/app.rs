@@ -4,7 +4,8 @@
 //! and exit 0, or exit non-zero with an error on stderr when the run fails. The kit judges the
 //! wire (as in driver mode), the app's output and its exit code; checks that need a driver's
 //! result are not judged (the report's hint names them), never a pass.
-//! The scenarios and their judges are in `app_judge.rs` (sans-IO).
+//! The scenarios are the one table's ([`super::scenario::SCENARIOS`]), each with how app mode
+//! judges it ([`super::scenario::App`]; the judges are in `app_judge.rs`, sans-IO).
 
 use super::log::PeerLog;
 use super::run::{evidenced, judge_confirmed, report, setup, spawn, Options, Setup, Suite, POLL};
@@ -14,7 +15,14 @@ use crate::trace::ExitInfo;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-pub use super::app_judge::{AppScenario, APP_SCENARIOS, NOT_JUDGED};
+use super::scenario::{Scenario, SCENARIOS};
+
+pub use super::app_judge::{left_out, left_out_note, not_judged};
+
+/// The scenarios app mode runs, in report order.
+pub fn scenarios() -> Vec<&'static Scenario> {
+    SCENARIOS.iter().filter(|s| s.in_app_mode()).collect()
+}
 
 /// The argv placeholder replaced by the scenario's prompt.
 pub const PROMPT: &str = "{prompt}";
@@ -32,31 +40,22 @@ pub struct AppObservation {
     /// Its resident size (time, bytes), sampled in the scenarios that judge it.
     pub rss: Vec<(Duration, u64)>,
 }
-/// The report's note on the checks app mode leaves out.
-fn not_judged() -> String {
-    let what: Vec<String> = NOT_JUDGED
-        .iter()
-        .map(|(id, needs)| format!("{id} ({needs})"))
-        .collect();
-    format!(
-        "app mode does not judge {}: they need a driver's result",
-        what.join(", ")
-    )
-}
-fn selected(opts: &Options) -> Result<Vec<&'static AppScenario>, String> {
-    if let Some(bad) = opts
-        .scenarios
-        .iter()
-        .find(|n| !APP_SCENARIOS.iter().any(|s| s.name == n.as_str()))
-    {
-        let all: Vec<_> = APP_SCENARIOS.iter().map(|s| s.name).collect();
-        return Err(format!(
-            "no app scenario {bad:?} (app scenarios: {})",
-            all.join(", ")
-        ));
+fn selected(opts: &Options) -> Result<Vec<&'static Scenario>, String> {
+    let all = scenarios();
+    for name in &opts.scenarios {
+        if let Some((_, why)) = left_out().into_iter().find(|l| l.0 == name.as_str()) {
+            return Err(format!("app mode leaves out scenario {name:?}: {why}"));
+        }
+        if !all.iter().any(|s| s.name == name.as_str()) {
+            let all: Vec<_> = all.iter().map(|s| s.name).collect();
+            return Err(format!(
+                "no app scenario {name:?} (app scenarios: {})",
+                all.join(", ")
+            ));
+        }
     }
-    Ok(APP_SCENARIOS
-        .iter()
+    Ok(all
+        .into_iter()
         .filter(|s| match opts.scenarios.is_empty() {
             true => opts.suite == Suite::All || opts.suite == s.suite,
             false => opts.scenarios.iter().any(|n| n == s.name),
@@ -74,7 +73,7 @@ pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String>
             let Some(obs) = scenario(s, app, opts)? else {
                 return Ok(None);
             };
-            let verdicts = (s.judge)(&obs);
+            let verdicts = super::app_judge::verdicts(s, &obs);
             Ok(Some(evidenced(
                 &obs,
                 verdicts,
@@ -86,31 +85,35 @@ pub fn run(app: &[std::ffi::OsString], opts: &Options) -> Result<Report, String>
         judge_confirmed(&mut verdicts, s.checks, opts, t, judged)?;
     }
     // A check several scenarios decide (graceful-shutdown) gets the worst of their verdicts.
-    let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(not_judged);
+    let hint = (opts.scenarios.is_empty() && opts.suite != Suite::Robustness).then(left_out_note);
     Ok(report(app, verdicts, opts, started, hint))
 }
 
 /// Runs one app scenario; `None` when the run was stopped before its end.
 fn scenario(
-    s: &AppScenario,
+    s: &Scenario,
     app: &[std::ffi::OsString],
     opts: &Options,
 ) -> Result<Option<AppObservation>, String> {
     if opts.cancel.halted().is_some() {
         return Ok(None);
     }
+    let prompt = s.prompt().unwrap_or_default();
     let Setup {
         dirs,
         t0,
         peers,
         cmd,
         mut env,
-    } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, s.prompt)])?;
-    env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), s.prompt.to_owned()));
+    } = setup(s.name, s.layers, app, &opts.kit, &[(PROMPT, &prompt)])?;
+    env.push(("DSH_CONFORMANCE_PROMPT".to_owned(), prompt.clone()));
+    if let Some(ms) = s.run_bound_ms() {
+        env.push(("DSH_CONFORMANCE_RUN_TIMEOUT_MS".to_owned(), ms.to_string()));
+    }
     let mut child = spawn("app", &cmd, &dirs, &env)?;
     let sampler =
         super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));
-    child.write(format!("{}\n", s.prompt).into_bytes());
+    child.write(format!("{prompt}\n").into_bytes());
     child.close_stdin();
     let until = Instant::now() + opts.op_timeout;
     let mut stdout = Vec::new();

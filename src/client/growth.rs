@@ -82,6 +82,8 @@ macro_rules! probe {
             ops: super::scenario::long_lines_ops,
             judge: |_| Vec::new(),
             after: After::Nothing,
+            suite: super::run::Suite::Contract,
+            app: super::scenario::App::LeftOut("a growth probe"),
         }
     };
 }

@@ -13,9 +13,10 @@
 //!   how it collects a run.
 //! - [`app`] is app mode: no driver; an app runs one prompt, and its output and exit are judged.
 //! - [`robust`] is the robustness suite: what the contract forbids a runtime but clients meet.
-//! - Each scenario's judge (in [`scenario`], those of the run scenarios in [`runs`]) turns the
-//!   logs and results into the `client.*` checks' verdicts, and
-//!   [`run`] into the suite's [`crate::suite::Report`].
+//! - Every scenario, of both suites, is in one table ([`scenario::SCENARIOS`]) with its layers,
+//!   operations, judge and how app mode judges it. Each scenario's judge (in `judges.rs`, those of
+//!   the run scenarios in [`runs`]) turns the logs and results into the `client.*` checks'
+//!   verdicts, and [`run`] into the suite's [`crate::suite::Report`].
 
 pub mod after;
 pub mod app;
@@ -39,4 +40,5 @@ pub mod robust;
 pub mod run;
 pub mod runs;
 pub mod scenario;
+mod table;
 pub mod turns;

@@ -533,8 +533,9 @@ fn simple(op: &Op) -> Option<(&'static str, Value)> {
 }
 
 /// The reference app (app mode): runs the prompt in `DSH_CONFORMANCE_PROMPT` (else stdin's
-/// first line) on one session, prints the reply and exits 0; prints the error on stderr and
-/// exits 1 when the run fails. Returns the exit code.
+/// first line) on one session, bounded by `DSH_CONFORMANCE_RUN_TIMEOUT_MS` when set, prints the
+/// reply and exits 0; prints the error on stderr and exits 1 when the run fails. Returns the
+/// exit code.
 pub fn app(bug: Option<Bug>) -> i32 {
     let prompt = std::env::var("DSH_CONFORMANCE_PROMPT").unwrap_or_else(|_| {
         let mut line = String::new();
@@ -548,7 +549,11 @@ pub fn app(bug: Option<Bug>) -> i32 {
             return 1;
         }
     };
-    let run = c.run("app", &prompt, None);
+    let bound = std::env::var("DSH_CONFORMANCE_RUN_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    let run = c.run("app", &prompt, bound);
     c.close();
     match run {
         Ok(r) => {

@@ -1,14 +1,13 @@
 //! The robustness suite (`--suite robustness`, docs/CONTRACT.md#s15.11): what the contract forbids
 //! a runtime but clients meet anyway, judged SHOULD at most. Its layers break §2.1 and §7 on
-//! purpose; its judges are sans-IO like the contract suite's.
+//! purpose; its judges are sans-IO like the contract suite's. Its scenarios are in the one table
+//! (`table.rs`).
 
-use super::after::After;
 use super::driver::{Op, Outcome};
 use super::judges::{completes, fail, outcome, untestable};
-use super::layers::{Action, Layer, Stack};
+use super::layers::{Action, Layer};
 use super::log::PeerEvent;
-use super::scenario::{Observation, Scenario};
-use crate::check::CheckId;
+use super::scenario::Observation;
 use crate::suite::verdict::Verdict;
 
 /// The lines the [`NonFrameLines`] layer writes on stdout: a banner before the `initialize`
@@ -64,7 +63,8 @@ impl Layer for StdoutClosed {
     }
 }
 
-fn run(text: &str) -> Vec<Op> {
+/// Start, one run of `text` on `s1`, close.
+pub(super) fn run(text: &str) -> Vec<Op> {
     vec![
         Op::Start,
         Op::Run {
@@ -75,30 +75,10 @@ fn run(text: &str) -> Vec<Op> {
     ]
 }
 
-/// The robustness scenarios.
-pub const SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "non-frame-lines",
-        checks: &[CheckId::ClientRobustNonFrameLines],
-        layers: || Stack(vec![Box::new(NonFrameLines)]),
-        ops: || run("reply: after non-frame lines"),
-        judge: |o| vec![non_frame_lines(o)],
-        after: After::Recover,
-    },
-    Scenario {
-        name: "stdout-closed",
-        checks: &[CheckId::ClientRobustStdoutClosed],
-        layers: || Stack(vec![Box::new(StdoutClosed::default())]),
-        ops: || run("reply: never read"),
-        judge: |o| vec![stdout_closed(o)],
-        after: After::EndPromptly,
-    },
-];
-
 /// What the non-frame lines scenario did.
 pub const NON_FRAME: &str = "the runtime wrote lines that are not frames on stdout (a banner before the initialize answer, a blank line, a log line in the turn)";
 
-fn non_frame_lines(o: &Observation) -> Verdict {
+pub(super) fn non_frame_lines(o: &Observation) -> Verdict {
     match outcome(o, 0) {
         Some(Outcome::Ok(_)) => completes(o, 1, "after non-frame lines", NON_FRAME),
         Some(other) => fail(format!(
@@ -112,7 +92,7 @@ fn non_frame_lines(o: &Observation) -> Verdict {
 /// What the stdout-closed scenario did.
 pub const CLOSED: &str = "the runtime closed its stdout after the prompt's response and lived on";
 
-fn stdout_closed(o: &Observation) -> Verdict {
+pub(super) fn stdout_closed(o: &Observation) -> Verdict {
     let closed = o
         .peers
         .iter()
@@ -135,6 +115,7 @@ fn stdout_closed(o: &Observation) -> Verdict {
 
 #[cfg(test)]
 mod tests {
+    use super::super::layers::Stack;
     use super::*;
 
     #[test]

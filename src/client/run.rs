@@ -56,13 +56,9 @@ pub enum Suite {
 impl Suite {
     /// The suite's scenarios, in report order.
     pub fn scenarios(self) -> Vec<&'static Scenario> {
-        let contract = SCENARIOS.iter();
-        let robust = super::robust::SCENARIOS.iter();
-        match self {
-            Suite::Contract => contract.collect(),
-            Suite::Robustness => robust.collect(),
-            Suite::All => contract.chain(robust).collect(),
-        }
+        (SCENARIOS.iter())
+            .filter(|s| self == Suite::All || s.suite == self)
+            .collect()
     }
 }
 
@@ -97,6 +93,8 @@ const PREFLIGHT: Scenario = Scenario {
     ops: || vec![super::driver::Op::Start, super::driver::Op::Close],
     judge: |_| Vec::new(),
     after: super::after::After::Nothing,
+    suite: Suite::Contract,
+    app: super::scenario::App::LeftOut("the preflight"),
 };
 
 /// `Err` when the client cannot even start a session against a runtime that keeps every rule

@@ -45,6 +45,15 @@ fn idle(v: &Value, s: &str) -> bool {
     v["method"] == "session.status" && v["params"]["status"] == "idle" && session_is(v, s)
 }
 
+/// The run's root session: that of the first prompt the client sent (`s1` in driver mode; an
+/// app names its own), `s1` when none was sent.
+pub(crate) fn root(o: &Observation) -> String {
+    let prompt =
+        (o.peers.iter().flat_map(|p| p.requests())).find(|(_, r)| r["method"] == "session/prompt");
+    let id = prompt.and_then(|(_, r)| r["params"]["sessionId"].as_str().map(str::to_owned));
+    id.unwrap_or_else(|| "s1".into())
+}
+
 /// The look-alikes came first, then the first prompt's idle, then the run's own receipt.
 pub fn receipt_correlation(o: &Observation) -> Verdict {
     let w = written(o);
@@ -92,6 +101,10 @@ fn ends(v: &Value) -> usize {
         .count()
 }
 
+/// Why a subagent scenario's situation did not arise.
+const NO_SUBAGENT: &str = "no subagent was spawned: the client never prompted, or the runtime it \
+     launched offers no subagent tool (a profile without one, such as sdk-minimal)";
+
 /// The subagent scenario's prompt: the root spawns a child, goes idle, runs again on its result.
 pub const SUBAGENT_PROMPT: &str = "subagent: reply: the child's reply";
 
@@ -111,14 +124,15 @@ fn texts(w: &[Value], s: &str) -> Vec<(usize, String)> {
 pub fn subagent_trees(o: &Observation) -> Verdict {
     let w = written(o);
     let Some(child) = w.iter().find(|v| v["method"] == "subagent.started") else {
-        return untestable("the client never prompted, so no subagent was spawned");
+        return untestable(NO_SUBAGENT);
     };
     let child = child["params"]["childSessionId"].as_str().unwrap_or("");
-    let idles: Vec<usize> = (0..w.len()).filter(|i| idle(&w[*i], "s1")).collect();
+    let s1 = root(o);
+    let idles: Vec<usize> = (0..w.len()).filter(|i| idle(&w[*i], &s1)).collect();
     let (Some(&first), Some(&last)) = (idles.first(), idles.last()) else {
         return untestable("the root never went idle");
     };
-    let root = texts(&w, "s1");
+    let root = texts(&w, &s1);
     let before = |at: usize| {
         root.iter()
             .rev()
@@ -168,18 +182,19 @@ pub fn descendant_subagents(o: &Observation) -> Verdict {
         v["method"] == "subagent.started" && v["params"]["childSessionId"] == GRANDCHILD
     };
     if !w.iter().any(started) {
-        return untestable("the client never prompted, so no subagent was spawned");
+        return untestable(NO_SUBAGENT);
     }
-    let child_done = w
-        .iter()
-        .position(|v| v["method"] == "subagent.finished" && v["params"]["parentSessionId"] == "s1");
-    let Some(done) = child_done.filter(|&i| w[i..].iter().any(|v| idle(v, "s1"))) else {
+    let s1 = root(o);
+    let child_done = (w.iter()).position(|v| {
+        v["method"] == "subagent.finished" && v["params"]["parentSessionId"] == s1.as_str()
+    });
+    let Some(done) = child_done.filter(|&i| w[i..].iter().any(|v| idle(v, &s1))) else {
         return untestable(
             "the root never went idle with its child finished, so the grandchild was never the \
              last subagent running",
         );
     };
-    let root = texts(&w, "s1");
+    let root = texts(&w, &s1);
     let returned = match outcome(o, 1) {
         Some(Outcome::Ok(v)) => v["text"].as_str().unwrap_or("").to_owned(),
         _ => String::new(),
@@ -237,11 +252,14 @@ pub fn chatty_sessions(o: &Observation) -> Verdict {
 /// The idle scenario's bound on the run, in milliseconds.
 pub const RUN_BOUND_MS: u64 = 3000;
 
+/// The idle scenario's prompt.
+pub const NO_IDLE_PROMPT: &str = "reply: no idle follows";
+
 /// Start, a run with a bound whose idle never comes, close.
 pub fn no_idle_ops() -> Vec<Op> {
     let run = Op::RunBounded {
         session: "s1".into(),
-        text: "reply: no idle follows".into(),
+        text: NO_IDLE_PROMPT.into(),
         timeout_ms: RUN_BOUND_MS,
     };
     vec![Op::Start, run, Op::Close]
@@ -257,9 +275,10 @@ pub fn idle_never_comes(o: &Observation) -> Verdict {
             ));
         }
     }
+    let s1 = root(o);
     let ended = written(o)
         .iter()
-        .any(|v| session_is(v, "s1") && v["params"]["event"]["type"] == "turn/end");
+        .any(|v| session_is(v, &s1) && v["params"]["event"]["type"] == "turn/end");
     if !ended {
         return untestable("the client's turn never ended, so no idle was missing");
     }

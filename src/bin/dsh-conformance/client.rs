@@ -55,11 +55,13 @@ struct Listed {
     scenarios: Vec<(&'static str, &'static str)>,
     /// Whether app mode judges it.
     app: bool,
+    /// Its scenarios app mode leaves out, with why.
+    left_out: Vec<(&'static str, &'static str)>,
 }
 
 impl Listed {
     fn of(check: &'static dsh_conformance::suite::CheckInfo) -> Listed {
-        use dsh_conformance::client::app::APP_SCENARIOS;
+        use dsh_conformance::client::app;
         let suites = [
             (run::Suite::Contract, "contract"),
             (run::Suite::Robustness, "robustness"),
@@ -70,12 +72,18 @@ impl Listed {
                     .filter(|s| s.checks.contains(&check.id))
                     .map(move |s| (s.name, name))
             })
+            .collect::<Vec<_>>();
+        let app_mode = app::scenarios()
+            .iter()
+            .any(|s| s.checks.contains(&check.id));
+        let left_out = (app::left_out().into_iter())
+            .filter(|l| scenarios.iter().any(|s| s.0 == l.0))
             .collect();
-        let app = APP_SCENARIOS.iter().any(|s| s.checks.contains(&check.id));
         Listed {
             check,
             scenarios,
-            app,
+            app: app_mode,
+            left_out,
         }
     }
 
@@ -86,8 +94,11 @@ impl Listed {
             .collect();
         let app = if self.app { "app: yes" } else { "app: no" };
         let (id, sev, sec) = (c.id.as_str(), c.severity.to_string(), c.section);
+        let left_out: String = (self.left_out.iter())
+            .map(|(name, why)| format!("    app mode leaves out {name}: {why}\n"))
+            .collect();
         format!(
-            "{id:<30} {sev:<6} {sec:<7} {app:<9} {}\n    {}\n",
+            "{id:<30} {sev:<6} {sec:<7} {app:<9} {}\n    {}\n{left_out}",
             scenarios.join(", "),
             c.rule
         )
@@ -98,9 +109,12 @@ impl Listed {
         let scenarios: Vec<serde_json::Value> = (self.scenarios.iter())
             .map(|(name, suite)| serde_json::json!({"name": name, "suite": suite}))
             .collect();
+        let left_out: Vec<serde_json::Value> = (self.left_out.iter())
+            .map(|(name, why)| serde_json::json!({"scenario": name, "why": why}))
+            .collect();
         serde_json::json!({
             "id": c.id, "severity": c.severity.to_string(), "section": c.section,
-            "scenarios": scenarios, "app": self.app, "rule": c.rule,
+            "scenarios": scenarios, "app": self.app, "app_left_out": left_out, "rule": c.rule,
         })
     }
 }
@@ -120,7 +134,7 @@ fn list(a: &ClientArgs) -> i32 {
 
 /// `--scenario`'s long help, listed from the scenario tables themselves (one source of truth).
 fn scenario_help() -> String {
-    use dsh_conformance::client::app::APP_SCENARIOS;
+    use dsh_conformance::client::app::scenarios;
     let names = |s: Vec<&'static str>| s.join(", ");
     let of = |suite| {
         names(
@@ -137,7 +151,7 @@ fn scenario_help() -> String {
          App mode (--app): {}.",
         of(run::Suite::Contract),
         of(run::Suite::Robustness),
-        names(APP_SCENARIOS.iter().map(|s| s.name).collect()),
+        names(scenarios().iter().map(|s| s.name).collect()),
     )
 }
 
