@@ -267,8 +267,10 @@ pub(super) fn forward_compatible(o: &Observation) -> Verdict {
             layers::UNKNOWN_EVENT
         )),
         // A driver without `finish` reports no reason kind to judge.
+        // `finish` is what the client returned to its caller (its status, its finish reason):
+        // a kind it turned into another (a failure, say) was not passed through.
         (_, Some(f)) if f != kind => fail(format!(
-            "the run's turn/end had the reason kind {kind:?}, and its finish was reported as {f}"
+            "the run's turn/end had the reason kind {kind:?}, and the client returned the run's end to its caller as {f}: a reason kind it does not know was not passed through"
         )),
         _ => Verdict::Pass,
     }
