@@ -7,6 +7,7 @@ mod conductor;
 mod naive;
 mod python;
 mod typescript;
+mod unsupported;
 
 use crate::support::report::JsonReport;
 use dsh_conformance::check::{self, CheckId, Subject};
