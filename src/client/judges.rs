@@ -84,7 +84,9 @@ pub(crate) fn unsupported(o: &Observation) -> Option<Verdict> {
         Op::Close => "close",
     };
     Some(Verdict::Skip {
-        reason: format!("not supported by this client: it cannot {what} (its driver says: {words})"),
+        reason: format!(
+            "not supported by this client: it cannot {what} (its driver says: {words})"
+        ),
     })
 }
 

@@ -111,7 +111,10 @@ fn preflight(client: &[OsString], opts: &Options) -> Result<(), String> {
         return Ok(());
     }
     let what = match outcome {
-        Some(Outcome::DriverEnded(_)) => "its driver ended before answering the start".into(),
+        Some(Outcome::DriverEnded(why)) => format!(
+            "its driver ended before answering the start: {}",
+            why.split("; stderr:").next().unwrap_or(why)
+        ),
         Some(Outcome::TimedOut) => format!("the start took longer than {:?}", opts.op_timeout),
         Some(o) => format!("the start failed: {}", o.describe()),
         None => "the start was never sent".into(),
@@ -541,7 +544,8 @@ fn await_result(child: &mut Child, id: usize, bound: Duration, opts: &Options) -
                     }
                     Event::Closed(_) | Event::Flooded(_) => {
                         return Outcome::DriverEnded(format!(
-                            "its stdout ended; stderr: {}",
+                            "its stdout ended{}; stderr: {}",
+                            exited(child),
                             tail(child)
                         ));
                     }
@@ -550,6 +554,20 @@ fn await_result(child: &mut Child, id: usize, bound: Duration, opts: &Options) -
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
             Err(_) => return Outcome::DriverEnded("its stdout ended".into()),
         }
+    }
+}
+
+/// How the driver ended, when it exits within a moment of its stdout's end (" (exit code 1)").
+fn exited(child: &mut Child) -> String {
+    let until = Instant::now() + Duration::from_millis(500);
+    loop {
+        if let Some(e) = child.try_exit() {
+            return format!(" ({e})");
+        }
+        if Instant::now() >= until {
+            return String::new();
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -101,7 +101,12 @@ fn an_older_python_sdk_is_checked_as_it_is() {
     );
     let text = report.0.to_string();
     assert!(!text.contains("AttributeError"), "{}", report);
-    assert_eq!(report.with("SKIP"), BTreeSet::from(NOT_SUPPORTED), "{}", report);
+    assert_eq!(
+        report.with("SKIP"),
+        BTreeSet::from(NOT_SUPPORTED),
+        "{}",
+        report
+    );
     for id in NOT_SUPPORTED {
         let reason = report.check(id)["reason"].as_str().unwrap_or_default();
         assert!(
@@ -123,7 +128,12 @@ fn an_older_python_sdk_is_checked_as_it_is() {
     let hang = report.check(CheckId::ClientIdleNeverComes)["reason"].to_string();
     assert!(hang.contains("the client hangs"), "{hang}");
     // client.runtime-exit is judged by exit-mid-turn, though exit-on-request needs cwd-get.
-    assert_eq!(report.verdict(CheckId::ClientRuntimeExit), "PASS", "{}", report);
+    assert_eq!(
+        report.verdict(CheckId::ClientRuntimeExit),
+        "PASS",
+        "{}",
+        report
+    );
     assert_eq!(
         report.verdicts().len(),
         report.with("PASS").len() + known.len() + NOT_SUPPORTED.len(),
