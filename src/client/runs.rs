@@ -254,7 +254,7 @@ pub const RUN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The run ends in an error within the kit's bound (the bound it was given and [`RUN_GRACE`]);
 /// a run still waiting then hangs its caller: judged from what the kit observed, never from
-/// the driver's words (a driver's `unsupported` is [`super::judges::unsupported`]'s).
+/// the driver's words (a driver's `unsupported` is judged by `judges::unsupported`).
 pub fn idle_never_comes(o: &Observation) -> Verdict {
     let ended = written(o)
         .iter()
