@@ -7,6 +7,10 @@ else ``DSH_BIN``, else ``dsh`` on ``PATH``; the kit's shim is all three, and thi
 ``dsh_bin`` unset so that the client's own lookup finds it. Runs use conductor's own bound, the
 ``ConductorConfig.timeout_seconds`` default (3600 s), as ``conductor.sdk`` passes it.
 
+It reports what DshClient returns to its caller, never what it could read off the wire: a run's
+``finish`` is ``RunResult.status``, the value conductor itself acts on (``conductor.sdk`` fails a
+run whose status is not ``"completed"``), not the reason kind kept in ``turn_end_reason``.
+
 DshClient has no public request method besides ``run``: resume and the working-directory
 operations go through its ``_rpc``, the path every request of it takes. ``_rpc`` writes its
 request and then pumps the runtime's stdout itself, on the caller's thread, until the answer
@@ -66,10 +70,10 @@ def perform(op):
         # A bounded run ("timeout", ms) is conductor's own bound on the run; else its default.
         bound = op["timeout"] / 1000 if "timeout" in op else RUN_TIMEOUT
         result = client.run(op["text"], session_id=op["session"], timeout_seconds=bound)
-        reason = result.turn_end_reason or {}
         return {
             "text": result.final_text,
-            "finish": reason.get("kind"),
+            # The client's own word on how the run ended (its caller's), not the wire's kind.
+            "finish": result.status,
             "events": [e.get("type") for e in result.events],
         }
     if kind == "prompt":

@@ -17,7 +17,8 @@ pub enum Op {
         text: String,
     },
     /// [`Op::Run`] with a bound: the client's own bound on the run, if it has one, is set to
-    /// `timeout_ms` (`"timeout"` on the wire); a client with none answers class `unsupported`.
+    /// `timeout_ms` (`"timeout"` on the wire); a client with none runs it unbounded, and the kit's
+    /// own bound on the operation shows whether it hangs.
     RunBounded {
         /// The session id.
         session: String,
@@ -134,8 +135,8 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverError {
     /// `rpc` (an error response), `transport` (the runtime went away), `timeout`, `protocol`
-    /// (the runtime broke the protocol as the client sees it), `unsupported` (the client has no
-    /// way to do what the operation asks), `other`.
+    /// (the runtime broke the protocol as the client sees it), `unsupported` (the client's API
+    /// has no way to do what the operation asks), `other`.
     pub class: String,
     /// The JSON-RPC code, for `rpc`.
     pub code: Option<i64>,

@@ -19,6 +19,77 @@ pub(crate) fn untestable(reason: impl Into<String>) -> Verdict {
     }
 }
 
+/// SKIP, not applicable: the client structurally cannot meet the check's situation (issue 37,
+/// item 5); it does not fail the run.
+fn not_applicable(why: &str) -> Verdict {
+    Verdict::Skip {
+        reason: format!(
+            "not applicable to this client: {why}, so no response can overtake another"
+        ),
+    }
+}
+
+/// The one verdict, for every check of a scenario, when its driver answered one of the
+/// scenario's operations (or one of a `concurrent` operation's) with class `unsupported`: what
+/// the client's API lacks is not a failure of the client, and words are never a failure by
+/// themselves (docs/CLIENT-DRIVERS.md). `None` when no operation was answered so: the judges
+/// decide from what was observed.
+///
+/// - `concurrent` itself: the client cannot have two requests in flight, so no response can
+///   overtake another: SKIP, not applicable (`client.ids-out-of-order`).
+/// - `run` with a bound: UNTESTABLE with the driver's words. The protocol has the driver run it
+///   unbounded, so that the kit's own bound on the operation shows whether the client hangs; a
+///   driver that ran nothing showed nothing.
+/// - any other operation (an older SDK without `resume_session` or the working-directory
+///   methods): SKIP, "not supported by this client", with the driver's words.
+pub(crate) fn unsupported(o: &Observation) -> Option<Verdict> {
+    let said = |out: &Outcome| match out {
+        Outcome::Err(e) if e.class == "unsupported" => Some(e.message.clone()),
+        _ => None,
+    };
+    let (op, words) = o.ops.iter().find_map(|(op, out, _)| {
+        if let Some(w) = said(out) {
+            return Some((op, w));
+        }
+        let (Op::Concurrent(subs), Outcome::Ok(v)) = (op, out) else {
+            return None;
+        };
+        let results = v["results"].as_array()?;
+        subs.iter().zip(results).find_map(|(sub, r)| {
+            let e = &r["error"];
+            (r["ok"] == false && e["class"] == "unsupported")
+                .then(|| (sub, e["message"].as_str().unwrap_or("").to_owned()))
+        })
+    })?;
+    let what = match op {
+        Op::Concurrent(_) => {
+            return Some(not_applicable(&format!(
+                "its driver says the client cannot make two requests at once ({words}), and it never had two in flight"
+            )))
+        }
+        Op::RunBounded { .. } => {
+            return Some(untestable(format!(
+                "its driver says the client cannot bound a run ({words}) and ran nothing, so \
+                 no hang could be observed: a driver runs such a run unbounded \
+                 (docs/CLIENT-DRIVERS.md), and the kit's own bound on it shows whether the \
+                 client hangs"
+            )))
+        }
+        Op::Start => "start a session",
+        Op::Run { .. } => "run a prompt",
+        Op::Prompt { .. } => "send a prompt without waiting for its run",
+        Op::Resume { .. } => "resume a stored session",
+        Op::CwdGet { .. } => "get a session's working directory",
+        Op::CwdSet { .. } => "set a session's working directory",
+        Op::Close => "close",
+    };
+    Some(Verdict::Skip {
+        reason: format!(
+            "not supported by this client: it cannot {what} (its driver says: {words})"
+        ),
+    })
+}
+
 pub(crate) fn outcome(o: &Observation, i: usize) -> Option<&Outcome> {
     o.ops.get(i).map(|x| &x.1)
 }
@@ -142,17 +213,9 @@ pub(super) fn ids_out_of_order(o: &Observation) -> Verdict {
                 .as_array()
                 .is_some_and(|r| r.len() == 2 && r.iter().all(|x| x["ok"] == true))
         };
-        let reason = match outcome(o, 3) {
-            Some(Outcome::Ok(v)) if both(v) => "its driver made two requests at once and the client sent the second only after the first was answered (it sends one request at a time)".to_owned(),
-            Some(Outcome::Err(e)) if e.class == "unsupported" => format!("its driver says the client cannot make two requests at once ({}), and it never had two in flight", e.message),
-            _ => String::new(),
-        };
-        if !reason.is_empty() {
-            return Verdict::Skip {
-                reason: format!(
-                    "not applicable to this client: {reason}, so no response can overtake another"
-                ),
-            };
+        // (A driver's `unsupported` is judged in one place for every check: [`unsupported`].)
+        if matches!(outcome(o, 3), Some(Outcome::Ok(v)) if both(v)) {
+            return not_applicable("its driver made two requests at once and the client sent the second only after the first was answered (it sends one request at a time)");
         }
         return untestable(
             "the client never had two requests in flight, so no response could overtake another",
@@ -206,8 +269,10 @@ pub(super) fn forward_compatible(o: &Observation) -> Verdict {
             layers::UNKNOWN_EVENT
         )),
         // A driver without `finish` reports no reason kind to judge.
+        // `finish` is what the client returned to its caller (its status, its finish reason):
+        // a kind it turned into another (a failure, say) was not passed through.
         (_, Some(f)) if f != kind => fail(format!(
-            "the run's turn/end had the reason kind {kind:?}, and its finish was reported as {f}"
+            "the run's turn/end had the reason kind {kind:?}, and the client returned the run's end to its caller as {f}: a reason kind it does not know was not passed through"
         )),
         _ => Verdict::Pass,
     }
@@ -245,10 +310,6 @@ pub(super) fn exit_on_request(o: &Observation) -> Verdict {
     let what = "the runtime exited (code 1) with the working-directory request unanswered";
     match outcome(o, 1) {
         None => untestable("the request was never reached (the client did not start)"),
-        Some(Outcome::Err(e)) if e.class == "unsupported" => untestable(format!(
-            "the client cannot get a session's working directory ({})",
-            e.message
-        )),
         Some(Outcome::Err(e)) if e.class == "timeout" => fail(format!(
             "{what}, and the request failed only when the client's own bound expired ({})",
             e.message

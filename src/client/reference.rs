@@ -45,7 +45,7 @@ bugs! {
     ChildIdle = "child-idle" ClientSubagentTrees: "waits past the root's idle while a subagent runs, then ends the run at the next idle of its tree, the child's";
     Hoard = "hoard" ClientBoundedBacklog: "keeps every event of the sessions it did not prompt";
     Rescan = "rescan" ClientChattySessions: "drops repeated events of sessions it did not prompt by comparing each one's JSON text with that of every such event seen so far";
-    UnboundedRun = "unbounded-run" ClientIdleNeverComes: "takes a run's bound and waits for its idle forever";
+    UnboundedRun = "unbounded-run" ClientIdleNeverComes: "has no bound on a run: as the driver protocol asks of such a client, its driver runs a bounded run unbounded (saying so on stderr), and it waits for the idle forever";
     NoGrace = "no-grace" ClientGracefulShutdown: "sends SIGTERM as soon as shutdown goes unanswered for a second, and waits for the exit with stdin still open";
     StrictLines = "strict-lines" ClientRobustNonFrameLines: "stops reading stdout at a line that is not JSON, as if the runtime had gone";
     WaitForExit = "wait-for-exit" ClientRobustStdoutClosed: "at the end of stdout waits for the runtime's exit, however long, before failing what is pending";
@@ -403,6 +403,10 @@ impl Client {
         text: &str,
         bound: Option<Duration>,
     ) -> Result<Value, DriverError> {
+        if bound.is_some() && self.bug == Some(Bug::UnboundedRun) {
+            // What a driver says of a client with no bound (docs/CLIENT-DRIVERS.md).
+            eprintln!("client-driver: this client has no bound on a run: the run is unbounded");
+        }
         let until = bound.map(|b| Instant::now() + b);
         let r = self.request(
             "session/prompt",

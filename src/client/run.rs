@@ -109,7 +109,10 @@ fn preflight(client: &[OsString], opts: &Options) -> Result<(), String> {
         return Ok(());
     }
     let what = match outcome {
-        Some(Outcome::DriverEnded(_)) => "its driver ended before answering the start".into(),
+        Some(Outcome::DriverEnded(why)) => format!(
+            "its driver ended before answering the start: {}",
+            why.split("; stderr:").next().unwrap_or(why)
+        ),
         Some(Outcome::TimedOut) => format!("the start took longer than {:?}", opts.op_timeout),
         Some(o) => format!("the start failed: {}", o.describe()),
         None => "the start was never sent".into(),
@@ -155,7 +158,12 @@ fn measured(
     client: &[OsString],
     opts: &Options,
 ) -> Result<Option<Vec<Verdict>>, String> {
-    let mut verdicts = s.verdicts(obs);
+    // An operation the driver says the client cannot do decides every check of the scenario,
+    // in one place for all of them; else the judges decide from what was observed.
+    let mut verdicts = match super::judges::unsupported(obs) {
+        Some(v) => vec![v; s.checks.len()],
+        None => s.verdicts(obs),
+    };
     let timed_out = matches!(obs.ops.get(1), Some((_, Outcome::TimedOut, _)));
     if s.name == "long-lines" && timed_out {
         let run = |p: &Scenario| Ok(scenario(p, client, opts)?.map(|(o, _)| o));
@@ -299,11 +307,14 @@ pub(crate) fn report(
 }
 
 /// One verdict per check: of those several scenarios decide, the first failure, else the first
-/// UNTESTABLE (part of its situation never arose), else a pass; their durations added.
+/// UNTESTABLE (part of its situation never arose), else a pass, else a SKIP (a scenario whose
+/// operation the client does not support, or whose situation it cannot meet, takes nothing from
+/// what the others judged); their durations added.
 pub(crate) fn worst(all: Vec<(CheckId, Verdict, Duration)>) -> Vec<(CheckId, Verdict, Duration)> {
     let rank = |v: &Verdict| match v {
         Verdict::Fail(_) => 0,
         Verdict::Pass => 2,
+        Verdict::Skip { .. } => 3,
         _ => 1,
     };
     let mut out: Vec<(CheckId, Verdict, Duration)> = Vec::new();
@@ -464,7 +475,7 @@ fn scenario(
         let mut line = op.to_json();
         line["id"] = (i + 1).into();
         child.write(format!("{line}\n").into_bytes());
-        let out = await_result(&mut child, i + 1, opts);
+        let out = await_result(&mut child, i + 1, op_bound(&op, opts), opts);
         if opts.cancel.halted().is_some() {
             child.kill();
             return Ok(None);
@@ -496,10 +507,22 @@ fn scenario(
     )))
 }
 
-/// The driver's result for operation `id`, within the operation's bound; a stopped run ends the
-/// wait within [`POLL`].
-fn await_result(child: &mut Child, id: usize, opts: &Options) -> Outcome {
-    let until = Instant::now() + opts.op_timeout;
+/// How long the kit waits for an operation's result: `--timeout`; for a run given a bound, that
+/// bound and [`super::runs::RUN_GRACE`], whatever `--timeout` (a client that has no bound is
+/// run unbounded by its driver, and seen hanging).
+fn op_bound(op: &super::driver::Op, opts: &Options) -> Duration {
+    match op {
+        super::driver::Op::RunBounded { timeout_ms, .. } => {
+            Duration::from_millis(*timeout_ms) + super::runs::RUN_GRACE
+        }
+        _ => opts.op_timeout,
+    }
+}
+
+/// The driver's result for operation `id`, within `bound`; a stopped run ends the wait within
+/// [`POLL`].
+fn await_result(child: &mut Child, id: usize, bound: Duration, opts: &Options) -> Outcome {
+    let until = Instant::now() + bound;
     loop {
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() || opts.cancel.halted().is_some() {
@@ -519,7 +542,8 @@ fn await_result(child: &mut Child, id: usize, opts: &Options) -> Outcome {
                     }
                     Event::Closed(_) | Event::Flooded(_) => {
                         return Outcome::DriverEnded(format!(
-                            "its stdout ended; stderr: {}",
+                            "its stdout ended{}; stderr: {}",
+                            exited(child),
                             tail(child)
                         ));
                     }
@@ -528,6 +552,20 @@ fn await_result(child: &mut Child, id: usize, opts: &Options) -> Outcome {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
             Err(_) => return Outcome::DriverEnded("its stdout ended".into()),
         }
+    }
+}
+
+/// How the driver ended, when it exits within a moment of its stdout's end (" (exit code 1)").
+fn exited(child: &mut Child) -> String {
+    let until = Instant::now() + Duration::from_millis(500);
+    loop {
+        if let Some(e) = child.try_exit() {
+            return format!(" ({e})");
+        }
+        if Instant::now() >= until {
+            return String::new();
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -571,6 +609,12 @@ mod tests {
         assert_eq!(merged.len(), 1);
         assert!(matches!(merged[0].1, Verdict::Fail(_)));
         assert_eq!(merged[0].2, 3 * t);
+        // A scenario the client does not support takes nothing from another's verdict.
+        let skip = || Verdict::Skip { reason: "s".into() };
+        assert_eq!(one(vec![skip(), Verdict::Pass])[0].1, Verdict::Pass);
+        assert_eq!(one(vec![Verdict::Pass, skip()])[0].1, Verdict::Pass);
+        assert_eq!(one(vec![skip(), no()])[0].1, no());
+        assert_eq!(one(vec![skip(), skip()])[0].1, skip());
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod conductor;
 mod naive;
 mod python;
 mod typescript;
+mod unsupported;
 
 use crate::support::report::JsonReport;
 use dsh_conformance::check::{self, CheckId, Subject};
@@ -366,7 +367,9 @@ fn a_driver_that_cannot_start_is_stopped_with_its_own_words() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{driver:?}: {stderr}");
         assert!(
-            stderr.contains("did not start a session") && stderr.contains(words),
+            stderr.contains("did not start a session")
+                && stderr.contains(words)
+                && stderr.contains("its stdout ended (exit code "),
             "{driver:?}: {stderr}"
         );
         assert!(out.stdout.is_empty(), "no report: {driver:?}");

@@ -99,12 +99,76 @@ fn a_client_whose_api_cannot_make_two_requests_at_once_is_not_applicable() {
         ops,
         ..Default::default()
     };
-    let Verdict::Skip { reason } = ids_out_of_order(&o) else {
-        panic!("{:?}", ids_out_of_order(&o))
+    // The driver's words are judged in one place for every check, not by the check's judge.
+    assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+    let Some(Verdict::Skip { reason }) = unsupported(&o) else {
+        panic!("{:?}", unsupported(&o))
     };
-    assert!(reason.contains("(one request at a time)"), "{reason}");
+    assert!(
+        reason.starts_with("not applicable to this client")
+            && reason.contains("(one request at a time)"),
+        "{reason}"
+    );
     o.ops[3].1 = e("other");
     assert!(matches!(ids_out_of_order(&o), Verdict::NotTestable { .. }));
+    assert_eq!(unsupported(&o), None);
+}
+
+/// Issue 37, item 3: an operation the client's API lacks (an older SDK) is "not supported by
+/// this client", with its driver's words, for whichever check needed it; a bounded run a
+/// driver refused is untestable, never a failure on its words.
+#[test]
+fn an_operation_the_client_lacks_is_not_supported_and_a_refused_bound_untestable() {
+    let lacks = || {
+        Outcome::Err(crate::client::driver::DriverError {
+            class: "unsupported".into(),
+            code: None,
+            message: "this SDK has no Session.set_working_directory".into(),
+        })
+    };
+    let ok = || Outcome::Ok(json!({"ok": true}));
+    let at = |op: Op, out: Outcome| Observation {
+        ops: vec![(Op::Start, ok(), Duration::ZERO), (op, out, Duration::ZERO)],
+        ..Default::default()
+    };
+    let set = Op::CwdSet {
+        session: "s1".into(),
+        path: "a".into(),
+    };
+    let Some(Verdict::Skip { reason }) = unsupported(&at(set, lacks())) else {
+        panic!("not a skip")
+    };
+    assert_eq!(reason, "not supported by this client: it cannot set a session's working directory (its driver says: this SDK has no Session.set_working_directory)");
+    let resume = Op::Resume {
+        session: "s1".into(),
+    };
+    assert!(matches!(
+        unsupported(&at(resume.clone(), lacks())),
+        Some(Verdict::Skip { reason }) if reason.contains("cannot resume a stored session")
+    ));
+    // Inside a concurrent operation: the sub-operation the client lacks is named.
+    let get = Op::CwdGet {
+        session: "s1".into(),
+    };
+    let results = json!({"ok": true, "results": [
+        {"ok": false, "error": {"class": "unsupported", "message": "no get_working_directory"}},
+        {"ok": false, "error": {"class": "unsupported", "message": "no get_working_directory"}},
+    ]});
+    let both = Op::Concurrent(vec![get.clone(), get]);
+    assert!(matches!(
+        unsupported(&at(both, Outcome::Ok(results))),
+        Some(Verdict::Skip { reason }) if reason.contains("cannot get a session's working directory (its driver says: no get_working_directory)")
+    ));
+    let bounded = Op::RunBounded {
+        session: "s1".into(),
+        text: "t".into(),
+        timeout_ms: 3000,
+    };
+    assert!(matches!(
+        unsupported(&at(bounded, lacks())),
+        Some(Verdict::NotTestable { reason }) if reason.contains("its driver says the client cannot bound a run (this SDK")
+    ));
+    assert_eq!(unsupported(&at(resume, ok())), None);
 }
 
 #[test]

@@ -139,7 +139,7 @@ fn chatty_sessions_needs_the_chatter_on_the_wire() {
 }
 
 #[test]
-fn idle_never_comes_passes_a_bounded_run_and_fails_a_hang_or_no_bound() {
+fn idle_never_comes_passes_a_bounded_run_and_fails_an_observed_hang() {
     let err = |class: &str| {
         Outcome::Err(DriverError {
             class: class.into(),
@@ -164,8 +164,22 @@ fn idle_never_comes_passes_a_bounded_run_and_fails_a_hang_or_no_bound() {
         ended(),
         vec![ok(""), Outcome::TimedOut]
     ))));
-    assert!(failed(idle_never_comes(&obs(
+    // The driver's word that the client has no bound is no failure: its judge sees nothing run
+    // (`judges::unsupported` gives the verdict); a hang it observed fails, with how long it waited.
+    assert!(untestable(idle_never_comes(&obs(
         vec![],
         vec![ok(""), err("unsupported")]
     ))));
+    let mut hung = obs(ended(), vec![ok(""), Outcome::TimedOut]);
+    hung.ops[1].2 = Duration::from_millis(8000);
+    let Verdict::Fail(f) = idle_never_comes(&hung) else {
+        panic!("not a failure")
+    };
+    assert!(
+        f.reason.starts_with("the run never ended")
+            && f.reason.contains("8.0 s later")
+            && f.reason.ends_with("the client hangs"),
+        "{}",
+        f.reason
+    );
 }
