@@ -143,7 +143,19 @@ impl Sequence {
             .ops
             .iter()
             .any(|op| prompt_text(op).contains("subagent"));
+        // An empty, path-like or unusual session id stays on a process of its own: the release
+        // fails every later shutdown after one (`cannot encode an empty path segment`) and
+        // retries the model for ~16 s on one it cannot send in a header, which a shared process
+        // would charge to the sequences after it.
+        let plain = |s: &String| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        };
         if first != standard || self.may_hang() || subagents {
+            return false;
+        }
+        if !self.sessions("").named.iter().all(plain) {
             return false;
         }
         self.ops[1..].iter().all(|op| {

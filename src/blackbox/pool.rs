@@ -167,7 +167,12 @@ fn run_lane(
         let next = gen::generate_for(opts.seed, next_case, opts.tools);
         let on_shared = opts.processes == ProcessMode::Shared && seq.reusable();
         let plan = Plan {
-            prefix: prefix(opts.processes, case),
+            // A sequence on a process of its own runs as written, as its shrinking and its
+            // trace do: only a shared process needs its sessions kept apart.
+            prefix: match on_shared {
+                true => prefix(opts.processes, case),
+                false => String::new(),
+            },
             latency: Some(control.subject_latency.clone()),
             until: None,
             last: !on_shared
@@ -203,6 +208,7 @@ fn run_lane(
             }
             let alone = Plan {
                 last: true,
+                prefix: String::new(),
                 ..plan.clone()
             };
             (s, r) = run(&mut subject, false, &alone);

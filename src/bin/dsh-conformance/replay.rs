@@ -78,6 +78,51 @@ impl ReplayArgs {
             eprintln!("dsh-conformance replay: empty runtime command");
             return 2;
         };
+        let mut opts = self.options();
+        let mut provides = self.provides.clone();
+        let files = match collect_traces(&self.paths) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("dsh-conformance replay: {e}");
+                return 2;
+            }
+        };
+        // Kept alive for the whole run; dropping it stops the server.
+        let stub = match self.stub(&files, &mut opts, &mut provides) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("dsh-conformance replay: {e}");
+                return 2;
+            }
+        };
+        let mut t = Tallies::default();
+        let mut runnable = Vec::new();
+        for f in &files {
+            if let Some(trace) = self.runnable(f, &cmd, &opts, &provides, &mut t) {
+                runnable.push(trace);
+            }
+        }
+        // A fuzz finding's trace names its class; a class that is a check has its rule judged
+        // over the conversation too (as `check` judges a check's own rule).
+        let own: std::collections::HashMap<String, Option<CheckId>> = runnable
+            .iter()
+            .filter_map(|t| Some((t.file.clone(), CheckId::parse(t.meta.class.as_deref()?))))
+            .collect();
+        for r in replay_all(&runnable, &cmd, &opts) {
+            match self.print_case(&r, own.get(&r.file).copied()) {
+                Tally::Pass => t.pass += 1,
+                Tally::Fail => t.fail += 1,
+                Tally::Broken => t.broken += 1,
+            }
+        }
+        if let Some(s) = stub.as_ref().filter(|_| self.verbose && t.fail > 0) {
+            eprintln!("model stub log:\n{}", s.log_text());
+        }
+        t.exit_code(files.len())
+    }
+
+    /// The runner's options from the flags.
+    fn options(&self) -> Options {
         let mut opts = Options {
             env: self.env.clone(),
             keep_dirs: self.keep_dirs,
@@ -93,16 +138,18 @@ impl ReplayArgs {
         if let Some(n) = self.max_line {
             opts.max_line = usize::try_from(n).unwrap_or(usize::MAX);
         }
-        let mut provides = self.provides.clone();
-        let files = match collect_traces(&self.paths) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("dsh-conformance replay: {e}");
-                return 2;
-            }
-        };
-        // A trace that says `# requires: model-stub` (a fuzz finding of a runtime fuzzed with
-        // the stub) gets the stub without asking: replay starts it as --model-stub would.
+        opts
+    }
+
+    /// The model stub, started for `--model-stub`, or without asking for a trace that says
+    /// `# requires: model-stub` (a fuzz finding of a runtime fuzzed with the stub); its
+    /// environment goes to `opts`, and what it provides to `provides`.
+    fn stub(
+        &self,
+        files: &[std::path::PathBuf],
+        opts: &mut Options,
+        provides: &mut Vec<String>,
+    ) -> Result<Option<dsh_conformance::model_stub::ModelStub>, String> {
         let needs_stub = !self.model_stub
             && files.iter().any(|f| {
                 Trace::load(f).is_ok_and(|t| {
@@ -114,92 +161,62 @@ impl ReplayArgs {
                 "dsh-conformance replay: a trace requires the model stub: starting it (as --model-stub)"
             );
         }
-        // Kept alive for the whole run; dropping it stops the server.
-        let _stub = if self.model_stub || needs_stub {
-            match dsh_conformance::model_stub::ModelStub::start() {
-                Ok(s) => {
-                    opts.env.extend(s.env());
-                    provides.push("model".into());
-                    provides.push(MODEL_STUB.into());
-                    Some(s)
-                }
-                Err(e) => {
-                    eprintln!("dsh-conformance replay: cannot start the model stub: {e}");
-                    return 2;
-                }
+        if !(self.model_stub || needs_stub) {
+            return Ok(None);
+        }
+        let s = dsh_conformance::model_stub::ModelStub::start()
+            .map_err(|e| format!("cannot start the model stub: {e}"))?;
+        opts.env.extend(s.env());
+        provides.push("model".into());
+        provides.push(MODEL_STUB.into());
+        Ok(Some(s))
+    }
+
+    /// The trace in `f` when it is to be replayed; one that is not (broken, for another
+    /// edition, requiring what is not provided, or blessed instead) is counted in `t` here.
+    fn runnable(
+        &self,
+        f: &std::path::Path,
+        cmd: &CommandSpec,
+        opts: &Options,
+        provides: &[String],
+        t: &mut Tallies,
+    ) -> Option<Trace> {
+        let trace = match Trace::load(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("ERROR {e}");
+                t.broken += 1;
+                return None;
             }
-        } else {
-            None
         };
-        let (mut pass, mut fail, mut skip, mut broken) = (0, 0, 0, 0);
-        let mut runnable = Vec::new();
-        for f in &files {
-            let trace = match Trace::load(f) {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("ERROR {e}");
-                    broken += 1;
-                    continue;
-                }
-            };
-            if !trace.applies_to(self.edition) {
-                continue;
-            }
-            if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {
-                dsh_conformance::outln!(
-                    "SKIP {} ({}): requires {r} (pass --provides {r})",
-                    trace.meta.case,
-                    f.display()
-                );
-                skip += 1;
-                continue;
-            }
-            if self.bless {
-                match bless_one(f, &trace, &cmd, &opts) {
-                    Ok(()) => pass += 1,
-                    Err(Blessing::Runtime(e)) => {
-                        dsh_conformance::outln!("FAIL blessing {}:\n{e}", f.display());
-                        fail += 1;
-                    }
-                    Err(Blessing::Broken(e)) => {
-                        eprintln!("ERROR blessing {}: {e}", f.display());
-                        broken += 1;
-                    }
-                }
-                continue;
-            }
-            runnable.push(trace);
+        if !trace.applies_to(self.edition) {
+            return None;
         }
-        // A fuzz finding's trace names its class; a class that is a check has its rule judged
-        // over the conversation too (as `check` judges a check's own rule).
-        let own: std::collections::HashMap<String, Option<CheckId>> = runnable
-            .iter()
-            .filter_map(|t| Some((t.file.clone(), CheckId::parse(t.meta.class.as_deref()?))))
-            .collect();
-        for r in replay_all(&runnable, &cmd, &opts) {
-            match self.print_case(&r, own.get(&r.file).copied()) {
-                Tally::Pass => pass += 1,
-                Tally::Fail => fail += 1,
-                Tally::Broken => broken += 1,
-            }
-        }
-        if let Some(s) = _stub.as_ref().filter(|_| self.verbose && fail > 0) {
-            eprintln!("model stub log:\n{}", s.log_text());
-        }
-        dsh_conformance::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
-        if broken > 0 {
-            2
-        } else if fail > 0 {
-            1
-        } else if pass == 0 {
-            eprintln!(
-                "dsh-conformance replay: nothing was tested ({} trace file(s), {skip} skipped)",
-                files.len()
+        if let Some(r) = trace.meta.requires.iter().find(|r| !provides.contains(r)) {
+            dsh_conformance::outln!(
+                "SKIP {} ({}): requires {r} (pass --provides {r})",
+                trace.meta.case,
+                f.display()
             );
-            dsh_conformance::suite::report::NOTHING_TESTED
-        } else {
-            0
+            t.skip += 1;
+            return None;
         }
+        if !self.bless {
+            return Some(trace);
+        }
+        match bless_one(f, &trace, cmd, opts) {
+            Ok(()) => t.pass += 1,
+            Err(Blessing::Runtime(e)) => {
+                dsh_conformance::outln!("FAIL blessing {}:\n{e}", f.display());
+                t.fail += 1;
+            }
+            Err(Blessing::Broken(e)) => {
+                eprintln!("ERROR blessing {}: {e}", f.display());
+                t.broken += 1;
+            }
+        }
+        None
     }
 
     /// Prints one case's verdict, with the stream rules its conversation broke; returns how it
@@ -348,4 +365,39 @@ fn collect_traces(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         }
     }
     Ok(out)
+}
+
+/// How many traces passed, failed, were skipped or could not be run.
+#[derive(Debug, Default)]
+struct Tallies {
+    pass: usize,
+    fail: usize,
+    skip: usize,
+    broken: usize,
+}
+
+impl Tallies {
+    /// Prints the tally line; the exit code: 2 with errors, 1 with failures, `NOTHING_TESTED`
+    /// when nothing passed, else 0 (`files`: how many trace files were found).
+    fn exit_code(&self, files: usize) -> i32 {
+        let Tallies {
+            pass,
+            fail,
+            skip,
+            broken,
+        } = *self;
+        dsh_conformance::outln!("{pass} passed, {fail} failed, {skip} skipped, {broken} errors");
+        if broken > 0 {
+            2
+        } else if fail > 0 {
+            1
+        } else if pass == 0 {
+            eprintln!(
+                "dsh-conformance replay: nothing was tested ({files} trace file(s), {skip} skipped)"
+            );
+            dsh_conformance::suite::report::NOTHING_TESTED
+        } else {
+            0
+        }
+    }
 }
