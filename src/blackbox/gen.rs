@@ -147,15 +147,7 @@ impl Sequence {
         // fails every later shutdown after one (`cannot encode an empty path segment`) and
         // retries the model for ~16 s on one it cannot send in a header, which a shared process
         // would charge to the sequences after it.
-        let plain = |s: &String| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        };
-        if first != standard || self.may_hang() || subagents {
-            return false;
-        }
-        if !self.sessions("").named.iter().all(plain) {
+        if first != standard || self.may_hang() || subagents || !self.ordinary() {
             return false;
         }
         self.ops[1..].iter().all(|op| {
@@ -170,6 +162,18 @@ impl Sequence {
             let text = String::from_utf8_lossy(&bytes);
             !(text.contains("initialize") || text.contains("shutdown"))
         })
+    }
+
+    /// Whether every session id the sequence names is an ordinary one (what
+    /// [`ordinary_sessions`] leaves as it is).
+    fn ordinary(&self) -> bool {
+        let render = |ops: Vec<Op>| {
+            let (mut r, mut bytes) = (Renderer::default(), Vec::new());
+            ops.iter().for_each(|op| r.render(op, &mut bytes));
+            bytes
+        };
+        let ordinary = self.ops.iter().cloned().map(ordinary_sessions).collect();
+        render(self.ops.clone()) == render(ordinary)
     }
 
     /// The `sessionId` strings the sequence's lines name, and those of them it may create

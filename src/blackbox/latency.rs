@@ -18,6 +18,9 @@ pub enum Wait {
     Turn,
     /// The process's exit, from `shutdown`'s answer or EOF.
     Exit,
+    /// A fresh process's first `initialize` answer, from its write at the start (its boot;
+    /// noted as an [`Wait::Answer`] too). No wait uses it: `--processes auto` does.
+    Boot,
 }
 
 /// How windows scale with the observed latency.
@@ -44,6 +47,7 @@ pub struct Latency {
     answer: AtomicU64,
     turn: AtomicU64,
     exit: AtomicU64,
+    boot: AtomicU64,
 }
 
 impl Latency {
@@ -52,6 +56,7 @@ impl Latency {
             Wait::Answer => &self.answer,
             Wait::Turn => &self.turn,
             Wait::Exit => &self.exit,
+            Wait::Boot => &self.boot,
         }
     }
 

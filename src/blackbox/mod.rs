@@ -11,7 +11,6 @@
 //! as a golden trace verified to fail for it ([`repro`]).
 
 pub mod allowlist;
-pub mod boot;
 pub mod class;
 pub mod diff;
 pub mod events;

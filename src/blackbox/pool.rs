@@ -8,14 +8,14 @@
 
 use super::exec::{self, continues, run_on, Live, Plan, RunResult};
 use super::gen::{self, Sequence};
-use super::latency::Latency;
+use super::latency::{Latency, Wait};
 use super::FindingClass;
 use super::Options;
 use crate::rules::Profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Sequences one shared process serves at most (a long-lived process accumulates state the
 /// contract does not isolate: memory, files, timers).
@@ -28,6 +28,29 @@ pub enum ProcessMode {
     Fresh,
     /// Sequences the contract isolates share a process; lifecycle sequences get their own.
     Shared,
+    /// `Fresh` until a fresh process of the runtime under test took [`SHARE_FROM`] or more to
+    /// answer its first `initialize` (a slow boot, paid by every sequence), `Shared` from then
+    /// on (issue 38, item 4).
+    Auto,
+}
+
+/// The boot from which [`ProcessMode::Auto`] shares processes: ten times what a Python runtime
+/// takes to answer its first `initialize` here, so that a loaded machine does not flip the mode
+/// (and with it the processes a seed's sequences run on) for the runtimes that start in a blink;
+/// the release takes 1.1–2.5 s. On the reference a sequence takes ~20 ms.
+pub const SHARE_FROM: Duration = Duration::from_secs(1);
+
+impl ProcessMode {
+    /// `Fresh` or `Shared`: what `Auto` is now, given the runtime's latencies so far.
+    fn now(self, latency: &Latency) -> ProcessMode {
+        match self {
+            ProcessMode::Auto if latency.slowest(Wait::Boot).is_some_and(|b| b >= SHARE_FROM) => {
+                ProcessMode::Shared
+            }
+            ProcessMode::Auto => ProcessMode::Fresh,
+            m => m,
+        }
+    }
 }
 
 /// One sequence's runs.
@@ -58,13 +81,15 @@ pub struct Control {
     pub subject_latency: Arc<Latency>,
     /// The reference runtime's.
     pub reference_latency: Arc<Latency>,
+    /// [`ProcessMode::Auto`] turned to sharing (and said so).
+    pub shares: AtomicBool,
 }
 
 /// The generated session prefix of a case in shared mode.
 fn prefix(mode: ProcessMode, case: u64) -> String {
     match mode {
-        ProcessMode::Fresh => String::new(),
         ProcessMode::Shared => format!("q{case}-"),
+        _ => String::new(),
     }
 }
 
@@ -165,12 +190,26 @@ fn run_lane(
         }
         let next_case = opts.shard.case(i + lanes);
         let next = gen::generate_for(opts.seed, next_case, opts.tools);
-        let on_shared = opts.processes == ProcessMode::Shared && seq.reusable();
+        let mode = opts.processes.now(&control.subject_latency);
+        let turned = opts.processes == ProcessMode::Auto && mode == ProcessMode::Shared;
+        if turned && !control.shares.swap(true, Ordering::Relaxed) && opts.progress {
+            let boot = control
+                .subject_latency
+                .slowest(Wait::Boot)
+                .unwrap_or_default();
+            eprintln!(
+                "fuzz: the runtime took {:.1} s to answer its first initialize: from here the \
+                 sequences the contract isolates share processes (--processes fresh keeps one per \
+                 sequence)",
+                boot.as_secs_f64()
+            );
+        }
+        let on_shared = mode == ProcessMode::Shared && seq.reusable();
         let plan = Plan {
             // A sequence on a process of its own runs as written, as its shrinking and its
             // trace do: only a shared process needs its sessions kept apart.
             prefix: match on_shared {
-                true => prefix(opts.processes, case),
+                true => prefix(mode, case),
                 false => String::new(),
             },
             latency: Some(control.subject_latency.clone()),
@@ -180,9 +219,9 @@ fn run_lane(
                     continues(
                         subject.as_ref(),
                         &seq,
-                        &prefix(opts.processes, case),
+                        &prefix(mode, case),
                         &n,
-                        &prefix(opts.processes, c),
+                        &prefix(mode, c),
                         MAX_RUNS_PER_PROCESS,
                     )
                 }),

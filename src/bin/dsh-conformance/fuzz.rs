@@ -62,8 +62,8 @@ pub(crate) struct FuzzArgs {
     /// Whether sequences share runtime processes: `fresh` starts one per sequence; `shared` runs
     /// the sequences the contract isolates (standard initialize, no lifecycle operation, sessions
     /// of their own) one after another on one process per lane; `auto` is `shared` with
-    /// --against-reference, or when the runtime, started once before the lanes, takes 1 s or
-    /// more to answer its first initialize (a slow boot), and `fresh` otherwise.
+    /// --against-reference, and otherwise `fresh` until a fresh process takes 1 s or more to
+    /// answer its first initialize (a slow boot), `shared` from then on.
     #[arg(long, value_enum, default_value_t = Processes::Auto)]
     processes: Processes,
     /// Run shard K of N of the seed's cases: cases K-1, K-1+N, K-1+2N, … (1 <= K <= N), so that
@@ -119,40 +119,12 @@ fn merge(out: &std::path::Path, dirs: &[std::path::PathBuf]) -> i32 {
 /// `--processes`.
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Processes {
-    /// `shared` with --against-reference or a boot of 1 s or more, else `fresh`.
+    /// `shared` with --against-reference or once a boot took 1 s or more, else `fresh`.
     Auto,
     /// A fresh process per sequence.
     Fresh,
     /// Isolated sequences share a process.
     Shared,
-}
-
-/// The process mode `--processes` asks for; for `auto` without a reference, measured: the
-/// subject's boot decides ([`blackbox::boot::auto`]), and stderr says what it chose.
-fn processes(
-    p: Processes,
-    against_reference: bool,
-    opts: &dsh_conformance::blackbox::Options,
-) -> dsh_conformance::blackbox::ProcessMode {
-    use dsh_conformance::blackbox::{boot, ProcessMode};
-    match p {
-        Processes::Fresh => ProcessMode::Fresh,
-        Processes::Shared => ProcessMode::Shared,
-        Processes::Auto if against_reference => ProcessMode::Shared,
-        Processes::Auto => {
-            let rules = dsh_conformance::rules::Profile::for_edition(opts.edition, false);
-            let b = boot::measure(&opts.subject, &rules, opts.deadlines);
-            let mode = boot::auto(b);
-            if mode == ProcessMode::Shared {
-                let b = b.unwrap_or_default().as_secs_f64();
-                eprintln!(
-                    "fuzz: the runtime answered its first initialize after {b:.1} s: the sequences \
-                     the contract isolates share processes (--processes fresh starts one per sequence)"
-                );
-            }
-            mode
-        }
-    }
 }
 
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {
@@ -213,7 +185,7 @@ fn options(a: &FuzzArgs) -> Result<dsh_conformance::blackbox::Options, String> {
             .unwrap_or(1)
     });
     let t = a.timeout;
-    let mut opts = blackbox::Options {
+    let opts = blackbox::Options {
         seed,
         cases: a.cases,
         seconds: a.seconds.map(|d| d.as_secs_f64()),
@@ -239,13 +211,17 @@ fn options(a: &FuzzArgs) -> Result<dsh_conformance::blackbox::Options, String> {
         progress: true,
         strict_upstream: a.strict_upstream,
         jobs: usize::from(a.jobs),
-        processes: blackbox::ProcessMode::Fresh,
+        processes: match a.processes {
+            Processes::Fresh => blackbox::ProcessMode::Fresh,
+            Processes::Shared => blackbox::ProcessMode::Shared,
+            Processes::Auto if a.against_reference => blackbox::ProcessMode::Shared,
+            Processes::Auto => blackbox::ProcessMode::Auto,
+        },
         shard: a.shard.unwrap_or_default(),
         tools,
         model_stub: stub.is_some(),
         cancel: dsh_conformance::runner::Cancel::new(),
     };
-    opts.processes = processes(a.processes, a.against_reference, &opts);
     Ok(opts)
 }
 

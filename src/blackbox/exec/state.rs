@@ -179,6 +179,9 @@ impl<'a> State<'a> {
                 let method = method.unwrap_or_default();
                 if let (Some(t), Some(l)) = (self.sent_at.remove(&key), &self.latency) {
                     l.saw(Wait::Answer, t.elapsed());
+                    if self.watch.as_ref() == Some(&key) {
+                        l.saw(Wait::Boot, t.elapsed());
+                    }
                 }
                 if key == json::to_string(&Value::from(BARRIER_ID)) {
                     self.barrier_answered = true;
