@@ -164,9 +164,14 @@ impl Sequence {
         })
     }
 
-    /// Whether every session id the sequence names is an ordinary one (what
-    /// [`ordinary_sessions`] leaves as it is).
+    /// Whether every session id the sequence names is an ordinary one: what
+    /// [`ordinary_sessions`] leaves as it is, not empty, with no path separator (the release
+    /// makes a path of it: `cannot encode an empty path segment`).
     fn ordinary(&self) -> bool {
+        let plain = |s: &String| !s.is_empty() && !s.contains(['/', '\\']);
+        if !self.sessions("").named.iter().all(plain) {
+            return false;
+        }
         let render = |ops: Vec<Op>| {
             let (mut r, mut bytes) = (Renderer::default(), Vec::new());
             ops.iter().for_each(|op| r.render(op, &mut bytes));

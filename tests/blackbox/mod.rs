@@ -211,8 +211,10 @@ fn shared_processes_serve_many_sequences_and_find_nothing_in_the_reference() {
     let s = blackbox::run(&o);
     assert!(s.findings.is_empty(), "{}", s.human());
     assert_eq!(s.sequences, 60, "{}", s.human());
+    // Sequences with lifecycle operations, `hang`, subagents or unusual session ids keep a
+    // process of their own (24 of these 60 share one).
     assert!(
-        s.processes * 2 < s.sequences,
+        s.processes * 4 < s.sequences * 3,
         "processes were not shared: {}",
         s.human()
     );
