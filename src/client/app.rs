@@ -39,6 +39,8 @@ pub struct AppObservation {
     pub stderr: String,
     /// Its resident size (time, bytes), sampled in the scenarios that judge it.
     pub rss: Vec<(Duration, u64)>,
+    /// From its prompt written to its exit (or to the bound, when it had not exited).
+    pub wall: Duration,
 }
 fn selected(opts: &Options) -> Result<Vec<&'static Scenario>, String> {
     let all = scenarios();
@@ -115,7 +117,8 @@ fn scenario(
         super::memory::sampled(s.checks).then(|| super::memory::Sampler::start(child.pid(), t0));
     child.write(format!("{prompt}\n").into_bytes());
     child.close_stdin();
-    let until = Instant::now() + opts.op_timeout;
+    let began = Instant::now();
+    let until = began + opts.op_timeout;
     let mut stdout = Vec::new();
     let stopped = || opts.cancel.halted().is_some();
     loop {
@@ -143,6 +146,7 @@ fn scenario(
             None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
+    let wall = began.elapsed();
     if stopped() {
         child.kill();
         return Ok(None);
@@ -163,5 +167,6 @@ fn scenario(
         stdout,
         stderr,
         rss,
+        wall,
     }))
 }

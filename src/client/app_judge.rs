@@ -81,7 +81,7 @@ pub(super) fn as_run(o: &AppObservation, prompt: &str) -> Observation {
     let ok = || Outcome::Ok(serde_json::json!({}));
     w.ops = vec![
         (Op::Start, ok(), Duration::ZERO),
-        (run, outcome, Duration::ZERO),
+        (run, outcome, o.wall),
         (Op::Close, ok(), Duration::ZERO),
     ];
     w
@@ -288,7 +288,7 @@ mod tests {
             exit: code,
             stdout: Vec::new(),
             stderr: stderr.into(),
-            rss: Vec::new(),
+            ..AppObservation::default()
         }
     }
 

@@ -56,7 +56,7 @@ pub struct Target {
     /// Extra environment (the model stub's, when used).
     pub env: Vec<(String, String)>,
     /// The model stub the runtime talks to, if any: its requests show what the runtime is still
-    /// doing, and waits grow with them ([`activity`]).
+    /// doing, and waits grow with them (docs/BLACKBOX.md, "One sequence").
     pub model: Option<Arc<crate::model_stub::ModelStub>>,
 }
 
