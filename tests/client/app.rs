@@ -78,20 +78,13 @@ fn each_app_mutant_fails_exactly_its_check() {
         .collect();
     let caught: BTreeSet<CheckId> = bugs.iter().map(|b| b.2).collect();
     assert_eq!(caught, judged(), "every judged check has a mutant");
-    let results: Vec<_> = std::thread::scope(|s| {
-        let runs: Vec<_> = bugs
-            .iter()
-            .map(|(_, name, check, _)| {
-                s.spawn(move || {
-                    let app = [KIT, "client-app", "--bug", name];
-                    (*name, *check, client(&["--app", "--suite", "all"], &app))
-                })
-            })
-            .collect();
-        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    let runs = super::mutant_runs(&["--app"], &bugs, |name| {
+        [KIT, "client-app", "--bug", name]
+            .map(String::from)
+            .to_vec()
     });
-    for (name, check, (_, report)) in results {
-        super::assert_fails_only(name, check, &report, &judged());
+    for m in runs {
+        super::assert_fails_only(m.name, m.check, &m.report, &judged());
     }
 }
 

@@ -11,7 +11,7 @@ mod unsupported;
 
 use crate::support::report::JsonReport;
 use dsh_conformance::check::{self, CheckId, Subject};
-use dsh_conformance::client::reference::BUGS;
+use dsh_conformance::client::reference::{Bug, BUGS};
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -108,73 +108,95 @@ const MEASURED_CHECKS: [CheckId; 3] = [
 fn merged(rest: JsonReport, measured: JsonReport) -> JsonReport {
     let mut v = rest.0;
     if let Some(checks) = v["checks"].as_array_mut() {
-        for id in MEASURED_CHECKS {
+        for id in MEASURED_CHECKS.iter().filter(|id| measured.has(**id)) {
             checks.retain(|c| c["id"] != id.as_str());
-            checks.push(measured.check(id).clone());
+            checks.push(measured.check(*id).clone());
         }
     }
     JsonReport(v)
 }
 
-#[test]
-fn each_client_mutant_fails_exactly_its_check() {
-    use dsh_conformance::client::run::Suite;
-    let others: Vec<&str> = Suite::All
+/// One mutant's runs under `--suite all`: its name and check, the exit code of the run of every
+/// scenario but [`MEASURED`], that of the run of those, and the two reports [`merged`].
+pub struct MutantRun {
+    pub name: &'static str,
+    pub check: CheckId,
+    pub rest: i32,
+    pub measured: i32,
+    pub report: JsonReport,
+}
+
+/// Every mutant of `bugs` under `--suite all` (`mode` before it: `--app`, or nothing), run as
+/// `command(name)`: the scenarios but [`MEASURED`] for all mutants at once, [`MEASURED`] three
+/// mutants at a time.
+pub fn mutant_runs(
+    mode: &[&str],
+    bugs: &[&'static (Bug, &'static str, CheckId, &'static str)],
+    command: fn(&str) -> Vec<String>,
+) -> Vec<MutantRun> {
+    let others = dsh_conformance::client::run::Suite::All
         .scenarios()
-        .iter()
-        .map(|s| s.name)
-        .filter(|n| !MEASURED.contains(n))
-        .collect();
-    let mut args = vec!["--suite", "all"];
-    for n in &others {
+        .into_iter()
+        .filter(|s| !MEASURED.contains(&s.name) && (mode.is_empty() || s.in_app_mode()))
+        .map(|s| s.name);
+    let mut args = mode.to_vec();
+    args.extend(["--suite", "all"]);
+    for n in others {
         args.extend(["--scenario", n]);
     }
-    let results: Vec<_> = std::thread::scope(|s| {
-        let runs: Vec<_> = BUGS
-            .iter()
-            .map(|(_, name, check, _)| {
-                let args = &args;
-                s.spawn(move || {
-                    (
-                        *name,
-                        *check,
-                        client(args, &[KIT, "client-driver", "--bug", name]),
-                    )
-                })
-            })
-            .collect();
+    let mut measured_args = mode.to_vec();
+    measured_args.extend(["--scenario", MEASURED[0], "--scenario", MEASURED[1]]);
+    let run = |args: &[&str], name: &str| client(args, &argv(&command(name)));
+    let rest: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = (bugs.iter()).map(|b| s.spawn(|| run(&args, b.1))).collect();
         runs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut measured = Vec::new();
-    for chunk in BUGS.chunks(3) {
+    for chunk in bugs.chunks(3) {
         measured.extend(std::thread::scope(|s| {
-            let runs: Vec<_> = chunk
-                .iter()
-                .map(|(_, name, _, _)| {
-                    s.spawn(move || {
-                        let scenarios = ["--scenario", MEASURED[0], "--scenario", MEASURED[1]];
-                        client(&scenarios, &[KIT, "client-driver", "--bug", name])
-                    })
-                })
+            let runs: Vec<_> = (chunk.iter())
+                .map(|b| s.spawn(|| run(&measured_args, b.1)))
                 .collect();
             runs.into_iter()
                 .map(|h| h.join().unwrap())
                 .collect::<Vec<_>>()
         }));
     }
+    (bugs.iter().zip(rest).zip(measured))
+        .map(|((b, (rest, report)), (measured, apart))| MutantRun {
+            name: b.1,
+            check: b.2,
+            rest,
+            measured,
+            report: merged(report, apart),
+        })
+        .collect()
+}
+
+fn argv(words: &[String]) -> Vec<&str> {
+    words.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn each_client_mutant_fails_exactly_its_check() {
+    let bugs: Vec<_> = BUGS.iter().collect();
+    let runs = mutant_runs(&[], &bugs, |name| {
+        [KIT, "client-driver", "--bug", name]
+            .map(String::from)
+            .to_vec()
+    });
     let caught: BTreeSet<CheckId> = BUGS.iter().map(|b| b.2).collect();
     assert_eq!(caught, client_checks(), "every client check has a mutant");
-    for ((name, check, (code, rest)), (apart, measuring)) in results.into_iter().zip(measured) {
-        let report = merged(rest, measuring);
-        assert_fails_only(name, check, &report, &client_checks());
+    for m in runs {
+        assert_fails_only(m.name, m.check, &m.report, &client_checks());
         // The run that holds the mutant's check gives the exit code; the other passes.
-        let must = check.info().severity == check::Severity::Must;
-        let (own, other) = match MEASURED_CHECKS.contains(&check) {
-            true => (apart, code),
-            false => (code, apart),
+        let must = m.check.info().severity == check::Severity::Must;
+        let (own, other) = match MEASURED_CHECKS.contains(&m.check) {
+            true => (m.measured, m.rest),
+            false => (m.rest, m.measured),
         };
-        assert_eq!(own, if must { 1 } else { 0 }, "{name}");
-        assert_eq!(other, 0, "{name}");
+        assert_eq!(own, if must { 1 } else { 0 }, "{}", m.name);
+        assert_eq!(other, 0, "{}", m.name);
     }
 }
 

@@ -66,10 +66,12 @@ fn table() -> Vec<Limited> {
 fn judge(r: &Limited) -> Result<Report, String> {
     let cmd = CommandSpec::from_argv(&r.words).unwrap();
     // Two processes started ahead per job (`check --prespawn 2`; these quick boots get none by
-    // default, as every other suite test runs them): the table holds with spares too.
+    // default, as every other suite test runs them): the table holds with spares too. The
+    // default frame timeout: with 3 s, the 10 MiB lines' scaled wait (18 s) ran out on a loaded
+    // CI machine, and since waits end on evidence the longer one costs this test about 4 s.
     let mut opts = Options {
         jobs: 2,
-        frame_timeout: Duration::from_secs(3),
+        frame_timeout: Duration::from_secs(10),
         prespawn: Some(2),
         ..Options::default()
     };
