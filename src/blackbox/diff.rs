@@ -76,7 +76,8 @@ fn compare_answers<'a>(
     // Answer differences with the sessions their request named, judged once all are known.
     let mut answers: Vec<(Finding, Vec<&String>)> = Vec::new();
     let mut explained_sessions = BTreeSet::new();
-    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(super::gen::SHUTDOWN_ID));
+    let shutdown =
+        crate::wire::json::to_string(&serde_json::Value::from(super::sequence::SHUTDOWN_ID));
     for k in union_keys(&subject.responses, &reference.responses) {
         if subject.flagged.ids.contains(k) || (!both_ended && *k == shutdown) {
             continue;

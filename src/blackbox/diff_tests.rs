@@ -524,8 +524,9 @@ fn of_several_answers_under_one_id_the_explained_difference_is_the_one_reported(
 
 #[test]
 fn an_ending_only_one_run_made_is_not_compared() {
-    let shutdown =
-        crate::wire::json::to_string(&serde_json::Value::from(super::super::gen::SHUTDOWN_ID));
+    let shutdown = crate::wire::json::to_string(&serde_json::Value::from(
+        super::super::sequence::SHUTDOWN_ID,
+    ));
     let mut ended = Observed {
         ended: true,
         exit: Some(ExitInfo::Code(0)),

@@ -21,6 +21,7 @@ pub mod merge;
 pub mod observed;
 pub mod pool;
 pub mod repro;
+pub mod sequence;
 pub mod shard;
 pub mod shrink;
 pub mod shrinker;
@@ -34,7 +35,7 @@ pub use shard::Shard;
 
 use crate::rules::Profile;
 use crate::runtime::Edition;
-use gen::Sequence;
+use sequence::Sequence;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! What a fuzzed run showed, normalised for comparison with another runtime: answers by id,
 //! notifications by session, the ending; uuids, case directories and method names replaced.
 
-use super::gen::BARRIER_METHOD;
+use super::sequence::BARRIER_METHOD;
 use crate::runner::CaseDirs;
 use crate::trace::ExitInfo;
 use serde_json::Value;

@@ -7,8 +7,9 @@
 //! end of the time budget a lane starts no sequence while a class is still shrinking.
 
 use super::exec::{self, continues, run_on, Live, Plan, RunResult};
-use super::gen::{self, Sequence};
+use super::gen;
 use super::latency::{Latency, Wait};
+use super::sequence::Sequence;
 use super::FindingClass;
 use super::Options;
 use crate::rules::Profile;

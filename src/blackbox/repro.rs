@@ -9,7 +9,7 @@
 
 use super::class::{DiffKind, FindingClass, Pin};
 use super::exec::{pause_ms, Observed, Outcome, Target};
-use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
+use super::sequence::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 use super::{exec, Finding, Options as FuzzOptions, Report};
 use crate::ops::{Op, Renderer};
 use crate::rules::Profile;
@@ -194,7 +194,7 @@ fn settle_pause(seq: &Sequence) -> Duration {
     let slow: f64 = seq
         .ops
         .iter()
-        .map(|op| super::gen::slow_secs_of(op).0)
+        .map(|op| super::sequence::slow_secs_of(op).0)
         .sum();
     Duration::from_secs(2) + Duration::from_secs_f64(slow.min(3.0))
 }

@@ -6,9 +6,9 @@
 //! ([`Unshrunk`]).
 
 use super::exec;
-use super::gen::Sequence;
 use super::pool;
 use super::repro;
+use super::sequence::Sequence;
 use super::shrink;
 use super::{findings_of, Finding, FindingClass, Options, Pin, Report};
 use crate::ops::Op;
@@ -343,7 +343,7 @@ struct TrialEnv<'a> {
 fn trial(
     env: &TrialEnv<'_>,
     class: &FindingClass,
-    end: super::gen::End,
+    end: super::sequence::End,
     ops: &[Op],
     stop: Instant,
     early: bool,

@@ -667,7 +667,7 @@ mod toolcalls;
 /// late (and drops it at a shutdown), the reference shows what it shows unproxied.
 #[test]
 fn a_run_waits_for_the_work_a_runtime_does_on_its_own_once_idle() {
-    use dsh_conformance::blackbox::gen::{initialize, End, Sequence};
+    use dsh_conformance::blackbox::sequence::{initialize, End, Sequence};
     use dsh_conformance::blackbox::{diff, exec, toolcall};
     use dsh_conformance::directive::Directive;
     let proxy = concat!(
@@ -885,7 +885,7 @@ fn replay_starts_the_model_stub_for_a_trace_that_requires_it() {
 /// turn is still one, found within a bounded wait.
 #[test]
 fn waits_grow_with_the_model_requests_a_runtime_visibly_makes() {
-    use dsh_conformance::blackbox::gen::{initialize, End, Sequence};
+    use dsh_conformance::blackbox::sequence::{initialize, End, Sequence};
     use dsh_conformance::blackbox::{exec, toolcall};
     use dsh_conformance::directive::Directive;
     use dsh_conformance::model_stub::ModelStub;

@@ -1,7 +1,7 @@
 //! `fuzz --profile P`: generated tool calls run on the reference runtime under both profiles.
 
 use super::{classes, options, target, REFERENCE};
-use dsh_conformance::blackbox::gen::{initialize, End, Sequence};
+use dsh_conformance::blackbox::sequence::{initialize, End, Sequence};
 use dsh_conformance::blackbox::toolcall::{self, Kind, Workspace};
 use dsh_conformance::blackbox::{self, exec, gen::Rng};
 use dsh_conformance::runner::CommandSpec;

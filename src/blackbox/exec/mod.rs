@@ -9,10 +9,10 @@
 //! early, an unreadable line) ends it; the process group is killed on every path.
 
 use super::class::{FindingClass, HangAt, OutputFault};
-use super::gen::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 use super::latency::{Adapt, Wait};
 pub use super::observed::{method_label, Flagged, Observed, Outcome};
 use super::observed::{normalise, normalise_value};
+use super::sequence::{End, Sequence, BARRIER_ID, BARRIER_METHOD, SHUTDOWN_ID};
 use super::Finding;
 mod activity;
 mod live;

@@ -93,7 +93,7 @@ fn invalid_inputs_break_the_schema_and_writes_stay_in_the_workspace() {
 
 #[test]
 fn tool_calls_go_to_their_own_session_after_the_move_into_the_workspace() {
-    let calls = |s: &crate::blackbox::gen::Sequence| {
+    let calls = |s: &crate::blackbox::sequence::Sequence| {
         s.ops.iter().filter(|op| matches!(op, Op::Prompt { id: IdGen::Str(Small(i)), .. } if i.starts_with("tool-"))).count()
     };
     let mut with = 0;
