@@ -306,50 +306,67 @@ impl Rec<'_> {
                 }
                 written += 1;
             }
-            let t = self.t();
-            match s {
-                Send::Frame { text, id, .. } => {
-                    let mut b = self
-                        .resolve(text.as_bytes(), cwd, home)
-                        .map_err(Fault::Harness)?;
-                    // Only a request is owed an answer (a client's response to the runtime is not).
-                    let request = crate::wire::json::parse(&String::from_utf8_lossy(&b))
-                        .is_ok_and(|p| p.value.get("method").is_some_and(Value::is_string));
-                    b.push(b'\n');
-                    if let (Some(id), true) = (id, request) {
-                        self.pending.insert(id.clone());
-                    }
-                    self.child.write(b.clone());
-                    self.events.push(RawEvent::In { t, bytes: b });
-                }
-                Send::Raw(bytes) => {
-                    let b = self.resolve(bytes, cwd, home).map_err(Fault::Harness)?;
-                    self.child.write(b.clone());
-                    self.events.push(RawEvent::In { t, bytes: b });
-                }
-                Send::Pause(d) => {
-                    let until = Instant::now() + *d;
-                    while Instant::now() < until {
-                        self.pump(until.saturating_duration_since(Instant::now()));
-                    }
-                }
-                Send::Eof => {
-                    self.child.close_stdin();
-                    self.events.push(RawEvent::Eof { t });
-                }
-                Send::Signal(sig) => {
-                    self.child.signal(*sig);
-                    let name = crate::sys::signal_name(*sig);
-                    self.events.push(RawEvent::Signal {
-                        t,
-                        name: name.trim_start_matches("SIG").to_owned(),
-                    });
-                }
-            }
+            self.send(s, cwd, home)?;
         }
         if exit.is_none() && implied {
             exit = Some(&shutdown_exit);
         }
+        self.end(exit, implied, opts)
+    }
+
+    /// Writes one send of the script (a pause pumps the output meanwhile) and logs it.
+    fn send(&mut self, s: &Send, cwd: &str, home: &str) -> Result<(), Fault> {
+        let t = self.t();
+        match s {
+            Send::Frame { text, id, .. } => {
+                let mut b = self
+                    .resolve(text.as_bytes(), cwd, home)
+                    .map_err(Fault::Harness)?;
+                // Only a request is owed an answer (a client's response to the runtime is not).
+                let request = crate::wire::json::parse(&String::from_utf8_lossy(&b))
+                    .is_ok_and(|p| p.value.get("method").is_some_and(Value::is_string));
+                b.push(b'\n');
+                if let (Some(id), true) = (id, request) {
+                    self.pending.insert(id.clone());
+                }
+                self.child.write(b.clone());
+                self.events.push(RawEvent::In { t, bytes: b });
+            }
+            Send::Raw(bytes) => {
+                let b = self.resolve(bytes, cwd, home).map_err(Fault::Harness)?;
+                self.child.write(b.clone());
+                self.events.push(RawEvent::In { t, bytes: b });
+            }
+            Send::Pause(d) => {
+                let until = Instant::now() + *d;
+                while Instant::now() < until {
+                    self.pump(until.saturating_duration_since(Instant::now()));
+                }
+            }
+            Send::Eof => {
+                self.child.close_stdin();
+                self.events.push(RawEvent::Eof { t });
+            }
+            Send::Signal(sig) => {
+                self.child.signal(*sig);
+                let name = crate::sys::signal_name(*sig);
+                self.events.push(RawEvent::Signal {
+                    t,
+                    name: name.trim_start_matches("SIG").to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How the script's run ends: the exit it expects (`== exit`, or implied by a closing
+    /// `shutdown`), or a runtime still serving once the output settled.
+    fn end(
+        &mut self,
+        exit: Option<&Option<Vec<i32>>>,
+        implied: bool,
+        opts: &RecordOptions,
+    ) -> Result<(), Fault> {
         match exit {
             Some(codes) => match self.wait_exit(opts.exit_wait) {
                 None => Err(Fault::NoExit {
