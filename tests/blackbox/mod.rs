@@ -10,11 +10,7 @@ const KIT: &str = env!("CARGO_BIN_EXE_dsh-conformance");
 const REFERENCE: &str = env!("CARGO_BIN_EXE_dsh-reference-runtime");
 
 fn target(cmd: CommandSpec) -> Target {
-    Target {
-        cmd,
-        env: Vec::new(),
-        model: None,
-    }
+    Target::new(cmd)
 }
 
 fn reference() -> CommandSpec {

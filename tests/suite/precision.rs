@@ -529,11 +529,7 @@ fn good_runtimes_pass_under_the_precision_flags() {
 /// The black-box fuzzer on the naive runtime: a few fixed sequences, no shrinking.
 fn fuzz_classes(cmd: CommandSpec) -> (BTreeSet<CheckId>, String) {
     use dsh_conformance::blackbox::{self, Allowlist, Deadlines, Options, Target};
-    let target = |cmd| Target {
-        cmd,
-        env: Vec::new(),
-        model: None,
-    };
+    let target = Target::new;
     let opts = Options {
         seed: 7,
         cases: Some(2),

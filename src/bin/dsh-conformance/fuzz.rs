@@ -190,10 +190,9 @@ fn options(a: &FuzzArgs) -> Result<dsh_conformance::blackbox::Options, String> {
         cases: a.cases,
         seconds: a.seconds.map(|d| d.as_secs_f64()),
         edition: a.edition.parse::<Edition>().map_err(|e| e.to_string())?,
-        subject: Target {
-            cmd: subject,
-            env: stub.as_ref().map(|s| s.env()).unwrap_or_default(),
-            model: stub.clone(),
+        subject: match &stub {
+            Some(stub) => Target::with_stub(subject, std::sync::Arc::clone(stub)),
+            None => Target::new(subject),
         },
         reference: Target::new(reference),
         differential: a.against_reference,

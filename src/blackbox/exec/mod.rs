@@ -69,6 +69,16 @@ impl Target {
             model: None,
         }
     }
+
+    /// A runtime started as `cmd` talking to `stub`: the stub's environment, and its requests
+    /// watched.
+    pub fn with_stub(cmd: CommandSpec, stub: Arc<crate::model_stub::ModelStub>) -> Target {
+        Target {
+            cmd,
+            env: stub.env(),
+            model: Some(stub),
+        }
+    }
 }
 
 /// How long each phase may take.
