@@ -119,25 +119,9 @@ pub fn stream_trace_text(seq: &Sequence, h: &Header<'_>) -> Option<String> {
     );
     let _ = writeln!(t, "ignore {{\"method\":\"{{{{any}}}}\"}}");
     let _ = writeln!(t, "ignore {{\"id\":\"{{{{not:{}}}}}\"}}", kept.join("|"));
-    let mut r = Renderer::default();
-    let mut bytes = Vec::new();
-    for (i, op) in seq.ops.iter().enumerate() {
-        if let Some((_, init)) = awaited.iter().find(|(at, _)| i == at + 1) {
-            // The fuzzer waited for this answer before writing on; so does the trace.
-            let _ = writeln!(t, "<< {{\"jsonrpc\":\"2.0\",\"id\":{init}}}");
-        }
-        if let Op::Advance(ms) = op {
-            let ms = pause_ms(*ms);
-            if ms > 0 {
-                let _ = writeln!(t, ">>pause {ms}ms");
-            }
-            continue;
-        }
-        bytes.clear();
-        r.render(op, &mut bytes);
-        send_line(&mut t, &bytes);
-    }
-    let _ = writeln!(t, ">>raw \"\\n\"");
+    send_ops(&mut t, seq, &awaited, |t, init| {
+        let _ = writeln!(t, "<< {{\"jsonrpc\":\"2.0\",\"id\":{init}}}");
+    });
     let barriers = [BARRIER_ID.to_string(), format!("{BARRIER_ID}-2")];
     for (i, id) in barriers[..if ending { 1 } else { 2 }].iter().enumerate() {
         if i == 1 {
@@ -205,32 +189,16 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     ] {
         let _ = writeln!(t, "ignore {{\"method\":\"{m}\"}}");
     }
-    let mut r = Renderer::default();
-    let mut bytes = Vec::new();
     let mut responses = reference.responses.clone();
     let awaited = seq.awaited_inits();
-    for (i, op) in seq.ops.iter().enumerate() {
-        if let Some((_, init)) = awaited.iter().find(|(at, _)| i == at + 1) {
-            // The fuzzer waited for this answer before writing on; so does the trace.
-            if let Some(list) = responses.get_mut(init).filter(|l| !l.is_empty()) {
-                let first = list.remove(0);
-                if let Some(p) = pattern(init, Some(&first), h) {
-                    let _ = writeln!(t, "<< {p}");
-                }
+    send_ops(&mut t, seq, &awaited, |t, init| {
+        if let Some(list) = responses.get_mut(init).filter(|l| !l.is_empty()) {
+            let first = list.remove(0);
+            if let Some(p) = pattern(init, Some(&first), h) {
+                let _ = writeln!(t, "<< {p}");
             }
         }
-        if let Op::Advance(ms) = op {
-            let ms = pause_ms(*ms);
-            if ms > 0 {
-                let _ = writeln!(t, ">>pause {ms}ms");
-            }
-            continue;
-        }
-        bytes.clear();
-        r.render(op, &mut bytes);
-        send_line(&mut t, &bytes);
-    }
-    let _ = writeln!(t, ">>raw \"\\n\"");
+    });
     let _ = writeln!(
         t,
         ">> {{\"jsonrpc\":\"2.0\",\"id\":\"{BARRIER_ID}\",\"method\":\"{BARRIER_METHOD}\"}}"
@@ -271,6 +239,36 @@ pub fn trace_text(seq: &Sequence, reference: &Observed, h: &Header<'_>) -> Strin
     }
     ending_lines(&mut t, seq.end);
     t
+}
+
+/// The sequence's ops as sends (an `advance` as a pause), then the blank line the fuzzer writes;
+/// before the op after each awaited `initialize` (`awaited`: op indexes and id echoes), the
+/// expectation `init_answer` writes: the fuzzer waited for that answer before writing on, and so
+/// does the trace.
+fn send_ops(
+    t: &mut String,
+    seq: &Sequence,
+    awaited: &[(usize, String)],
+    mut init_answer: impl FnMut(&mut String, &str),
+) {
+    let mut r = Renderer::default();
+    let mut bytes = Vec::new();
+    for (i, op) in seq.ops.iter().enumerate() {
+        if let Some((_, init)) = awaited.iter().find(|(at, _)| i == at + 1) {
+            init_answer(t, init);
+        }
+        if let Op::Advance(ms) = op {
+            let ms = pause_ms(*ms);
+            if ms > 0 {
+                let _ = writeln!(t, ">>pause {ms}ms");
+            }
+            continue;
+        }
+        bytes.clear();
+        r.render(op, &mut bytes);
+        send_line(t, &bytes);
+    }
+    let _ = writeln!(t, ">>raw \"\\n\"");
 }
 
 /// The ending of a trace about the ending: `shutdown` answered (or EOF), then `== exit 0`.
