@@ -1,14 +1,16 @@
 //! App mode (`dsh-conformance client --app -- <app command>`, docs/CONTRACT.md#s15.12): no
 //! driver. Each scenario runs the app once on one prompt, given as the `{prompt}` argument, in
 //! `DSH_CONFORMANCE_PROMPT` and on stdin (then closed); the app is to print the reply on stdout
-//! and exit 0, or exit non-zero with an error on stderr when the run fails. The kit judges the
-//! wire (as in driver mode), the app's output and its exit code; checks that need a driver's
-//! result are not judged (the report's hint names them), never a pass.
-//! The scenarios are the one table's ([`super::scenario::SCENARIOS`]), each with how app mode
-//! judges it ([`super::scenario::App`]; the judges are in `app_judge.rs`, sans-IO).
+//! and exit 0, or exit non-zero (with an error on stderr) when the run fails. The kit reads the
+//! app's run as a driver would report it (its reply, its exit code) and judges it, with the wire,
+//! by the scenario's one judge (`app_judge.rs`, sans-IO); the scenarios an app cannot meet are
+//! left out (the report's hint names them and their checks), never a pass.
+//! The scenarios are the one table's ([`super::scenario::SCENARIOS`]), each saying whether app
+//! mode runs it ([`super::scenario::App`]).
 
 use super::log::PeerLog;
-use super::run::{evidenced, judge_confirmed, report, setup, spawn, Options, Setup, Suite, POLL};
+use super::run::{setup, spawn, Options, Setup, Suite, POLL};
+use super::verdicts::{evidenced, judge_confirmed, report};
 use crate::runner::Event;
 use crate::suite::{Report, Verdict};
 use crate::trace::ExitInfo;

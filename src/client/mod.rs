@@ -14,7 +14,7 @@
 //! - [`app`] is app mode: no driver; an app runs one prompt, and its output and exit are judged.
 //! - [`robust`] is the robustness suite: what the contract forbids a runtime but clients meet.
 //! - Every scenario, of both suites, is in one table ([`scenario::SCENARIOS`]) with its layers,
-//!   operations, judge and how app mode judges it. Each scenario's judge (in `judges.rs`, those of
+//!   operations, judge and whether app mode runs it (its judge, on the app's run). Each scenario's judge (in `judges.rs`, those of
 //!   the run scenarios in [`runs`]) turns the logs and results into the `client.*` checks'
 //!   verdicts, and [`run`] into the suite's [`crate::suite::Report`].
 
@@ -42,3 +42,4 @@ pub mod runs;
 pub mod scenario;
 mod table;
 pub mod turns;
+mod verdicts;

@@ -2,8 +2,13 @@
 //! through the driver protocol (`dsh-conformance client-driver [--bug NAME]`). Each [`Bug`] is a
 //! mutant that breaks exactly one client rule, to prove its check catches it.
 
+mod drive;
+mod lines;
+
 use super::collect::{Run, Step};
-use super::driver::{DriverError, Op};
+use super::driver::DriverError;
+pub use drive::{app, drive};
+use lines::{pooled_lines, quadratic_lines};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Read, Write};
@@ -64,69 +69,22 @@ const WAIT: Duration = Duration::from_secs(60);
 /// The queue length up to which a response's wait keeps other sessions' notifications.
 const FOREIGN_NOTES: usize = 256;
 
-/// The `quadratic-lines` mutant's reader: every read copies the old buffer and the chunk into a
-/// new one, then scans it from its start for a newline (string concatenation and `indexOf`), so a
-/// line costs its length times its count of reads. The copy goes into a buffer kept between
-/// reads: the cost is time, not allocations.
-fn quadratic_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut copy: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    std::iter::from_fn(move || loop {
-        if let Some(at) = buf.iter().position(|&b| b == b'\n') {
-            let line = buf[..at].to_vec();
-            buf.drain(..=at);
-            return Some(Ok(line));
+fn answer(v: Value, bug: Option<Bug>) -> Result<Value, DriverError> {
+    match v.get("error") {
+        Some(e) => {
+            let code = if bug == Some(Bug::UntypedErrors) {
+                None
+            } else {
+                e["code"].as_i64()
+            };
+            Err(err(
+                "rpc",
+                code,
+                e["message"].as_str().unwrap_or("JSON-RPC error"),
+            ))
         }
-        match r.read(&mut chunk) {
-            Ok(0) => return None,
-            Ok(n) => {
-                copy.clear();
-                copy.extend_from_slice(&buf);
-                copy.extend_from_slice(&chunk[..n]);
-                std::mem::swap(&mut buf, &mut copy);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Some(Err(e)),
-        }
-    })
-}
-
-/// The `pooled-reads` mutant's lines: 16 times the line's length held while it is read. Its
-/// copying and searching are std's (memcpy, memchr), so that only its memory is wrong, not its
-/// speed, even unoptimised on a busy machine.
-fn pooled_lines(mut r: impl Read) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
-    const POOL: usize = 64 << 10;
-    const READ: usize = 4096;
-    // The reads of the line in progress, each in its pool; the start of that line from the read
-    // that ended the previous one; whole lines not yet handed out.
-    let mut held: Vec<(Vec<u8>, usize)> = Vec::new();
-    let mut rest: Vec<u8> = Vec::new();
-    let mut ready: VecDeque<Vec<u8>> = VecDeque::new();
-    std::iter::from_fn(move || loop {
-        if let Some(line) = ready.pop_front() {
-            return Some(Ok(line));
-        }
-        // A pool written in full (as a pool reused for many reads is), so it is resident.
-        let mut pool = vec![b' '; POOL];
-        let n = match r.read(&mut pool[..READ]) {
-            Ok(0) => return None,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Some(Err(e)),
-        };
-        let Some(last) = pool[..n].iter().rposition(|&b| b == b'\n') else {
-            held.push((pool, n));
-            continue;
-        };
-        let mut buf = std::mem::take(&mut rest);
-        for (p, k) in held.drain(..) {
-            buf.extend_from_slice(&p[..k]);
-        }
-        buf.extend_from_slice(&pool[..=last]);
-        rest.extend_from_slice(&pool[last + 1..n]);
-        ready.extend(std::io::Cursor::new(buf).split(b'\n').map_while(Result::ok));
-    })
+        None => Ok(v["result"].clone()),
+    }
 }
 
 fn err(class: &str, code: Option<i64>, message: impl Into<String>) -> DriverError {
@@ -496,156 +454,5 @@ impl Client {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-fn answer(v: Value, bug: Option<Bug>) -> Result<Value, DriverError> {
-    match v.get("error") {
-        Some(e) => {
-            let code = if bug == Some(Bug::UntypedErrors) {
-                None
-            } else {
-                e["code"].as_i64()
-            };
-            Err(err(
-                "rpc",
-                code,
-                e["message"].as_str().unwrap_or("JSON-RPC error"),
-            ))
-        }
-        None => Ok(v["result"].clone()),
-    }
-}
-
-fn simple(op: &Op) -> Option<(&'static str, Value)> {
-    Some(match op {
-        Op::Resume { session } => ("session/resume", json!({"sessionId": session})),
-        Op::CwdGet { session } => (
-            "session/working-directory/get",
-            json!({"sessionId": session}),
-        ),
-        Op::CwdSet { session, path } => (
-            "session/working-directory/set",
-            json!({"sessionId": session, "path": path}),
-        ),
-        Op::Prompt { session, text } => (
-            "session/prompt",
-            json!({"sessionId": session, "contentBlocks": [{"type": "text", "text": text}]}),
-        ),
-        _ => return None,
-    })
-}
-
-/// The reference app (app mode): runs the prompt in `DSH_CONFORMANCE_PROMPT` (else stdin's
-/// first line) on one session, bounded by `DSH_CONFORMANCE_RUN_TIMEOUT_MS` when set, prints the
-/// reply and exits 0; prints the error on stderr and exits 1 when the run fails. Returns the
-/// exit code.
-pub fn app(bug: Option<Bug>) -> i32 {
-    let prompt = std::env::var("DSH_CONFORMANCE_PROMPT").unwrap_or_else(|_| {
-        let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
-        line.trim_end().to_owned()
-    });
-    let mut c = match Client::start(bug) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("app: cannot start the runtime: {}", e.message);
-            return 1;
-        }
-    };
-    let bound = std::env::var("DSH_CONFORMANCE_RUN_TIMEOUT_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis);
-    let run = c.run("app", &prompt, bound);
-    c.close();
-    match run {
-        Ok(r) => {
-            crate::outln!("{}", r["text"].as_str().unwrap_or(""));
-            0
-        }
-        Err(e) => {
-            eprintln!("app: the run failed ({}): {}", e.class, e.message);
-            1
-        }
-    }
-}
-
-/// The driver: one client, operations on stdin, results on stdout. Returns the exit code.
-pub fn drive(bug: Option<Bug>) -> i32 {
-    let mut client: Option<Client> = None;
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let result = Op::from_json(&v)
-            .map_err(|e| err("other", None, e))
-            .and_then(|op| perform(&mut client, &op, bug));
-        let mut out = match result {
-            Ok(r) => {
-                let mut r = if r.is_object() { r } else { json!({}) };
-                r["ok"] = json!(true);
-                r
-            }
-            Err(e) => {
-                json!({"ok": false, "error": {"class": e.class, "code": e.code, "message": e.message}})
-            }
-        };
-        out["id"] = v["id"].clone();
-        crate::outln!("{out}");
-    }
-    if let Some(mut c) = client {
-        c.close();
-    }
-    0
-}
-
-fn perform(client: &mut Option<Client>, op: &Op, bug: Option<Bug>) -> Result<Value, DriverError> {
-    if *op == Op::Start {
-        *client = Some(Client::start(bug)?);
-        return Ok(json!({}));
-    }
-    let c = client
-        .as_mut()
-        .ok_or_else(|| err("other", None, "not started"))?;
-    match op {
-        Op::Close => {
-            c.close();
-            *client = None;
-            Ok(json!({}))
-        }
-        Op::Run { session, text } => c.run(session, text, None),
-        Op::RunBounded {
-            session,
-            text,
-            timeout_ms,
-        } => c.run(session, text, Some(Duration::from_millis(*timeout_ms))),
-        Op::Concurrent(ops) => {
-            let ids: Vec<_> = ops
-                .iter()
-                .map(|o| {
-                    simple(o)
-                        .ok_or_else(|| err("other", None, "only requests run concurrently"))
-                        .and_then(|(m, p)| c.send(m, p))
-                })
-                .collect::<Result<_, _>>()?;
-            let results: Vec<Value> = ids
-                .iter()
-                .map(|id| match c.response(id, WAIT) {
-                    Ok(mut r) => {
-                        r["ok"] = json!(true);
-                        r
-                    }
-                    Err(e) => json!({"ok": false, "error": {"class": e.class, "code": e.code, "message": e.message}}),
-                })
-                .collect();
-            Ok(json!({ "results": results }))
-        }
-        other => {
-            let (m, p) = simple(other).ok_or_else(|| err("other", None, "unsupported"))?;
-            c.request(m, p)
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! Verdicts and the three report formats: a human table, JSON (schema in `docs/report.schema.json`)
+//! Verdicts and the three report formats: a human table, JSON ([`Report::json`]; schema in `docs/report.schema.json`)
 //! and JUnit XML ([`Report::junit`]).
 
 mod json;
