@@ -1,26 +1,35 @@
-//! How app mode judges the table's scenarios ([`App`]), sans-IO: an [`AppObservation`] in,
-//! verdicts out. The run scenarios are judged by their driver-mode judges on the app's run read
-//! as a driver's ([`as_run`]); the others by the judges here of what the app printed and how it
-//! exited.
+//! How app mode judges the table's scenarios, sans-IO: an [`AppObservation`] in, verdicts out.
+//! Every scenario app mode runs is judged by its one judge, the driver mode's, on the app's run
+//! read as a driver would report it ([`as_run`]): the client judge is written once.
 
 use super::app::AppObservation;
 use super::driver::{DriverError, Op, Outcome};
-use super::judges::{self as sc, fail, untestable};
-use super::log::PeerEvent;
+use super::judges::untestable;
+use super::runs;
 use super::scenario::{App, Observation, Scenario, SCENARIOS};
-use super::{backlog, robust, runs};
 use crate::check::CheckId;
 use crate::suite::Verdict;
 use std::time::Duration;
 
-/// How app mode judges scenario `s` on what the app did: its app judge, or its driver-mode judge
-/// on the app's run read as a driver's; nothing for a scenario it leaves out.
+/// How app mode judges scenario `s` on what the app did: its judge on the app's run read as a
+/// driver's; every check untestable when the app never launched the runtime (nothing of the
+/// scenario happened); nothing for a scenario it leaves out.
 pub(super) fn verdicts(s: &Scenario, o: &AppObservation) -> Vec<Verdict> {
     match s.app {
-        App::Judge(judge) => judge(o),
-        App::AsRun => (s.judge)(&as_run(o, &s.prompt().unwrap_or_default())),
+        App::AsRun if o.peers.is_empty() => {
+            let why = format!("the app never launched the runtime (it {})", ended(o));
+            s.checks.iter().map(|_| untestable(why.clone())).collect()
+        }
+        App::AsRun => s.verdicts(&as_run(o, &s.prompt().unwrap_or_default())),
         App::LeftOut(_) => Vec::new(),
     }
+}
+
+/// How the app's run ended, as a clause: "exited 1", "was still running at the bound".
+fn ended(o: &AppObservation) -> String {
+    o.exit.map_or("was still running at the bound".into(), |c| {
+        format!("exited {c}")
+    })
 }
 
 /// The scenarios app mode leaves out, with why (from the table: [`App::LeftOut`]).
@@ -61,29 +70,51 @@ pub fn left_out_note() -> String {
 
 /// What the app did, as a driver would report its run: start, the run (the reply it printed and
 /// its exit 0; its non-zero exit and stderr as an error; no exit within the bound as no result),
-/// close; so that the driver-mode judges of the run scenarios judge apps too.
+/// and close once it exited. An app that launched the runtime but never prompted it failed its
+/// start (a banner it could not read past, say); the run was never reached.
 pub(super) fn as_run(o: &AppObservation, prompt: &str) -> Observation {
-    let mut w = wire(o);
+    let mut w = Observation {
+        peers: o.peers.clone(),
+        ops: Vec::new(),
+        rss: o.rss.clone(),
+    };
+    let ok = || Outcome::Ok(serde_json::json!({}));
+    let error = |message: String| {
+        Outcome::Err(DriverError {
+            class: "other".into(),
+            code: None,
+            message,
+        })
+    };
+    let stderr = o.stderr.trim_end();
+    if !prompted(o) {
+        let why = format!(
+            "the app launched the runtime and never prompted it: it {}; stderr {stderr:?}",
+            ended(o)
+        );
+        w.ops = vec![(Op::Start, error(why), o.wall)];
+        return w;
+    }
     let printed = o.stdout.join("\n");
     let outcome = match o.exit {
         None => Outcome::TimedOut,
-        Some(0) => Outcome::Ok(serde_json::json!({"text": reply(printed.trim_end(), &said(&w))})),
-        Some(c) => Outcome::Err(DriverError {
-            class: "other".into(),
-            code: None,
-            message: format!("the app exited {c}; stderr {:?}", o.stderr.trim_end()),
-        }),
+        Some(0) => {
+            let mut said = said(&w);
+            // A `reply:` prompt's text, which the runtime wrote although its frame may be too
+            // long for the peer's log to keep (`long-lines`).
+            said.extend(prompt.strip_prefix("reply: ").map(str::to_owned));
+            Outcome::Ok(serde_json::json!({"text": reply(printed.trim_end(), &said)}))
+        }
+        Some(c) => error(format!("the app exited {c}; stderr {stderr:?}")),
     };
     let run = Op::Run {
         session: runs::root(&w),
         text: prompt.into(),
     };
-    let ok = || Outcome::Ok(serde_json::json!({}));
-    w.ops = vec![
-        (Op::Start, ok(), Duration::ZERO),
-        (run, outcome, o.wall),
-        (Op::Close, ok(), Duration::ZERO),
-    ];
+    w.ops = vec![(Op::Start, ok(), Duration::ZERO), (run, outcome, o.wall)];
+    if o.exit.is_some() {
+        w.ops.push((Op::Close, ok(), Duration::ZERO));
+    }
     w
 }
 
@@ -112,55 +143,6 @@ fn said(w: &Observation) -> Vec<String> {
         .collect()
 }
 
-fn wire(o: &AppObservation) -> Observation {
-    Observation {
-        peers: o.peers.clone(),
-        ops: Vec::new(),
-        rss: Vec::new(),
-    }
-}
-
-/// The app printed `text` and exited 0.
-fn completes(o: &AppObservation, text: &str, what: &str) -> Verdict {
-    if !prompted(o) {
-        let how = o.exit.map_or("was still running at the bound".into(), |c| {
-            format!("exited {c}")
-        });
-        return untestable(format!(
-            "the app never sent a prompt to the runtime (it {how})"
-        ));
-    }
-    let printed = o.stdout.iter().any(|l| l.contains(text));
-    match o.exit {
-        None => fail(format!("{what}; the app never exited: it hangs")),
-        Some(0) if printed => Verdict::Pass,
-        Some(c) => fail(format!(
-            "{what}; the app exited {c} without printing {text:?} (stdout {:?}, stderr {:?})",
-            o.stdout.join("\n"),
-            o.stderr.trim_end()
-        )),
-    }
-}
-
-/// The banner comes before the `initialize` answer: an app that launched the runtime met it,
-/// prompt or not.
-fn banner_then_reply(o: &AppObservation) -> Verdict {
-    let launched = o.peers.iter().any(|p| {
-        p.requests()
-            .iter()
-            .any(|(_, r)| r["method"] == "initialize")
-    });
-    match (launched, prompted(o)) {
-        (true, false) => fail(format!(
-            "{}; the app never prompted: it {} (stderr {:?})",
-            robust::NON_FRAME,
-            o.exit.map_or("hangs".into(), |c| format!("exited {c}")),
-            o.stderr.trim_end()
-        )),
-        _ => completes(o, "after non-frame lines", robust::NON_FRAME),
-    }
-}
-
 fn prompted(o: &AppObservation) -> bool {
     o.peers.iter().any(|p| {
         p.requests()
@@ -169,112 +151,10 @@ fn prompted(o: &AppObservation) -> bool {
     })
 }
 
-/// The app failed: a non-zero exit and a word on stderr, within the bound.
-fn fails(o: &AppObservation, happened: PeerEvent, what: &str) -> Verdict {
-    if !o
-        .peers
-        .iter()
-        .any(|p| p.events.iter().any(|(_, e)| *e == happened))
-    {
-        return untestable(format!("the app never prompted, so {what} never happened"));
-    }
-    match o.exit {
-        None => fail(format!("{what}; the app never exited: it hangs")),
-        Some(0) => fail(format!(
-            "{what}; the app exited 0 as if the run had succeeded"
-        )),
-        Some(c) if o.stderr.trim().is_empty() => {
-            fail(format!("{what}; the app exited {c} with nothing on stderr"))
-        }
-        Some(_) => Verdict::Pass,
-    }
-}
-
-fn exits_then_shutdown(o: &AppObservation) -> Verdict {
-    match o.exit {
-        None => untestable("the app did not exit by itself within the bound"),
-        Some(_) => sc::shutdown_of(&o.peers),
-    }
-}
-
-/// `handshake`: the wire's order, then how the runtime was closed.
-pub(super) fn handshake(o: &AppObservation) -> Vec<Verdict> {
-    vec![sc::waits_for_initialize(&wire(o)), exits_then_shutdown(o)]
-}
-
-/// `foreign-sessions`: the root's reply printed.
-pub(super) fn foreign_sessions(o: &AppObservation) -> Vec<Verdict> {
-    vec![completes(
-        o,
-        "the root's reply",
-        "a turn of another session was interleaved",
-    )]
-}
-
-/// `unknown-events`: the reply printed.
-pub(super) fn unknown_events(o: &AppObservation) -> Vec<Verdict> {
-    vec![completes(
-        o,
-        "still here",
-        "events of an unknown type were streamed",
-    )]
-}
-
-/// `long-lines`: the reply printed, and the app's memory while it read the line.
-pub(super) fn long_lines(o: &AppObservation) -> Vec<Verdict> {
-    let read = completes(
-        o,
-        "after a long line",
-        "the reply's frame was a 48 MiB line",
-    );
-    let memory = super::line_memory::judge(&o.peers, &o.rss, &read);
-    vec![read, memory]
-}
-
-/// `backlog`: the reply printed, and the app's memory under other sessions' events.
-pub(super) fn backlog(o: &AppObservation) -> Vec<Verdict> {
-    let text = backlog::PROMPT.trim_start_matches("reply: ");
-    vec![backlog::judge(&o.peers, &o.rss, &|what| {
-        completes(o, text, what)
-    })]
-}
-
-/// `exit-mid-turn`: a non-zero exit with an error.
-pub(super) fn exit_mid_turn(o: &AppObservation) -> Vec<Verdict> {
-    vec![fails(
-        o,
-        PeerEvent::Exit(1),
-        "the runtime exited mid-turn (code 1)",
-    )]
-}
-
-/// `stderr-flood`: the reply printed, the runtime never blocked on its stderr.
-pub(super) fn stderr_flood(o: &AppObservation) -> Vec<Verdict> {
-    vec![sc::stderr_blocked(
-        &o.peers,
-        completes(o, "after much stderr", sc::FLOOD),
-    )]
-}
-
-/// `slow-shutdown`, `refused-shutdown`: how the runtime was closed.
-pub(super) fn shutdown(o: &AppObservation) -> Vec<Verdict> {
-    vec![exits_then_shutdown(o)]
-}
-
-/// `non-frame-lines`: launched past the banner, the reply printed.
-pub(super) fn non_frame_lines(o: &AppObservation) -> Vec<Verdict> {
-    vec![banner_then_reply(o)]
-}
-
-/// `stdout-closed`: a non-zero exit with an error.
-pub(super) fn stdout_closed(o: &AppObservation) -> Vec<Verdict> {
-    vec![fails(o, PeerEvent::StdoutClosed, robust::CLOSED)]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::log::PeerLog;
+    use crate::client::log::{PeerEvent, PeerLog};
     use std::time::Duration;
 
     fn exited(code: Option<i32>, stderr: &str) -> AppObservation {
@@ -342,6 +222,18 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_prompt_s_text_ends_the_printed_reply_though_its_frame_was_too_long_to_keep() {
+        let mut o = prompted(exited(Some(0), ""));
+        o.stdout = vec!["session_id:x".into(), "after a long line".into()];
+        let r = as_run(&o, "reply: after a long line");
+        assert!(matches!(&r.ops[1].1, Outcome::Ok(v) if v["text"] == "after a long line"));
+        let r = as_run(&o, "subagent: after a long line");
+        assert!(
+            matches!(&r.ops[1].1, Outcome::Ok(v) if v["text"] == "session_id:x\nafter a long line")
+        );
+    }
+
+    #[test]
     fn the_reply_is_what_was_printed_or_its_last_lines_that_the_runtime_said() {
         let said = ["ok".to_owned(), "tool result: x".to_owned()];
         assert_eq!(reply("id: 1\nok", &said), "ok");
@@ -350,32 +242,59 @@ mod tests {
         assert_eq!(reply("not ok", &said), "not ok");
     }
 
-    #[test]
-    fn a_runtime_exit_must_end_the_app_non_zero_with_an_error() {
-        let judge = |o: &AppObservation| fails(o, PeerEvent::Exit(1), "exit");
-        assert_eq!(judge(&exited(Some(1), "app: gone")), Verdict::Pass);
-        assert!(matches!(judge(&exited(Some(0), "")), Verdict::Fail(_)));
-        assert!(matches!(judge(&exited(Some(1), "")), Verdict::Fail(_)));
-        assert!(matches!(judge(&exited(None, "")), Verdict::Fail(_)));
-        let mut quiet = exited(Some(1), "x");
-        quiet.peers[0].events.clear();
-        assert!(matches!(judge(&quiet), Verdict::NotTestable { .. }));
+    fn scenario(name: &str) -> &'static Scenario {
+        SCENARIOS.iter().find(|s| s.name == name).unwrap()
     }
 
-    #[test]
-    fn a_printed_reply_without_a_prompt_to_the_runtime_is_untestable() {
-        let mut o = exited(Some(0), "");
-        o.stdout = vec!["hello".into()];
-        assert!(matches!(
-            completes(&o, "hello", "w"),
-            Verdict::NotTestable { .. }
-        ));
-        let prompt = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#;
+    fn prompted(mut o: AppObservation) -> AppObservation {
+        let prompt =
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s"}}"#;
         o.peers[0]
             .events
             .push((Duration::ZERO, PeerEvent::Received(prompt.into())));
-        assert_eq!(completes(&o, "hello", "w"), Verdict::Pass);
+        o
+    }
+
+    fn words(v: &[Verdict]) -> Vec<&'static str> {
+        v.iter().map(Verdict::word).collect()
+    }
+
+    #[test]
+    fn a_runtime_exit_must_end_the_app_non_zero() {
+        let judge = |o: &AppObservation| words(&verdicts(scenario("exit-mid-turn"), o));
+        assert_eq!(judge(&prompted(exited(Some(1), "app: gone"))), ["PASS"]);
+        // The exit code is the app's error, as a driver's error class is.
+        assert_eq!(judge(&prompted(exited(Some(1), ""))), ["PASS"]);
+        assert_eq!(judge(&prompted(exited(Some(0), ""))), ["FAIL"]);
+        assert_eq!(judge(&prompted(exited(None, ""))), ["FAIL"]);
+        let mut quiet = prompted(exited(Some(1), "x"));
+        quiet.peers[0].events.retain(|e| e.1 != PeerEvent::Exit(1));
+        assert_eq!(judge(&quiet), ["UNTESTABLE"]);
+    }
+
+    #[test]
+    fn an_app_that_never_prompted_is_untestable_unless_the_scenario_stopped_its_start() {
+        let mut o = exited(Some(0), "");
+        o.stdout = vec!["still here".into()];
+        let unknown = scenario("unknown-events");
+        assert_eq!(words(&verdicts(unknown, &o)), ["UNTESTABLE"]);
+        let mut alone = o.clone();
+        alone.peers.clear();
+        let v = verdicts(unknown, &alone);
+        assert!(
+            v[0].summary()
+                .contains("never launched the runtime (it exited 0)"),
+            "{v:?}"
+        );
+        assert_eq!(words(&verdicts(unknown, &prompted(o.clone()))), ["PASS"]);
         o.exit = Some(3);
-        assert!(matches!(completes(&o, "hello", "w"), Verdict::Fail(_)));
+        assert_eq!(words(&verdicts(unknown, &prompted(o.clone()))), ["FAIL"]);
+        // Launched and never prompted: the banner stopped it.
+        let v = verdicts(scenario("non-frame-lines"), &o);
+        assert_eq!(words(&v), ["FAIL"]);
+        assert!(
+            v[0].summary().contains("never prompted it: it exited 3"),
+            "{v:?}"
+        );
     }
 }

@@ -1,10 +1,9 @@
 //! A scenario: the peer's layers, the operations the driver is given, the judge of the checks it
 //! decides (sans-IO: an [`Observation`] in, verdicts out; the judges are in `judges.rs`,
-//! `runs.rs` and the modules of their layers), its suite and how app mode judges it. Every
+//! `runs.rs` and the modules of their layers), its suite and whether app mode runs it. Every
 //! scenario is in one table, [`SCENARIOS`] (`table.rs`).
 
 use super::after::After;
-use super::app::AppObservation;
 use super::driver::{Op, Outcome};
 use super::layers::Stack;
 use super::log::PeerLog;
@@ -47,15 +46,13 @@ pub struct Scenario {
     pub app: App,
 }
 
-/// How app mode judges a scenario (docs/CLIENT-DRIVERS.md, "App mode"). The app is given the
+/// Whether app mode runs a scenario (docs/CLIENT-DRIVERS.md, "App mode"). The app is given the
 /// prompt of the scenario's run ([`Scenario::prompt`]) and, for a bounded run, its bound.
 #[derive(Clone, Copy)]
 pub enum App {
-    /// By the scenario's own [`Scenario::judge`], the app's run read as a driver's (the reply
-    /// it printed, its exit: `app_judge::as_run`).
+    /// It runs it, judged by the scenario's own [`Scenario::judge`], the app's run read as a
+    /// driver's (the reply it printed, its exit: `app_judge::as_run`).
     AsRun,
-    /// By a judge of what the app printed and how it exited, one verdict per check.
-    Judge(fn(&AppObservation) -> Vec<Verdict>),
     /// Left out: why an app, which runs one prompt, cannot meet the scenario.
     LeftOut(&'static str),
 }
