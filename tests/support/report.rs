@@ -48,11 +48,6 @@ impl JsonReport {
             .unwrap_or_else(|| panic!("{id} is not in the report: {self}"))
     }
 
-    /// Whether the report has an entry for check `id`.
-    pub fn has(&self, id: CheckId) -> bool {
-        (self.0["checks"].as_array().into_iter().flatten()).any(|c| c["id"] == id.as_str())
-    }
-
     /// The check `id`'s verdict word.
     pub fn verdict(&self, id: CheckId) -> &str {
         self.check(id)["verdict"].as_str().unwrap_or("")
