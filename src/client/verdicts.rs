@@ -107,6 +107,7 @@ pub(crate) fn report(
             info: *id.info(),
             verdict: baseline(verdict, id.as_str(), &opts.baseline),
             duration,
+            ran_in: Vec::new(),
         })
         .collect();
     results.sort_by_key(|r| r.info.id);

@@ -20,12 +20,14 @@ pub mod flood;
 mod mark;
 pub mod record;
 pub mod tap;
+pub mod warm;
 pub mod wire_log;
 
 pub use cancel::{Cancel, Halt};
 pub use child::{lossless_display, CaseDirs, Child, CommandSpec, Event};
 pub use flood::{Flood, FloodScope, StdoutLimit};
 pub use record::{record, RecordOptions, Recording};
+pub use warm::{Unsettled, Warm};
 pub use wire_log::{Stamp, Wire, WireLog};
 
 use crate::trace::matcher::{ExitInfo, Failure, FailureKind, Matcher, Stats};
@@ -339,6 +341,28 @@ pub fn replay_child(
     mut child: Child,
 ) -> CaseReport {
     let started = Instant::now();
+    let (mut report, m, end) = play(trace, opts, dirs, seqs, &mut child, started);
+    if matches!(end, End::Done) && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
+        report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
+    }
+    report.cpu = child.cpu_time();
+    child.kill();
+    report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
+    conclude(&mut report, &m, end, &child, cmd, started);
+    report
+}
+
+/// Runs `trace` on `child` until its matcher is done (or the runtime floods, the run stops, the
+/// frames awaited will not come): the report so far, the matcher, and how the loop ended. The
+/// process is left as it is.
+fn play(
+    trace: &Trace,
+    opts: &Options,
+    dirs: &CaseDirs,
+    seqs: &Seqs,
+    child: &mut Child,
+    started: Instant,
+) -> (CaseReport, Matcher, End) {
     let mut report = CaseReport::broken(trace, String::new());
     report.outcome = Outcome::Pass;
     let penv = Env {
@@ -352,7 +376,7 @@ pub fn replay_child(
     let end = first_flood(
         drive(
             &mut m,
-            &mut child,
+            child,
             started,
             &mut report.transcript,
             &opts.cancel,
@@ -360,18 +384,31 @@ pub fn replay_child(
         ),
         opts,
     );
-    if matches!(end, End::Done) && m.failure().is_some() && !opts.watch_after_failure.is_zero() {
-        report.flooded_after = watch_for_flood(&mut child, opts.watch_after_failure);
-    }
-    report.cpu = child.cpu_time();
-    child.kill();
-    report.exit = child.try_exit().unwrap_or(ExitInfo::Unknown);
+    (report, m, end)
+}
+
+/// Fills in the rest of `report` once the loop ended (`end`) and the process's exit, if any, is
+/// in it: stderr, counters, and the outcome.
+fn conclude(
+    report: &mut CaseReport,
+    m: &Matcher,
+    end: End,
+    child: &Child,
+    cmd: &CommandSpec,
+    started: Instant,
+) {
     let (tail, len) = child.stderr_tail();
     report.stderr_tail = tail;
     report.stderr_len = len;
     report.stats = m.stats;
     report.seqs.clone_from(&m.bindings().seqs);
     report.wall = started.elapsed();
+    let recent = |t: &Transcript| {
+        let n = t.stdout.len();
+        (t.stdout[n.saturating_sub(3)..].iter())
+            .map(|o| o.text().to_owned())
+            .collect()
+    };
     report.outcome = match (end, m.failure()) {
         (End::Halted(h), _) => Outcome::Halted(h),
         (End::GaveUp(why), _) => {
@@ -379,20 +416,13 @@ pub fn replay_child(
             let mut failure = Failure::new(FailureKind::Missing, why);
             let n = report.transcript.stdout.len();
             failure.stdout_line = n.checked_sub(1).map(|i| report.transcript.stdout[i].line);
-            failure.recent = report.transcript.stdout[n.saturating_sub(3)..]
-                .iter()
-                .map(|o| o.text().to_owned())
-                .collect();
+            failure.recent = recent(&report.transcript);
             Outcome::Fail(Box::new(failure))
         }
         (End::Flooded(f), _) => {
             let mut failure = Failure::new(FailureKind::Flooded, f.to_string());
             failure.stdout_line = Some(f.lines);
-            let n = report.transcript.stdout.len();
-            failure.recent = report.transcript.stdout[n.saturating_sub(3)..]
-                .iter()
-                .map(|o| o.text().to_owned())
-                .collect();
+            failure.recent = recent(&report.transcript);
             Outcome::Fail(Box::new(failure))
         }
         (End::Done, None) => Outcome::Pass,
@@ -410,7 +440,6 @@ pub fn replay_child(
         }
         (End::Done, Some(f)) => Outcome::Fail(Box::new(f.clone())),
     };
-    report
 }
 
 /// Replays traces in order. A trace with `# continues: <case>` runs in the directories of that

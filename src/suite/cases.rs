@@ -88,11 +88,22 @@ pub struct CheckCase {
 impl CheckCase {
     /// Parses the trace, with `-32601|-32603` narrowed to `-32603` when `strict` (`--strict-upstream`)
     pub fn trace(&self, strict: bool) -> Result<Trace, CaseError> {
+        self.trace_of(self.text, strict)
+    }
+
+    /// The trace with its ids and session ids renamed apart for a shared process
+    /// ([`super::share::renamed`]), `prefix` before each.
+    pub fn trace_renamed(&self, strict: bool, prefix: &str) -> Result<Trace, CaseError> {
+        let names = super::share::names(&self.trace(false)?);
+        self.trace_of(&super::share::renamed(self.text, &names, prefix), strict)
+    }
+
+    fn trace_of(&self, text: &str, strict: bool) -> Result<Trace, CaseError> {
         // The alternative is written as a quoted pattern; strict mode puts the bare number there.
         let text = if strict {
-            self.text.replace("\"{{-32601|-32603}}\"", "-32603")
+            text.replace("\"{{-32601|-32603}}\"", "-32603")
         } else {
-            self.text.to_owned()
+            text.to_owned()
         };
         Trace::parse(&text, &format!("fixtures/checks/{}", self.file)).map_err(CaseError::Trace)
     }

@@ -5,9 +5,11 @@ use super::cases::CheckCase;
 use super::exercised;
 use super::options::{runner_opts, Options, StubLog};
 use super::probe::ModelCapability;
+use super::share::RanIn;
 use super::spares::Spares;
 use super::stream;
 use super::verdict::{Failure, FailureKind, Verdict};
+use super::warm::Procs;
 use crate::check::CheckId;
 use crate::runner::{self, CaseDirs, CaseReport, CommandSpec, Outcome};
 use crate::trace::pattern::Seqs;
@@ -175,19 +177,22 @@ fn died_on_input(case: &CheckCase, trace: &crate::trace::Trace, r: &CaseReport) 
     Some(f)
 }
 
-/// Runs one check's cases; returns its own verdict (before baselines and stream findings) and
-/// what its transcripts showed about other rules.
+/// What judging one check gave: its own verdict (before baselines and stream findings), what
+/// its transcripts showed about other rules, and where each case ran.
+pub(super) type Judged = (Verdict, Vec<Blame>, Vec<RanIn>);
+
+/// Runs one check's cases, on the job's processes `procs`.
 pub(super) fn judge(
     id: crate::check::CheckId,
     cases: &[&CheckCase],
     cmd: &CommandSpec,
     opts: &Options,
     model: &dyn Fn() -> ModelCapability,
-    spares: &mut Spares,
-) -> (Verdict, Vec<Blame>) {
+    procs: &mut Procs,
+) -> Judged {
     if cases.iter().any(|c| c.needs_model) {
         if let ModelCapability::Ignores(why) = model() {
-            return (Verdict::NotTestable { reason: why }, Vec::new());
+            return (Verdict::NotTestable { reason: why }, Vec::new(), Vec::new());
         }
     }
     let mut j = Judging {
@@ -196,7 +201,8 @@ pub(super) fn judge(
         opts,
         kept: HashMap::new(),
         blames: Vec::new(),
-        spares,
+        procs,
+        ran: Vec::new(),
     };
     // A case that cannot exercise the rule here (its setup needs what the runtime lacks) does not
     // stop the others: the rule is judged by those that can, and is untestable only when none can.
@@ -209,17 +215,18 @@ pub(super) fn judge(
             Some(Verdict::NotTestable { reason }) => {
                 untestable.get_or_insert(reason);
             }
-            Some(verdict) => return (verdict, j.blames),
+            Some(verdict) => return (verdict, j.blames, j.ran),
         }
     }
-    match untestable {
-        _ if judged => (Verdict::Pass, j.blames),
-        Some(reason) => (Verdict::NotTestable { reason }, j.blames),
+    let verdict = match untestable {
+        _ if judged => Verdict::Pass,
+        Some(reason) => Verdict::NotTestable { reason },
         None => {
             let reason = "no case of it got past its setup, so the rule was never exercised".into();
-            (Verdict::NotTestable { reason }, j.blames)
+            Verdict::NotTestable { reason }
         }
-    }
+    };
+    (verdict, j.blames, j.ran)
 }
 
 /// One check being judged, case by case.
@@ -232,8 +239,10 @@ struct Judging<'a, 'b> {
     kept: HashMap<String, (CaseDirs, Seqs)>,
     /// What the transcripts showed about other rules.
     blames: Vec<Blame>,
-    /// Processes started ahead for cases that need only a fresh one.
-    spares: &'a mut Spares<'b>,
+    /// The job's processes: spares started ahead, the shared one.
+    procs: &'a mut Procs<'b>,
+    /// Where each case ran, in order.
+    ran: Vec<RanIn>,
 }
 
 impl Judging<'_, '_> {
@@ -264,15 +273,59 @@ impl Judging<'_, '_> {
                 return Some(Verdict::Fail(Box::new(f)));
             }
         };
+        let mut ran = RanIn::Fresh;
+        if let Some(shared) = self.shared(case) {
+            match shared {
+                Ok(in_shared) => {
+                    self.ran.push(in_shared);
+                    return None;
+                }
+                Err(process) => ran = RanIn::FreshAgain { process },
+            }
+        }
+        self.ran.push(ran);
         let (r, tag) = match self.replay(&trace, case.needs_model) {
             Ok(r) => r,
             Err(verdict) => return Some(verdict),
         };
+        self.verdict_of(case, &trace, &r, &tag)
+    }
+
+    /// Runs a shareable case on the job's shared process: `Ok(where)` when it passed cleanly
+    /// there (no failure, no finding about another rule, no line of another case), `Err(the
+    /// process)` when it did not (it must run again on a fresh process: nothing of that run is
+    /// kept), `None` when it did not run shared.
+    fn shared(&mut self, case: &CheckCase) -> Option<Result<RanIn, u64>> {
+        let mut ro = runner_opts(self.opts);
+        ro.give_up = exercised::give_up(self.id, case.needs_model);
+        let procs = &mut *self.procs;
+        let run = procs.shared.run(case, &ro, &mut procs.spares)?;
+        let before = self.blames.len();
+        let verdict = self.verdict_of(case, &run.trace, &run.report, &run.tag);
+        let clean = verdict.is_none() && self.blames.len() == before && run.only_own_lines();
+        self.blames.truncate(before);
+        self.procs.shared.after(&run, clean);
+        match (clean, &run.ran) {
+            (true, ran) => Some(Ok(ran.clone())),
+            (false, RanIn::Shared { process, .. }) => Some(Err(*process)),
+            (false, _) => None,
+        }
+    }
+
+    /// The verdict of case `case` from its run `r` (`None`: it passed), with what the run
+    /// showed about other rules added to the blames.
+    fn verdict_of(
+        &mut self,
+        case: &CheckCase,
+        trace: &crate::trace::Trace,
+        r: &CaseReport,
+        tag: &str,
+    ) -> Option<Verdict> {
         // A half-run case proves nothing, for this rule or any other.
         if !matches!(r.outcome, Outcome::Halted(_)) {
-            stream_blames(&r, self.id, self.opts, &mut self.blames);
+            stream_blames(r, self.id, self.opts, &mut self.blames);
         }
-        if let Some(mut reason) = self.unexercised(case, &r, &tag) {
+        if let Some(mut reason) = self.unexercised(case, r, tag) {
             // Say what ended the wait early, when it did (the same reason, or another).
             match &r.gave_up {
                 Some(why) if *why == reason => {
@@ -286,13 +339,13 @@ impl Judging<'_, '_> {
         match &r.outcome {
             Outcome::Halted(h) => return Some(Verdict::NotRun(*h)),
             Outcome::Pass => {}
-            Outcome::Broken(m) => return Some(broken(case, &trace, &r, m)),
-            Outcome::Fail(f) => return Some(self.failed(case, &r, f, &tag)),
+            Outcome::Broken(m) => return Some(broken(case, trace, r, m)),
+            Outcome::Fail(f) => return Some(self.failed(case, r, f, tag)),
         }
         if r.transcript.truncated {
             return None;
         }
-        self.oracles(case, &r)
+        self.oracles(case, r)
     }
 
     /// Why a case that needs the model, run to its end, did not exercise the rule
@@ -319,7 +372,7 @@ impl Judging<'_, '_> {
         let mut ro = runner_opts(self.opts);
         ro.give_up = exercised::give_up(self.id, needs_model);
         if Spares::fits(trace) {
-            if let Some(s) = self.spares.take() {
+            if let Some(s) = self.procs.spares.take() {
                 let r = runner::replay_child(trace, self.cmd, &ro, &s.dirs, &Seqs::new(), s.child);
                 self.kept
                     .insert(trace.meta.case.clone(), (s.dirs, r.seqs.clone()));

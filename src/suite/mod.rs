@@ -18,9 +18,11 @@ pub mod report;
 pub mod run;
 mod schedule;
 pub mod select;
+pub mod share;
 mod spares;
 pub mod stream;
 pub mod verdict;
+mod warm;
 
 pub use crate::check::{CheckId, CheckInfo, Severity, CHECKS};
 pub use crate::edition::{Edition, Editions};

@@ -46,6 +46,9 @@ pub struct Options {
     /// the cases before (each case still gets a fresh process of its own); 0: each case starts
     /// its own as it begins. `None`: from the preflight's boot time.
     pub prespawn: Option<usize>,
+    /// Whether cases share warm runtime processes ([`super::share`]): `Auto` from the
+    /// preflight's boot.
+    pub processes: super::share::Processes,
     /// Called once the plan is made, before any check runs (the command line prints it, and
     /// warns when the boots alone exceed the budget).
     pub on_plan: Option<fn(&super::plan::Plan)>,
@@ -188,6 +191,7 @@ impl Default for Options {
             stdout: StdoutLimit::default(),
             should_fail: false,
             prespawn: None,
+            processes: super::share::Processes::default(),
             on_plan: None,
         }
     }

@@ -9,11 +9,14 @@ pub use super::preflight::{preflight, Boot, Preflight};
 use super::probe::{self, ModelCapability};
 use super::report::{Report, Start, Stopped};
 use super::schedule::{applies, finish, not_run, skip, worker, Board};
+use super::share;
 use super::spares;
 use super::verdict::{CheckResult, Failure, FailureKind, Verdict};
+use super::warm::{Procs, Shared};
 use crate::check::{CheckId, CheckInfo};
 use crate::edition::Edition;
 use crate::runner::{CommandSpec, Halt};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -76,6 +79,12 @@ fn run_checks(
         Preflight::Answered => opts.prespawn.unwrap_or_else(|| spares::default_depth(boot)),
         _ => 0,
     };
+    let shares = pre == Preflight::Answered && opts.processes.shares(boot.wall);
+    let continued = share::continued(cases);
+    let eligible: HashSet<&'static str> = (cases.iter())
+        .filter(|c| share::shareable(c, &continued))
+        .map(|c| c.file)
+        .collect();
     let plan = make_plan(selected, cases, opts, boot, spares);
     if let Some(b) = plan.budget {
         limit.store(b.as_millis() as u64, Relaxed);
@@ -90,6 +99,7 @@ fn run_checks(
             started: vec![false; n],
             durations: vec![Duration::ZERO; n],
             blames: Vec::new(),
+            ran_in: vec![Vec::new(); n],
             transcripts: 0,
             missing: Vec::new(),
             open: false,
@@ -103,8 +113,11 @@ fn run_checks(
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, 64) {
             s.spawn(|| {
-                let spares = spares::Spares::new(cmd, opts, spares);
-                worker(selected, cases, cmd, opts, &shared, &model_fn, spares)
+                let procs = Procs {
+                    spares: spares::Spares::new(cmd, opts, spares),
+                    shared: Shared::new(cmd, opts, shares.then_some(&eligible), boot.wall),
+                };
+                worker(selected, cases, cmd, opts, &shared, &model_fn, procs)
             });
         }
         if pre == Preflight::Answered {
@@ -159,6 +172,7 @@ fn run_checks(
         start: Some(Start {
             boot,
             spares_per_job: spares,
+            shares_processes: shares,
             plan,
         }),
     })

@@ -7,8 +7,9 @@ use super::judge::{self, Blame};
 use super::methods::{self, MissingMethod};
 use super::options::Options;
 use super::probe::ModelCapability;
-use super::spares::Spares;
+use super::share::RanIn;
 use super::verdict::{CheckResult, Verdict};
+use super::warm::Procs;
 use crate::check::{CheckId, CheckInfo};
 use crate::runner::{CommandSpec, Halt};
 use std::io::Write;
@@ -21,6 +22,8 @@ pub(super) struct Board {
     pub(super) started: Vec<bool>,
     pub(super) durations: Vec<Duration>,
     pub(super) blames: Vec<Blame>,
+    /// Where each check's cases ran.
+    pub(super) ran_in: Vec<Vec<RanIn>>,
     pub(super) transcripts: usize,
     /// The methods of the edition the runtime lacks (decided before the checks run).
     pub(super) missing: Vec<MissingMethod>,
@@ -150,7 +153,7 @@ pub(super) fn worker(
     opts: &Options,
     (board, ready): &(Mutex<Board>, Condvar),
     model: &dyn Fn() -> ModelCapability,
-    mut spares: Spares,
+    mut procs: Procs,
 ) {
     let lock = || board.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = lock();
@@ -160,7 +163,7 @@ pub(super) fn worker(
     drop(b);
     // Not before: a runtime that floods the methods probe spends the run's shared stdout bound,
     // and a spare alive meanwhile would be stopped by that flood, not by one of its own.
-    spares.fill();
+    procs.spares.fill();
     loop {
         let (i, missing) = {
             let mut b = lock();
@@ -186,17 +189,18 @@ pub(super) fn worker(
         let n = mine.len();
         let runnable = methods::runnable(mine, &missing, sel);
         let mine = runnable.as_deref().unwrap_or_default();
-        let (verdict, blames) = if let Err(v) = &runnable {
-            (v.clone(), Vec::new())
+        let (verdict, blames, ran) = if let Err(v) = &runnable {
+            (v.clone(), Vec::new(), Vec::new())
         } else if mine.is_empty() {
             // A stream rule without a trace of its own: judged over the others' transcripts.
-            (Verdict::Pass, Vec::new())
+            (Verdict::Pass, Vec::new(), Vec::new())
         } else {
-            judge::judge(info.id, mine, cmd, opts, model, &mut spares)
+            judge::judge(info.id, mine, cmd, opts, model, &mut procs)
         };
         let mut b = lock();
         b.transcripts += mine.len();
         b.blames.extend(blames);
+        b.ran_in[i] = ran;
         b.verdicts[i] = Some(verdict);
         b.durations[i] = started.elapsed();
         // A rule judged over the others' transcripts is decided only when they all ran
@@ -295,6 +299,7 @@ pub(super) fn finish(
             info: **info,
             verdict,
             duration: b.durations[i],
+            ran_in: b.ran_in[i].clone(),
         });
     }
     out
@@ -349,6 +354,7 @@ mod tests {
                 blame(CheckId::EventTime),
                 blame(CheckId::TurnCountsPerSession),
             ],
+            ran_in: vec![Vec::new(); 3],
             transcripts: 1,
             missing: Vec::new(),
             open: true,
@@ -372,6 +378,7 @@ mod tests {
             started: vec![false; 3],
             durations: vec![Duration::ZERO; 3],
             blames: Vec::new(),
+            ran_in: vec![Vec::new(); 3],
             transcripts: 0,
             missing: Vec::new(),
             open: true,

@@ -193,4 +193,6 @@ pub struct CheckResult {
     pub verdict: Verdict,
     /// Wall time spent on it.
     pub duration: Duration,
+    /// Where its cases ran, in order: fresh processes, or a shared one (`check --processes`).
+    pub ran_in: Vec<super::share::RanIn>,
 }

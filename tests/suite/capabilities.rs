@@ -3,7 +3,8 @@
 //! bugs some of them have. `fixtures/runtimes/capabilities.txt` gives, for each, every check's
 //! expected verdict; the suite must give exactly that: a missing method is one FAIL on the check
 //! that owns it with its dependents BLOCKED, what the contract allows is UNTESTABLE, and no check
-//! PASSes whose rule was never exercised.
+//! PASSes whose rule was never exercised. The table holds on fresh processes and on shared ones
+//! (`check --processes`): sharing changes no verdict.
 
 use super::{KIT, RUNTIME};
 use dsh_conformance::check::{CheckId, Subject, METHOD_OWNERS};
@@ -11,6 +12,7 @@ use dsh_conformance::model_stub::ModelStub;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::cases;
 use dsh_conformance::suite::run::{run, Options, StubLog};
+use dsh_conformance::suite::share::Processes;
 use dsh_conformance::suite::{Report, Verdict};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -63,7 +65,7 @@ fn table() -> Vec<Limited> {
     out
 }
 
-fn judge(r: &Limited) -> Result<Report, String> {
+fn judge(r: &Limited, processes: Processes) -> Result<Report, String> {
     let cmd = CommandSpec::from_argv(&r.words).unwrap();
     // Two processes started ahead per job (`check --prespawn 2`; these quick boots get none by
     // default, as every other suite test runs them): the table holds with spares too. The
@@ -73,6 +75,7 @@ fn judge(r: &Limited) -> Result<Report, String> {
         jobs: 2,
         frame_timeout: Duration::from_secs(10),
         prespawn: Some(2),
+        processes,
         ..Options::default()
     };
     let stub = match r.stub {
@@ -118,10 +121,17 @@ fn capability_limited_runtimes_get_exactly_their_table_of_verdicts() {
                 let Some(r) = next.lock().unwrap().next() else {
                     return;
                 };
-                let diff = match judge(r) {
-                    Ok(report) => differences(r, &report),
-                    Err(e) => vec![format!("  the suite did not run: {e}")],
-                };
+                // On fresh processes and on shared ones (issue 38: every verdict the same).
+                let mut diff = Vec::new();
+                for mode in [Processes::Fresh, Processes::Shared] {
+                    match judge(r, mode) {
+                        Ok(report) => diff.extend(
+                            (differences(r, &report).into_iter())
+                                .map(|d| format!("{d} (processes {mode:?})")),
+                        ),
+                        Err(e) => diff.push(format!("  the suite did not run: {e}")),
+                    }
+                }
                 if !diff.is_empty() {
                     let m = format!("{}\n{}", r.words.join(" "), diff.join("\n"));
                     wrong.lock().unwrap().push(m);
@@ -152,7 +162,7 @@ fn no_check_that_needs_a_method_passes_on_a_runtime_that_has_none() {
         ],
         verdicts: BTreeMap::new(),
     };
-    let report = judge(&r).unwrap();
+    let report = judge(&r, Processes::Shared).unwrap();
     let all = cases::all().unwrap();
     let mut passed_without = Vec::new();
     for c in &report.results {

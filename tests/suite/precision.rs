@@ -10,7 +10,8 @@ use dsh_conformance::edition::Edition;
 use dsh_conformance::mutants;
 use dsh_conformance::runner::CommandSpec;
 use dsh_conformance::suite::run::{run, Options};
-use dsh_conformance::suite::Verdict;
+use dsh_conformance::suite::share::{Processes, RanIn};
+use dsh_conformance::suite::{Report, Verdict};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -58,18 +59,76 @@ fn ids(set: &BTreeSet<CheckId>) -> String {
 
 /// Runs the full suite against `case`; `None` when exactly the expected checks failed, else a
 /// paragraph naming expected vs got.
-fn judge(case: &Case) -> Option<String> {
+fn judge(case: &Case, processes: Processes) -> Option<String> {
     let opts = Options {
+        processes,
         jobs: 2,
         edition: edition_of(&case.expected),
         strict_upstream: case.strict,
         frame_timeout: Duration::from_secs(3),
         ..Options::default()
     };
-    let report = match run(&case.cmd, &case.label, &opts) {
-        Ok(r) => r,
-        Err(e) => return Some(format!("{}: the suite did not run: {e}", case.label)),
+    match run(&case.cmd, &case.label, &opts) {
+        Ok(report) => judge_report(case, &report),
+        Err(e) => Some(format!("{}: the suite did not run: {e}", case.label)),
+    }
+}
+
+/// [`judge`] on fresh processes and on shared ones (`check --processes`): each must fail exactly
+/// the expected checks, and every check's verdict must be the same in both (issue 38).
+fn judge_both(case: &Case) -> Option<String> {
+    let report = |processes| {
+        let opts = Options {
+            processes,
+            jobs: 2,
+            edition: edition_of(&case.expected),
+            strict_upstream: case.strict,
+            frame_timeout: Duration::from_secs(3),
+            ..Options::default()
+        };
+        run(&case.cmd, &case.label, &opts).map_err(|e| format!("{}: {e}", case.label))
     };
+    let (fresh, shared) = match (report(Processes::Fresh), report(Processes::Shared)) {
+        (Ok(f), Ok(s)) => (f, s),
+        (Err(e), _) | (_, Err(e)) => return Some(format!("the suite did not run: {e}")),
+    };
+    let word = |r: &Report, i: usize| (r.results[i].info.id, r.results[i].verdict.word());
+    let differ: Vec<String> = (0..fresh.results.len())
+        .filter(|&i| word(&fresh, i) != word(&shared, i))
+        .map(|i| {
+            format!(
+                "\n  {:?} fresh, {:?} shared",
+                word(&fresh, i),
+                word(&shared, i)
+            )
+        })
+        .collect();
+    // A case tried on a shared process: it passed there, or ran again on a fresh one.
+    let shared_any =
+        (shared.results.iter()).any(|r| (r.ran_in.iter()).any(|w| !matches!(w, RanIn::Fresh)));
+    let mut wrong: Vec<String> = [judge_report(case, &fresh), judge_report(case, &shared)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !differ.is_empty() {
+        wrong.push(format!(
+            "{}: verdicts differ:{}",
+            case.label,
+            differ.concat()
+        ));
+    }
+    if !shared_any {
+        wrong.push(format!(
+            "{}: no case was tried on a shared process",
+            case.label
+        ));
+    }
+    (!wrong.is_empty()).then(|| wrong.join("\n"))
+}
+
+/// `None` when `report` failed exactly the checks `case` expects, else a paragraph naming
+/// expected vs got.
+fn judge_report(case: &Case, report: &Report) -> Option<String> {
     let failed: Vec<_> = report
         .results
         .iter()
@@ -121,8 +180,8 @@ fn judge(case: &Case) -> Option<String> {
     Some(m)
 }
 
-/// Judges every case, four at a time; panics with every mismatch.
-fn judge_all(cases: Vec<Case>) {
+/// Judges every case with `judge`, four at a time; panics with every mismatch.
+fn judge_all(cases: Vec<Case>, judge: impl Fn(&Case) -> Option<String> + Sync) {
     let wrong = Mutex::new(Vec::new());
     let next = Mutex::new(cases.iter());
     std::thread::scope(|s| {
@@ -400,7 +459,8 @@ fn runtimes_with_known_bugs_fail_exactly_those_checks() {
             expected,
         });
     }
-    judge_all(cases);
+    // Each on fresh processes and on shared ones: the same verdicts (issue 38).
+    judge_all(cases, judge_both);
 }
 
 #[test]
@@ -422,7 +482,7 @@ fn every_mutant_fails_exactly_its_check_in_the_full_suite() {
             }
         })
         .collect();
-    judge_all(cases);
+    judge_all(cases, |c| judge(c, Processes::Auto));
 }
 
 /// A script file removed on drop.
@@ -454,76 +514,79 @@ mod tempfile_path {
 #[test]
 fn good_runtimes_pass_under_the_precision_flags() {
     let (py, js, lenient) = (PYTHON.fixed(), JAVASCRIPT.fixed(), LENIENT.fixed());
-    judge_all(vec![
-        Case {
-            label: "the lenient Python runtime with its bugs fixed".into(),
-            cmd: LENIENT.cmd(&lenient.0),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-        Case {
-            label: "bug_classes.py with no bug switched on".into(),
-            cmd: CommandSpec::new("python3").arg(fixture(BUG_CLASSES).to_str().unwrap()),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-        Case {
-            label: "the Python naive runtime with its bugs fixed".into(),
-            cmd: PYTHON.cmd(&py.0),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-        Case {
-            label: "the JavaScript naive runtime with its bugs fixed".into(),
-            cmd: JAVASCRIPT.cmd(&js.0),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-        Case {
-            label: "the reference runtime".into(),
-            cmd: CommandSpec::new(RUNTIME),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-        Case {
-            label: "the reference runtime, strict".into(),
-            cmd: CommandSpec::new(RUNTIME),
-            strict: true,
-            expected: BTreeSet::new(),
-        },
-        // Frames that reach the kit in pieces (cut inside a character, the newline alone, a few ms
-        // apart) break no rule: a kit that judged writes instead of lines would fail here.
-        Case {
-            label: "the reference runtime, its output in pieces".into(),
-            cmd: mutant_cmd("fragmented-output"),
-            strict: true,
-            expected: BTreeSet::new(),
-        },
-        // Responses to pipelined requests may come back in any order (§2.3): clients match them
-        // by id, and so must every check.
-        Case {
-            label: "the reference runtime, adjacent responses swapped".into(),
-            cmd: mutant_cmd("swapped-responses"),
-            strict: true,
-            expected: BTreeSet::new(),
-        },
-        // A runtime that accepts initialize {} (cwd, provider and model defaulted) breaks nothing:
-        // frame.params-normalised asks only that non-object params get {}'s answer.
-        Case {
-            label: "the reference runtime, initialize's members defaulted".into(),
-            cmd: mutant_cmd("defaults-initialize"),
-            strict: true,
-            expected: BTreeSet::new(),
-        },
-        // Members in another order break nothing a client sees: only --strict-upstream, which
-        // wants upstream's bytes, fails it (the mutant's own case, in the test above).
-        Case {
-            label: "the reference runtime, its members reordered".into(),
-            cmd: mutant_cmd("reordered-members"),
-            strict: false,
-            expected: BTreeSet::new(),
-        },
-    ]);
+    judge_all(
+        vec![
+            Case {
+                label: "the lenient Python runtime with its bugs fixed".into(),
+                cmd: LENIENT.cmd(&lenient.0),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+            Case {
+                label: "bug_classes.py with no bug switched on".into(),
+                cmd: CommandSpec::new("python3").arg(fixture(BUG_CLASSES).to_str().unwrap()),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+            Case {
+                label: "the Python naive runtime with its bugs fixed".into(),
+                cmd: PYTHON.cmd(&py.0),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+            Case {
+                label: "the JavaScript naive runtime with its bugs fixed".into(),
+                cmd: JAVASCRIPT.cmd(&js.0),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+            Case {
+                label: "the reference runtime".into(),
+                cmd: CommandSpec::new(RUNTIME),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+            Case {
+                label: "the reference runtime, strict".into(),
+                cmd: CommandSpec::new(RUNTIME),
+                strict: true,
+                expected: BTreeSet::new(),
+            },
+            // Frames that reach the kit in pieces (cut inside a character, the newline alone, a few ms
+            // apart) break no rule: a kit that judged writes instead of lines would fail here.
+            Case {
+                label: "the reference runtime, its output in pieces".into(),
+                cmd: mutant_cmd("fragmented-output"),
+                strict: true,
+                expected: BTreeSet::new(),
+            },
+            // Responses to pipelined requests may come back in any order (§2.3): clients match them
+            // by id, and so must every check.
+            Case {
+                label: "the reference runtime, adjacent responses swapped".into(),
+                cmd: mutant_cmd("swapped-responses"),
+                strict: true,
+                expected: BTreeSet::new(),
+            },
+            // A runtime that accepts initialize {} (cwd, provider and model defaulted) breaks nothing:
+            // frame.params-normalised asks only that non-object params get {}'s answer.
+            Case {
+                label: "the reference runtime, initialize's members defaulted".into(),
+                cmd: mutant_cmd("defaults-initialize"),
+                strict: true,
+                expected: BTreeSet::new(),
+            },
+            // Members in another order break nothing a client sees: only --strict-upstream, which
+            // wants upstream's bytes, fails it (the mutant's own case, in the test above).
+            Case {
+                label: "the reference runtime, its members reordered".into(),
+                cmd: mutant_cmd("reordered-members"),
+                strict: false,
+                expected: BTreeSet::new(),
+            },
+        ],
+        |c| judge(c, Processes::Auto),
+    );
 }
 
 /// The black-box fuzzer on the naive runtime: a few fixed sequences, no shrinking.

@@ -1,5 +1,6 @@
 //! The real upstream runtime (PyPI `deepseek-harness-runtime-bin` 0.2.1rc2) through the kit's CLI,
-//! with the model stub: it passes every check but the ones its baseline lists, each with a reason.
+//! with the model stub: it passes every check but the ones its baseline lists, each with a reason,
+//! with the same verdicts on shared processes as on fresh ones.
 
 use super::KIT;
 use crate::support::pypi;
@@ -15,33 +16,38 @@ fn the_real_runtime_passes_the_suite_apart_from_its_justified_baseline() {
     let exe = pypi::need_real_runtime("the real runtime passes the suite");
     let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/real-0.2.1rc2.known-failing");
-    let out = Command::new(KIT)
-        .args([
-            "check",
-            "--format",
-            "json",
-            "--model-stub",
-            "--edition",
-            "current",
-            "--jobs",
-            "2",
-            "--known-failing",
-        ])
-        .arg(&baseline)
-        .arg("--")
-        .arg(&exe)
-        .args(["--profile", "sdk"])
-        .timeout(std::time::Duration::from_secs(900))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = JsonReport::parse(&text);
+    // The default (`--processes auto`: its boot shares processes) and every case on a fresh
+    // process: the same verdict for every check (issue 38).
+    let check = |processes: &str| {
+        let out = Command::new(KIT)
+            .args(["check", "--format", "json", "--model-stub", "--edition"])
+            .args(["current", "--jobs", "2", "--processes", processes])
+            .arg("--known-failing")
+            .arg(&baseline)
+            .arg("--")
+            .arg(&exe)
+            .args(["--profile", "sdk"])
+            .timeout(std::time::Duration::from_secs(900))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "--processes {processes}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        JsonReport::parse(&text)
+    };
+    let (report, fresh) = (check("auto"), check("fresh"));
+    assert_eq!(report.verdicts(), fresh.verdicts());
+    let ran_in = |r: &JsonReport, how: &str| {
+        let checks = r.0["checks"].as_array().unwrap().iter();
+        let ran = checks.flat_map(|c| c["ran_in"].as_array().cloned().unwrap_or_default());
+        ran.filter(|w| w.as_str().unwrap().starts_with(how)).count()
+    };
+    assert!(ran_in(&report, "shared") >= 20, "{report}");
+    assert_eq!(ran_in(&fresh, "shared"), 0, "{fresh}");
     let subject = dsh_conformance::check::Subject::Runtime;
     let listed = Baseline::parse(
         &std::fs::read_to_string(&baseline).unwrap(),

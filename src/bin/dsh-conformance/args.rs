@@ -48,6 +48,17 @@ pub(crate) fn env_pair(s: &str) -> Result<(String, String), String> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
+/// `--processes` of `check` and `fuzz` (each says what its `auto` decides by).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Processes {
+    /// `shared` for a runtime slow to boot, else `fresh`.
+    Auto,
+    /// A fresh process for every case or sequence.
+    Fresh,
+    /// Isolated cases or sequences share a process.
+    Shared,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

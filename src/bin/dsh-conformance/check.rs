@@ -1,8 +1,9 @@
 //! `check`: the suite against a runtime, its arguments, and `check --list`.
 
-use crate::args::{duration, duration_or_zero, Format};
+use crate::args::{duration, duration_or_zero, Format, Processes};
 use dsh_conformance::edition::Edition;
 use dsh_conformance::suite::plan::{Budget, Plan};
+use dsh_conformance::suite::share;
 use std::time::Duration;
 
 #[derive(clap::Args)]
@@ -64,6 +65,15 @@ pub(crate) struct CheckArgs {
     /// runtime took to answer the preflight's initialize (none under 300 ms, at most 8).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=16))]
     prespawn: Option<u8>,
+    /// Whether checks share warm runtime processes: `fresh` runs every case on a fresh process
+    /// of its own; `shared` runs the cases whose rule does not depend on the process (sessions
+    /// and ids of their own, the standard initialize, no lifecycle step) one after another on a
+    /// process per job, and runs any that does not pass cleanly there again on a fresh process,
+    /// so verdicts do not change; `auto` is `shared` when the runtime took 500 ms or more to
+    /// answer the preflight's initialize, else `fresh`. The JSON report's `ran_in` says where
+    /// each case ran.
+    #[arg(long, value_enum, default_value_t = Processes::Auto)]
+    processes: Processes,
     /// Start the scripted model stub on 127.0.0.1 and give the runtime its DEEPSEEK_BASE_URL/DEEPSEEK_API_KEY (Anthropic Messages) and OPENAI_BASE_URL/OPENAI_API_KEY (chat-completions).
     #[arg(long)]
     model_stub: bool,
@@ -268,6 +278,11 @@ fn options(
         on_plan: Some(print_plan),
         should_fail: a.should_fail,
         prespawn: a.prespawn.map(usize::from),
+        processes: match a.processes {
+            Processes::Auto => share::Processes::Auto,
+            Processes::Fresh => share::Processes::Fresh,
+            Processes::Shared => share::Processes::Shared,
+        },
         ..Options::default()
     }
 }

@@ -1,6 +1,6 @@
 //! `fuzz`: the black-box and differential fuzzer.
 
-use crate::args::duration;
+use crate::args::{duration, Processes};
 use dsh_conformance::edition::Edition;
 use std::time::Duration;
 
@@ -114,17 +114,6 @@ fn merge(out: &std::path::Path, dirs: &[std::path::PathBuf]) -> i32 {
             2
         }
     }
-}
-
-/// `--processes`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(crate) enum Processes {
-    /// `shared` with --against-reference or once a boot took 1 s or more, else `fresh`.
-    Auto,
-    /// A fresh process per sequence.
-    Fresh,
-    /// Isolated sequences share a process.
-    Shared,
 }
 
 pub(crate) fn fuzz(a: FuzzArgs) -> i32 {

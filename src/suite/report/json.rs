@@ -29,6 +29,7 @@ impl Report {
                 "boot_ms": s.boot.wall.as_millis() as u64,
                 "boot_cpu_ms": s.boot.cpu.map(|c| c.as_millis() as u64),
                 "spares_per_job": s.spares_per_job,
+                "shares_processes": s.shares_processes,
                 "processes": s.plan.processes,
                 "boots_ms": s.plan.boots.as_millis() as u64,
                 "budget_ms": s.plan.budget.map(|b| b.as_millis() as u64),
@@ -61,6 +62,9 @@ impl Report {
                     "verdict": r.verdict.word(),
                     "duration_ms": r.duration.as_millis() as u64,
                 });
+                if !r.ran_in.is_empty() {
+                    c["ran_in"] = json!(r.ran_in.iter().map(ToString::to_string).collect::<Vec<_>>());
+                }
                 match &r.verdict {
                     Verdict::Pass => {}
                     Verdict::Fail(f) => { c["reason"] = json!(f.reason); c["failure"] = failure_json(f); }

@@ -46,6 +46,8 @@ pub struct Start {
     pub boot: super::preflight::Boot,
     /// Processes each job started ahead of its next cases.
     pub spares_per_job: usize,
+    /// Whether the shareable cases ran on shared warm processes (`check --processes`).
+    pub shares_processes: bool,
     /// The run's plan, made from the boot ([`super::plan`]).
     pub plan: super::plan::Plan,
 }
@@ -353,6 +355,7 @@ pub(super) mod tests {
             info: *find(id).unwrap(),
             verdict,
             duration: Duration::from_millis(3),
+            ran_in: Vec::new(),
         };
         Report {
             runtime: "./rt --profile sdk".into(),

@@ -1,0 +1,231 @@
+//! A job's runtime processes: the spares started ahead ([`super::spares`]) and the shared warm
+//! process its shareable cases run on ([`super::share`]).
+
+use super::options::{Options, StubLog};
+use super::share::{self, RanIn, MAX_CASES_PER_PROCESS};
+use super::spares::Spares;
+use crate::runner::{self, CaseDirs, CaseReport, Child, CommandSpec, Unsettled, Warm};
+use crate::trace::Trace;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// A job's processes.
+pub(super) struct Procs<'a> {
+    /// Started ahead, each for one case.
+    pub spares: Spares<'a>,
+    /// The shared process, when the run shares.
+    pub shared: Shared<'a>,
+}
+
+/// The barrier requests a shared process left unanswered before the job stops sharing (a
+/// runtime that does not answer unknown methods would cost a wait per case).
+const MISSES_BEFORE_FRESH: usize = 2;
+
+/// Shared runs in a row that did not pass cleanly before the job stops sharing: a runtime that
+/// breaks a rule judged over every transcript (a doubled response, spaced output) fails every
+/// shared run, and each then costs a fresh run too.
+const UNCLEAN_BEFORE_FRESH: usize = 4;
+
+/// A job's shared process, and whether the job still shares.
+pub(super) struct Shared<'a> {
+    cmd: &'a CommandSpec,
+    opts: &'a Options,
+    /// The shareable cases' files ([`share::shareable`]), while the job shares.
+    eligible: Option<&'a HashSet<&'static str>>,
+    /// The process, its number, and its stub key's tag.
+    warm: Option<(Warm, u64, String)>,
+    misses: usize,
+    /// Shared runs in a row that did not pass cleanly.
+    unclean: usize,
+    /// How long a process may take to settle between cases ([`settle_bound`]).
+    settle: Duration,
+}
+
+/// A case's run on a shared process.
+pub(super) struct SharedRun {
+    /// The case's trace, renamed ([`share::renamed`]).
+    pub trace: Trace,
+    /// Its report: the transcript starts with the process's initialize exchange.
+    pub report: CaseReport,
+    /// The stub key's tag of the process (its requests, this case's among them).
+    pub tag: String,
+    /// Where it ran.
+    pub ran: RanIn,
+    /// Its names' prefix.
+    prefix: String,
+    /// Lines of the process's initialize exchange, first in the transcript.
+    head_lines: usize,
+}
+
+impl SharedRun {
+    /// Whether its own lines name only its own ids and sessions ([`share::only_own_lines`]).
+    pub fn only_own_lines(&self) -> bool {
+        let out = &self.report.transcript.stdout;
+        share::only_own_lines(out, self.head_lines, &self.prefix)
+    }
+}
+
+/// Numbers the shared processes of the kit's process.
+static PROCESSES: AtomicU64 = AtomicU64::new(1);
+
+impl<'a> Shared<'a> {
+    /// Sharing `eligible`'s cases, or none, on a runtime whose boot took `boot`.
+    pub(super) fn new(
+        cmd: &'a CommandSpec,
+        opts: &'a Options,
+        eligible: Option<&'a HashSet<&'static str>>,
+        boot: Duration,
+    ) -> Self {
+        Shared {
+            settle: settle_bound(boot, opts.frame_timeout),
+            cmd,
+            opts,
+            eligible,
+            warm: None,
+            misses: 0,
+            unclean: 0,
+        }
+    }
+
+    /// Runs a shareable case on the shared process (started and initialized first when there is
+    /// none, on a spare when one is ready). `None`: not shared (sharing is off, the case's
+    /// trace does not parse renamed, or no process could be made ready); run it fresh.
+    pub(super) fn run(
+        &mut self,
+        case: &super::cases::CheckCase,
+        ro: &runner::Options,
+        spares: &mut Spares,
+    ) -> Option<SharedRun> {
+        let eligible = self.eligible.is_some_and(|e| e.contains(case.file));
+        if !eligible || self.opts.cancel.halted().is_some() {
+            return None;
+        }
+        let nth = self.warm.as_ref().map_or(1, |w| w.0.served + 1);
+        let prefix = format!("k{}-", nth);
+        let mut trace = case
+            .trace_renamed(self.opts.strict_upstream, &prefix)
+            .ok()?;
+        trace.frames_only = false;
+        super::judge::scale_deadlines(&mut trace, self.opts.frame_timeout);
+        if self.warm.is_none() {
+            self.warm = Some(self.open(&trace, ro, spares)?);
+        }
+        let (warm, process, tag) = self.warm.as_mut()?;
+        let mut body = trace.clone();
+        body.steps.drain(..2);
+        let head_lines = warm.head_lines();
+        let report = warm.run(&body, self.cmd, &shared_opts(ro));
+        let ran = RanIn::Shared {
+            process: *process,
+            nth: warm.served,
+        };
+        Some(SharedRun {
+            trace,
+            report,
+            tag: tag.clone(),
+            ran,
+            prefix,
+            head_lines,
+        })
+    }
+
+    /// After a shared run: a clean one waits for the process to settle before the next case; any
+    /// other ends the process (the next shareable case starts another).
+    pub(super) fn after(&mut self, run: &SharedRun, clean: bool) {
+        self.unclean = if clean { 0 } else { self.unclean + 1 };
+        if self.unclean >= UNCLEAN_BEFORE_FRESH {
+            self.eligible = None;
+        }
+        let Some((warm, _, _)) = self.warm.as_mut() else {
+            return;
+        };
+        if !clean || !warm.fit(&run.report) || warm.served >= MAX_CASES_PER_PROCESS {
+            self.warm = None;
+            return;
+        }
+        let barrier = format!("{}barrier", run.prefix);
+        match warm.settle(&run.report.transcript, &barrier, self.settle) {
+            Ok(()) => {}
+            Err(why) => {
+                if why == Unsettled::Unanswered {
+                    self.misses += 1;
+                    if self.misses >= MISSES_BEFORE_FRESH {
+                        self.eligible = None;
+                    }
+                }
+                self.warm = None;
+            }
+        }
+    }
+
+    /// A ready process: a spare or a new one, initialized by the head of `trace`.
+    fn open(
+        &mut self,
+        trace: &Trace,
+        ro: &runner::Options,
+        spares: &mut Spares,
+    ) -> Option<(Warm, u64, String)> {
+        let (child, dirs, tag) = match spares.take() {
+            Some(s) => (s.child, s.dirs, s.tag),
+            None => self.start(ro)?,
+        };
+        let mut head = trace.clone();
+        head.steps.truncate(2);
+        head.ignores.clear();
+        match Warm::open(&head, self.cmd, &shared_opts(ro), dirs, child) {
+            Ok(w) => Some((w, PROCESSES.fetch_add(1, Relaxed), tag)),
+            Err(_) => {
+                // It will not initialize here: the case runs fresh and says why; so do the rest.
+                self.eligible = None;
+                None
+            }
+        }
+    }
+
+    fn start(&self, ro: &runner::Options) -> Option<(Child, CaseDirs, String)> {
+        let mut env = ro.env.clone();
+        let tag = StubLog::new_tag("shared-");
+        if self.opts.model_stub.is_some() {
+            StubLog::tag_env(&mut env, &tag);
+        }
+        let dirs = CaseDirs::new(false).ok()?;
+        let child = Child::spawn(self.cmd, &dirs, &env, ro.max_line, &ro.stdout).ok()?;
+        Some((child, dirs, tag))
+    }
+}
+
+/// How long a shared process may take to settle between cases: about a boot (a process that
+/// takes longer is better replaced by a new one: its boot is all sharing saves), at least 250 ms
+/// and at most the frame timeout.
+fn settle_bound(boot: Duration, frame_timeout: Duration) -> Duration {
+    (boot * 2).clamp(
+        Duration::from_millis(250),
+        frame_timeout.max(Duration::from_millis(250)),
+    )
+}
+
+/// A shared run's runner options: a flood there does not stop the run (the case runs again on a
+/// fresh process, whose flood does).
+fn shared_opts(ro: &runner::Options) -> runner::Options {
+    runner::Options {
+        flood_halts_run: false,
+        watch_after_failure: Duration::ZERO,
+        ..ro.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_settles_within_about_a_boot_bounded_by_the_frame_timeout() {
+        let ms = Duration::from_millis;
+        let ten = Duration::from_secs(10);
+        assert_eq!(settle_bound(ms(3), ten), ms(250));
+        assert_eq!(settle_bound(ms(1200), ten), ms(2400));
+        assert_eq!(settle_bound(ms(13_000), ten), ten);
+        assert_eq!(settle_bound(ms(1200), ms(100)), ms(250));
+    }
+}
