@@ -123,19 +123,16 @@ impl Warm {
                     true => Unsettled::Busy,
                 });
             };
-            match self.child.events.recv_timeout(left) {
-                Ok(ev) => {
-                    self.child.consumed(&ev);
-                    match ev {
-                        Event::Line(o) => {
-                            mark(&mut busy, &o);
-                            answered |=
-                                matches!(o.frame(), Frame::Response { id: i, .. } if *i == id);
-                        }
-                        Event::Flooded(_) | Event::Closed(_) => return Err(Unsettled::Ended),
-                    }
+            let Ok(ev) = self.child.events.recv_timeout(left) else {
+                continue;
+            };
+            self.child.consumed(&ev);
+            match ev {
+                Event::Line(o) => {
+                    mark(&mut busy, &o);
+                    answered |= matches!(o.frame(), Frame::Response { id: i, .. } if *i == id);
                 }
-                Err(_) => {}
+                Event::Flooded(_) | Event::Closed(_) => return Err(Unsettled::Ended),
             }
         }
         Ok(())

@@ -8,7 +8,7 @@
 //! fresh process, and that run is the one judged.
 //!
 //! What a case needs in order to share (computed from its trace, [`shareable`]):
-//! - its check is not about the process itself or about ids ([`PROCESS_RULES`]);
+//! - its check is not about the process itself or about ids ([`about_the_process`]);
 //! - its first two steps are the initialize request and its answer (the process's, run once);
 //! - no end of input, signal or exit; raw bytes only as whole lines;
 //! - string request ids and literal session ids only, plain ones (they are renamed apart:

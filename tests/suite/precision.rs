@@ -155,7 +155,7 @@ fn judge_report(case: &Case, report: &Report) -> Option<String> {
                 return Some(format!(
                     "{}: a good runtime has blocked or untestable checks:\n{}",
                     case.label,
-                    super::failures(&report)
+                    super::failures(report)
                 ));
             }
         }
