@@ -68,16 +68,22 @@ impl<'a> Spares<'a> {
     }
 
     fn start(&self) -> Option<Spare> {
-        let ro = runner_opts(self.opts);
-        let mut env = ro.env.clone();
-        let tag = StubLog::new_tag("case-");
-        if self.opts.model_stub.is_some() {
-            StubLog::tag_env(&mut env, &tag);
-        }
-        let dirs = CaseDirs::new(false).ok()?;
-        let child = Child::spawn(self.cmd, &dirs, &env, ro.max_line, &ro.stdout).ok()?;
-        Some(Spare { child, dirs, tag })
+        start(self.cmd, self.opts, "case-")
     }
+}
+
+/// A fresh process of `cmd` in fresh directories, as a case would start it, with a stub key
+/// tagged `<what><n>` ([`StubLog::new_tag`]). `None` when it cannot start.
+pub(super) fn start(cmd: &CommandSpec, opts: &Options, what: &str) -> Option<Spare> {
+    let ro = runner_opts(opts);
+    let mut env = ro.env.clone();
+    let tag = StubLog::new_tag(what);
+    if opts.model_stub.is_some() {
+        StubLog::tag_env(&mut env, &tag);
+    }
+    let dirs = CaseDirs::new(false).ok()?;
+    let child = Child::spawn(cmd, &dirs, &env, ro.max_line, &ro.stdout).ok()?;
+    Some(Spare { child, dirs, tag })
 }
 
 /// The default number of spares per worker for a runtime whose start cost `boot` (the preflight's

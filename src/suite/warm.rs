@@ -1,10 +1,10 @@
 //! A job's runtime processes: the spares started ahead ([`super::spares`]) and the shared warm
 //! process its shareable cases run on ([`super::share`]).
 
-use super::options::{Options, StubLog};
+use super::options::Options;
 use super::share::{self, RanIn, MAX_CASES_PER_PROCESS};
-use super::spares::Spares;
-use crate::runner::{self, CaseDirs, CaseReport, Child, CommandSpec, Unsettled, Warm};
+use super::spares::{self, Spares};
+use crate::runner::{self, CaseReport, CommandSpec, Unsettled, Warm};
 use crate::trace::Trace;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -166,10 +166,10 @@ impl<'a> Shared<'a> {
         ro: &runner::Options,
         spares: &mut Spares,
     ) -> Option<(Warm, u64, String)> {
-        let (child, dirs, tag) = match spares.take() {
-            Some(s) => (s.child, s.dirs, s.tag),
-            None => self.start(ro)?,
-        };
+        let s = spares
+            .take()
+            .or_else(|| spares::start(self.cmd, self.opts, "shared-"))?;
+        let (child, dirs, tag) = (s.child, s.dirs, s.tag);
         let mut head = trace.clone();
         head.steps.truncate(2);
         head.ignores.clear();
@@ -181,17 +181,6 @@ impl<'a> Shared<'a> {
                 None
             }
         }
-    }
-
-    fn start(&self, ro: &runner::Options) -> Option<(Child, CaseDirs, String)> {
-        let mut env = ro.env.clone();
-        let tag = StubLog::new_tag("shared-");
-        if self.opts.model_stub.is_some() {
-            StubLog::tag_env(&mut env, &tag);
-        }
-        let dirs = CaseDirs::new(false).ok()?;
-        let child = Child::spawn(self.cmd, &dirs, &env, ro.max_line, &ro.stdout).ok()?;
-        Some((child, dirs, tag))
     }
 }
 

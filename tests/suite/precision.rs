@@ -60,17 +60,21 @@ fn ids(set: &BTreeSet<CheckId>) -> String {
 /// Runs the full suite against `case`; `None` when exactly the expected checks failed, else a
 /// paragraph naming expected vs got.
 fn judge(case: &Case, processes: Processes) -> Option<String> {
-    let opts = Options {
+    match run(&case.cmd, &case.label, &options(case, processes)) {
+        Ok(report) => judge_report(case, &report),
+        Err(e) => Some(format!("{}: the suite did not run: {e}", case.label)),
+    }
+}
+
+/// The precision flags: 2 jobs, the case's edition and strictness, a 3 s frame timeout.
+fn options(case: &Case, processes: Processes) -> Options {
+    Options {
         processes,
         jobs: 2,
         edition: edition_of(&case.expected),
         strict_upstream: case.strict,
         frame_timeout: Duration::from_secs(3),
         ..Options::default()
-    };
-    match run(&case.cmd, &case.label, &opts) {
-        Ok(report) => judge_report(case, &report),
-        Err(e) => Some(format!("{}: the suite did not run: {e}", case.label)),
     }
 }
 
@@ -78,14 +82,7 @@ fn judge(case: &Case, processes: Processes) -> Option<String> {
 /// the expected checks, and every check's verdict must be the same in both (issue 38).
 fn judge_both(case: &Case) -> Option<String> {
     let report = |processes| {
-        let opts = Options {
-            processes,
-            jobs: 2,
-            edition: edition_of(&case.expected),
-            strict_upstream: case.strict,
-            frame_timeout: Duration::from_secs(3),
-            ..Options::default()
-        };
+        let opts = options(case, processes);
         run(&case.cmd, &case.label, &opts).map_err(|e| format!("{}: {e}", case.label))
     };
     let (fresh, shared) = match (report(Processes::Fresh), report(Processes::Shared)) {
