@@ -14,6 +14,7 @@ use super::{Stamp, Transcript, Wire};
 use crate::trace::matcher::ExitInfo;
 use crate::trace::pattern::Seqs;
 use crate::trace::Trace;
+use crate::wire::json::JsonView;
 use crate::wire::output::{Frame, Output};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -95,18 +96,19 @@ impl Warm {
         last.outcome == Outcome::Pass && self.child.try_exit().is_none()
     }
 
-    /// Waits, after a case whose transcript is `last`, until every session it prompted is idle
-    /// again (its last `session.status` is `idle`, or `session.finished` came) and the request
-    /// `barrier` (an id no case uses, for a method no runtime has) sent now is answered, within
-    /// `within`. Lines read meanwhile belong to no case. `Err`: why the process cannot serve
-    /// another case.
+    /// Waits, after a case whose transcript is `last` and which prompted the sessions
+    /// `prompted`, until each of them is idle again (its last `session.status` is `idle`, or
+    /// `session.finished` came) and the request `barrier` (an id no case uses, for a method no
+    /// runtime has) sent now is answered, within `within`. Lines read meanwhile belong to no
+    /// case. `Err`: why the process cannot serve another case.
     pub fn settle(
         &mut self,
         last: &Transcript,
+        prompted: impl IntoIterator<Item = String>,
         barrier: &str,
         within: Duration,
     ) -> Result<(), Unsettled> {
-        let mut busy = prompted(&last.sent);
+        let mut busy: BTreeMap<String, bool> = prompted.into_iter().map(|s| (s, true)).collect();
         let seg = &last.stdout[self.head.stdout.len().min(last.stdout.len())..];
         for o in seg {
             mark(&mut busy, o);
@@ -151,22 +153,6 @@ pub enum Unsettled {
     Ended,
 }
 
-/// The sessions `session/prompt` requests in `sent` named, all busy.
-fn prompted(sent: &[u8]) -> BTreeMap<String, bool> {
-    let mut out = BTreeMap::new();
-    for l in sent.split(|b| *b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(l) else {
-            continue;
-        };
-        if v.get("method").and_then(|m| m.as_str()) == Some("session/prompt") {
-            if let Some(s) = v.pointer("/params/sessionId").and_then(|s| s.as_str()) {
-                out.insert(s.to_owned(), true);
-            }
-        }
-    }
-    out
-}
-
 /// Marks a session busy or idle by its status line `o`.
 fn mark(busy: &mut BTreeMap<String, bool>, o: &Output) {
     let Frame::Notification {
@@ -180,11 +166,8 @@ fn mark(busy: &mut BTreeMap<String, bool>, o: &Output) {
     match method.as_str() {
         "session.finished" => *b = false,
         "session.status" => {
-            let v = serde_json::from_str::<serde_json::Value>(o.text()).ok();
-            match v
-                .as_ref()
-                .and_then(|v| v.pointer("/params/status")?.as_str())
-            {
+            let status = o.params_of(method).and_then(|p| p.get("status")?.as_str());
+            match status {
                 Some("idle") => *b = false,
                 Some("running") => *b = true,
                 _ => {}

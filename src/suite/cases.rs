@@ -91,11 +91,15 @@ impl CheckCase {
         self.trace_of(self.text, strict)
     }
 
-    /// The trace with its ids and session ids renamed apart for a shared process
-    /// ([`super::share::renamed`]), `prefix` before each.
-    pub fn trace_renamed(&self, strict: bool, prefix: &str) -> Result<Trace, CaseError> {
-        let names = super::share::names(&self.trace(false)?);
-        self.trace_of(&super::share::renamed(self.text, &names, prefix), strict)
+    /// The trace with its ids and session ids (`names`: [`super::share::names`]) renamed apart
+    /// for a shared process ([`super::share::renamed`]), `prefix` before each.
+    pub fn trace_renamed(
+        &self,
+        strict: bool,
+        names: &super::share::Names,
+        prefix: &str,
+    ) -> Result<Trace, CaseError> {
+        self.trace_of(&super::share::renamed(self.text, names, prefix), strict)
     }
 
     fn trace_of(&self, text: &str, strict: bool) -> Result<Trace, CaseError> {

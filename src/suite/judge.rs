@@ -274,7 +274,7 @@ impl Judging<'_, '_> {
             }
         };
         let mut ran = RanIn::Fresh;
-        if let Some(shared) = self.shared(case) {
+        if let Some(shared) = self.shared(case, &trace) {
             match shared {
                 Ok(in_shared) => {
                     self.ran.push(in_shared);
@@ -295,21 +295,25 @@ impl Judging<'_, '_> {
     /// there (no failure, no finding about another rule, no line of another case), `Err(the
     /// process)` when it did not (it must run again on a fresh process: nothing of that run is
     /// kept), `None` when it did not run shared.
-    fn shared(&mut self, case: &CheckCase) -> Option<Result<RanIn, u64>> {
+    fn shared(
+        &mut self,
+        case: &CheckCase,
+        trace: &crate::trace::Trace,
+    ) -> Option<Result<RanIn, u64>> {
         let mut ro = runner_opts(self.opts);
         ro.give_up = exercised::give_up(self.id, case.needs_model);
         let procs = &mut *self.procs;
-        let run = procs.shared.run(case, &ro, &mut procs.spares)?;
+        let run = procs.shared.run(case, trace, &ro, &mut procs.spares)?;
         let before = self.blames.len();
         let verdict = self.verdict_of(case, &run.trace, &run.report, &run.tag);
         let clean = verdict.is_none() && self.blames.len() == before && run.only_own_lines();
         self.blames.truncate(before);
         self.procs.shared.after(&run, clean);
-        match (clean, &run.ran) {
-            (true, ran) => Some(Ok(ran.clone())),
-            (false, RanIn::Shared { process, .. }) => Some(Err(*process)),
-            (false, _) => None,
-        }
+        Some(if clean {
+            Ok(run.ran())
+        } else {
+            Err(run.process)
+        })
     }
 
     /// The verdict of case `case` from its run `r` (`None`: it passed), with what the run

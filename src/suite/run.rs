@@ -80,11 +80,14 @@ fn run_checks(
         _ => 0,
     };
     let shares = pre == Preflight::Answered && opts.processes.shares(boot.wall);
-    let continued = share::continued(cases);
-    let eligible: HashSet<&'static str> = (cases.iter())
-        .filter(|c| share::shareable(c, &continued))
-        .map(|c| c.file)
-        .collect();
+    // Which cases may share: only worked out when the run shares (it parses every trace).
+    let eligible: Option<HashSet<&'static str>> = shares.then(|| {
+        let continued = share::continued(cases);
+        (cases.iter())
+            .filter(|c| share::shareable(c, &continued))
+            .map(|c| c.file)
+            .collect()
+    });
     let plan = make_plan(selected, cases, opts, boot, spares);
     if let Some(b) = plan.budget {
         limit.store(b.as_millis() as u64, Relaxed);
@@ -115,7 +118,7 @@ fn run_checks(
             s.spawn(|| {
                 let procs = Procs {
                     spares: spares::Spares::new(cmd, opts, spares),
-                    shared: Shared::new(cmd, opts, shares.then_some(&eligible), boot.wall),
+                    shared: Shared::new(cmd, opts, eligible.as_ref(), boot.wall),
                 };
                 worker(selected, cases, cmd, opts, &shared, &model_fn, procs)
             });

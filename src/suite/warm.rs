@@ -50,8 +50,10 @@ pub(super) struct SharedRun {
     pub report: CaseReport,
     /// The stub key's tag of the process (its requests, this case's among them).
     pub tag: String,
-    /// Where it ran.
-    pub ran: RanIn,
+    /// The shared process's number.
+    pub process: u64,
+    /// Which of the process's cases it was.
+    nth: usize,
     /// Its names' prefix.
     prefix: String,
     /// Lines of the process's initialize exchange, first in the transcript.
@@ -59,6 +61,23 @@ pub(super) struct SharedRun {
 }
 
 impl SharedRun {
+    /// Where it ran.
+    pub fn ran(&self) -> RanIn {
+        RanIn::Shared {
+            process: self.process,
+            nth: self.nth,
+        }
+    }
+
+    /// The sessions its `session/prompt` requests named.
+    fn prompted(&self) -> Vec<String> {
+        let sent = crate::rules::transcript::sent_session_requests(&self.report.transcript.sent);
+        (sent.into_iter())
+            .filter(|(_, method, _)| method == "session/prompt")
+            .filter_map(|(_, _, session)| session)
+            .collect()
+    }
+
     /// Whether its own lines name only its own ids and sessions ([`share::only_own_lines`]).
     pub fn only_own_lines(&self) -> bool {
         let out = &self.report.transcript.stdout;
@@ -88,12 +107,14 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Runs a shareable case on the shared process (started and initialized first when there is
-    /// none, on a spare when one is ready). `None`: not shared (sharing is off, the case's
-    /// trace does not parse renamed, or no process could be made ready); run it fresh.
+    /// Runs a shareable case, whose trace as written is `original`, on the shared process
+    /// (started and initialized first when there is none, on a spare when one is ready). `None`:
+    /// not shared (sharing is off, the case's trace does not parse renamed, or no process could
+    /// be made ready); run it fresh.
     pub(super) fn run(
         &mut self,
         case: &super::cases::CheckCase,
+        original: &Trace,
         ro: &runner::Options,
         spares: &mut Spares,
     ) -> Option<SharedRun> {
@@ -103,9 +124,8 @@ impl<'a> Shared<'a> {
         }
         let nth = self.warm.as_ref().map_or(1, |w| w.0.served + 1);
         let prefix = format!("k{}-", nth);
-        let mut trace = case
-            .trace_renamed(self.opts.strict_upstream, &prefix)
-            .ok()?;
+        let names = share::names(original);
+        let mut trace = (case.trace_renamed(self.opts.strict_upstream, &names, &prefix)).ok()?;
         trace.frames_only = false;
         super::judge::scale_deadlines(&mut trace, self.opts.frame_timeout);
         if self.warm.is_none() {
@@ -116,15 +136,12 @@ impl<'a> Shared<'a> {
         body.steps.drain(..2);
         let head_lines = warm.head_lines();
         let report = warm.run(&body, self.cmd, &shared_opts(ro));
-        let ran = RanIn::Shared {
-            process: *process,
-            nth: warm.served,
-        };
         Some(SharedRun {
             trace,
             report,
             tag: tag.clone(),
-            ran,
+            process: *process,
+            nth: warm.served,
             prefix,
             head_lines,
         })
@@ -145,7 +162,12 @@ impl<'a> Shared<'a> {
             return;
         }
         let barrier = format!("{}barrier", run.prefix);
-        match warm.settle(&run.report.transcript, &barrier, self.settle) {
+        match warm.settle(
+            &run.report.transcript,
+            run.prompted(),
+            &barrier,
+            self.settle,
+        ) {
             Ok(()) => {}
             Err(why) => {
                 if why == Unsettled::Unanswered {
