@@ -306,7 +306,7 @@ impl Judging<'_, '_> {
         let run = procs.shared.run(case, trace, &ro, &mut procs.spares)?;
         let before = self.blames.len();
         let verdict = self.verdict_of(case, &run.trace, &run.report, &run.tag);
-        let clean = verdict.is_none() && self.blames.len() == before && run.only_own_lines();
+        let clean = verdict.is_none() && self.blames.len() == before && run.own_lines;
         self.blames.truncate(before);
         self.procs.shared.after(&run, clean);
         Some(if clean {

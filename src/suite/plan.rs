@@ -10,7 +10,8 @@ use std::time::Duration;
 /// What the run expects of itself ([`plan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// Runtime processes the selected checks start (one per case).
+    /// Runtime processes the selected checks start (one per case on a fresh process, one per
+    /// shared process: [`super::share::processes_for`]).
     pub processes: usize,
     /// The least wall time their boots take on this machine (a lower bound, not a forecast).
     pub boots: Duration,

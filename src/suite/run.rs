@@ -16,7 +16,6 @@ use super::warm::{Procs, Shared};
 use crate::check::{CheckId, CheckInfo};
 use crate::edition::Edition;
 use crate::runner::{CommandSpec, Halt};
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -81,14 +80,13 @@ fn run_checks(
     };
     let shares = pre == Preflight::Answered && opts.processes.shares(boot.wall);
     // Which cases may share: only worked out when the run shares (it parses every trace).
-    let eligible: Option<HashSet<&'static str>> = shares.then(|| {
+    let eligible: Option<share::Eligible> = shares.then(|| {
         let continued = share::continued(cases);
         (cases.iter())
-            .filter(|c| share::shareable(c, &continued))
-            .map(|c| c.file)
+            .filter_map(|c| Some((c.file, share::shareable(c, &continued)?)))
             .collect()
     });
-    let plan = make_plan(selected, cases, opts, boot, spares);
+    let plan = make_plan(selected, cases, opts, (boot, spares), eligible.as_ref());
     if let Some(b) = plan.budget {
         limit.store(b.as_millis() as u64, Relaxed);
     }
@@ -247,8 +245,8 @@ fn make_plan(
     selected: &[&'static CheckInfo],
     cases: &[CheckCase],
     opts: &Options,
-    boot: Boot,
-    spares: usize,
+    (boot, spares): (Boot, usize),
+    eligible: Option<&share::Eligible>,
 ) -> Plan {
     let runs = |c: &CheckCase| {
         selected
@@ -256,13 +254,17 @@ fn make_plan(
             .any(|s| s.id == c.check.id && applies(s, opts))
             && c.applies_to(opts.edition)
     };
+    let jobs = opts.jobs.clamp(1, 64);
     let workers = Workers {
-        jobs: opts.jobs.clamp(1, 64),
+        jobs,
         spares,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    let shares = |c: &CheckCase| eligible.is_some_and(|e| e.contains_key(c.file));
+    let (shared, fresh): (Vec<&CheckCase>, Vec<&CheckCase>) =
+        cases.iter().filter(|c| runs(c)).partition(|c| shares(c));
     plan::plan(
-        cases.iter().filter(|c| runs(c)).count(),
+        fresh.len() + share::processes_for(shared.len(), jobs),
         boot,
         workers,
         opts.budget,

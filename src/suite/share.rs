@@ -8,33 +8,45 @@
 //! fresh process, and that run is the one judged.
 //!
 //! What a case needs in order to share (computed from its trace, [`shareable`]):
-//! - its check is not about the process itself or about ids ([`about_the_process`]);
-//! - its first two steps are the initialize request and its answer (the process's, run once);
-//! - no end of input, signal or exit; raw bytes only as whole lines;
-//! - string request ids and literal session ids only, plain ones (they are renamed apart:
-//!   [`renamed`]);
+//! - its check is not about the process itself ([`about_the_process`]);
+//! - its first two steps are the initialize request and its answer (the process's, run once),
+//!   and it sends no other initialize request;
+//! - no end of input, signal or exit; its bytes end on a line's end (the next case's first
+//!   line is a line of its own);
+//! - literal session ids only, plain ones;
 //! - nothing of its own: no `# env:`, no `# continues:`, not continued by another case, not
 //!   setup-only.
+//!
+//! Its names are kept apart from the other cases' of the process in one of two ways
+//! ([`Sharing`]): renamed with a prefix of its own ([`renamed`]), or, when renaming would change
+//! what it tests or cannot reach every name (numeric, null or odd ids, ids split over writes or
+//! of invalid bytes), kept as written on a process where none of them was used ([`Used`]).
 
 use super::cases::CheckCase;
 use crate::check::CheckId;
 use crate::trace::{Send, StepKind, Trace};
+use crate::wire::output::{Frame, Output};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 /// Checks that always get a fresh process: rules about the process's start, life and end,
 /// about resuming across processes, about subagents (judged from the model stub's log, which is
-/// per process), and about how ids are echoed or treated (renaming would change what they test).
+/// per process), and about session ids as data (the runtime's storage, per process).
 const PROCESS_RULES: &[&str] = &[
     "initialize.",
     "lifecycle.",
     "resume.",
     "subagent.",
+    "session.ids-are-data",
+];
+
+/// Checks about how ids are echoed or treated: renaming would change what they test, so they
+/// share as written ([`Sharing::Literal`]).
+const ID_RULES: &[&str] = &[
     "frame.id-",
     "frame.lone-surrogates-",
     "response.id-type-preserved",
-    "session.ids-are-data",
 ];
 
 /// The boot (the preflight's `initialize`) from which `--processes auto` shares processes: over
@@ -45,6 +57,14 @@ pub const SHARE_FROM: Duration = Duration::from_millis(500);
 
 /// Cases one shared process serves at most (a long-lived process accumulates state).
 pub const MAX_CASES_PER_PROCESS: usize = 32;
+
+/// The shared processes `cases` shareable cases start over `jobs` jobs, when each passes
+/// cleanly (a plan's least: one per job that gets one, and one per [`MAX_CASES_PER_PROCESS`]).
+pub fn processes_for(cases: usize, jobs: usize) -> usize {
+    cases
+        .min(jobs.max(1))
+        .max(cases.div_ceil(MAX_CASES_PER_PROCESS))
+}
 
 /// How checks use runtime processes (`check --processes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,6 +87,19 @@ impl Processes {
             Processes::Auto => boot >= SHARE_FROM,
         }
     }
+}
+
+/// The cases that may share a process (by file), and how ([`shareable`]).
+pub type Eligible = std::collections::HashMap<&'static str, Sharing>;
+
+/// How a case's names are kept apart from those of the other cases of its process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Its request ids and session ids renamed with a prefix of its own ([`renamed`]).
+    Renamed,
+    /// As written, on a process where none of its names was used before ([`Used::free`]), its
+    /// lines then naming none used before it ([`Used::own_lines`]).
+    Literal,
 }
 
 /// Where a case ran (the JSON report's `ran_in`).
@@ -102,23 +135,33 @@ impl std::fmt::Display for RanIn {
     }
 }
 
-/// Whether `case` may run on a shared process (see the module's doc). `continued`: the cases
-/// that another continues (they need directories of their own: [`continued`]).
-pub fn shareable(case: &CheckCase, continued: &BTreeSet<String>) -> bool {
+/// How `case` may run on a shared process, if it may (see the module's doc). `continued`: the
+/// cases that another continues (they need directories of their own: [`continued`]).
+pub fn shareable(case: &CheckCase, continued: &BTreeSet<String>) -> Option<Sharing> {
     if about_the_process(case.check.id) || case.setup_only {
-        return false;
+        return None;
     }
-    let Ok(t) = case.trace(false) else {
-        return false;
-    };
+    let t = case.trace(false).ok()?;
     let alone = continued.contains(&t.meta.case) || t.meta.continues.is_some();
     if alone || !t.meta.env.is_empty() {
-        return false;
+        return None;
     }
     let (ids, sessions) = names(&t);
-    starts_with_initialize(&t)
+    let fits = starts_with_initialize(&t)
         && t.steps[2..].iter().all(|s| step_fits(&s.kind))
-        && ids.iter().chain(&sessions).all(|n| plain(n))
+        && ends_on_a_line(&t)
+        && sessions.iter().all(|n| plain(n));
+    if !fits {
+        return None;
+    }
+    let id_rule = ID_RULES
+        .iter()
+        .any(|p| case.check.id.as_str().starts_with(p));
+    if !id_rule && renameable(&t) && ids.iter().all(|n| plain(n)) {
+        return Some(Sharing::Renamed);
+    }
+    // As written: its names must not look like another case's renamed ones.
+    (!ids.iter().chain(&sessions).any(|n| looks_renamed(n))).then_some(Sharing::Literal)
 }
 
 /// The cases of `all` that another case continues (`# continues:`).
@@ -128,36 +171,69 @@ pub fn continued(all: &[CheckCase]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The trace's first step sends `initialize` and its second expects the answer.
+/// The trace's first step sends the `initialize` request and its second expects the answer; no
+/// later step sends another `initialize` request (a notification of that name is data).
 fn starts_with_initialize(t: &Trace) -> bool {
-    let init = |k: &StepKind| match k {
-        StepKind::Send(Send::Frame { text, .. }) => sent_json(text)
-            .is_some_and(|v| v.get("method").and_then(Value::as_str) == Some("initialize")),
+    let init = |k: &StepKind, request: bool| match k {
+        StepKind::Send(Send::Frame { text, id, .. }) => {
+            (id.is_some() || !request)
+                && sent_json(text)
+                    .is_some_and(|v| v.get("method").and_then(Value::as_str) == Some("initialize"))
+        }
         _ => false,
     };
     t.steps.len() > 2
-        && init(&t.steps[0].kind)
+        && init(&t.steps[0].kind, true)
         && matches!(t.steps[1].kind, StepKind::Expect(_))
-        && !t.steps[2..].iter().any(|s| init(&s.kind))
+        && !t.steps[2..].iter().any(|s| init(&s.kind, true))
 }
 
-/// A step a shared process may be given: frames with string ids and literal session ids,
-/// raw bytes that end a line, pauses, expectations.
+/// A step a shared process may be given: frames (literal session ids only), raw bytes, pauses,
+/// expectations.
 fn step_fits(k: &StepKind) -> bool {
     match k {
         StepKind::Send(Send::Frame { text, .. }) => match sent_json(text) {
             Some(v) => {
-                let id_ok = v.get("id").is_none_or(Value::is_string);
                 let sid = v.pointer("/params/sessionId");
-                let sid_ok = sid.is_none_or(|s| s.as_str().is_some_and(|s| !s.contains("{{")));
-                id_ok && sid_ok
+                sid.is_none_or(|s| s.as_str().is_some_and(|s| !s.contains("{{")))
             }
             None => false,
         },
-        StepKind::Send(Send::Raw(b)) => b.ends_with(b"\n"),
-        StepKind::Send(Send::Pause(_)) | StepKind::Expect(_) => true,
+        StepKind::Send(Send::Raw(_) | Send::Pause(_)) | StepKind::Expect(_) => true,
         StepKind::Send(Send::Eof | Send::Signal(_)) | StepKind::Exit(_) => false,
     }
+}
+
+/// The case's last bytes end a line (a frame is sent with its `\n`), so the next case's first
+/// line is not joined to its last.
+fn ends_on_a_line(t: &Trace) -> bool {
+    let last = (t.steps.iter().rev()).find_map(|s| match &s.kind {
+        StepKind::Send(Send::Frame { .. }) => Some(true),
+        StepKind::Send(Send::Raw(b)) => Some(b.ends_with(b"\n")),
+        _ => None,
+    });
+    last.unwrap_or(true)
+}
+
+/// Whether [`renamed`] reaches every name the trace's sends give: string ids only, raw bytes
+/// of UTF-8 whose every `"id":"` string is closed in the same send (a name split over writes,
+/// or of invalid bytes, is not found).
+fn renameable(t: &Trace) -> bool {
+    t.steps.iter().all(|s| match &s.kind {
+        StepKind::Send(Send::Frame { id, .. }) => id.as_ref().is_none_or(|i| i.starts_with('"')),
+        StepKind::Send(Send::Raw(b)) => std::str::from_utf8(b)
+            .is_ok_and(|text| text.split(r#""id":""#).skip(1).all(|p| p.contains('"'))),
+        _ => true,
+    })
+}
+
+/// Whether `name` has the shape of a renamed one (`k3-…`).
+fn looks_renamed(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('k') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && rest[digits..].starts_with('-')
 }
 
 /// A sent frame's JSON (the kit's parser: some sends hold lone surrogates on purpose).
@@ -304,8 +380,7 @@ fn quote(s: &str) -> String {
 /// Whether a shared case's own lines (its transcript after the process's `head` lines) name
 /// only its own ids and sessions (those renamed with `prefix`): a line of an earlier case voids
 /// the run, which then runs again on a fresh process.
-pub fn only_own_lines(stdout: &[crate::wire::output::Output], head: usize, prefix: &str) -> bool {
-    use crate::wire::output::Frame;
+pub fn only_own_lines(stdout: &[Output], head: usize, prefix: &str) -> bool {
     let own = quote(prefix);
     let own = &own[..own.len() - 1]; // `"k3-`: the start of an own id's JSON text
                                      // A `null` id answers a line that could not be read: the runtime answered it before it
@@ -317,6 +392,70 @@ pub fn only_own_lines(stdout: &[crate::wire::output::Output], head: usize, prefi
         } => s.starts_with(prefix),
         _ => true,
     })
+}
+
+/// The request ids (as JSON text) and session ids a shared process has met so far: sent by its
+/// cases, or named by its lines. A case sharing as written ([`Sharing::Literal`]) runs only
+/// where none of its names is among them, and its run counts only when none of its lines names
+/// one (a late line of an earlier case).
+#[derive(Debug, Default)]
+pub struct Used {
+    ids: HashSet<String>,
+    sessions: HashSet<String>,
+}
+
+impl Used {
+    /// Whether none of the names `t`'s sends give was met before.
+    pub fn free(&self, t: &Trace) -> bool {
+        let (ids, sessions) = sent_names(t);
+        !ids.iter().any(|i| self.ids.contains(i))
+            && !sessions.iter().any(|s| self.sessions.contains(s))
+    }
+
+    /// Whether the lines after the process's `head` name no id or session met before (a `null`
+    /// id answers a line that could not be read: see [`only_own_lines`]).
+    pub fn own_lines(&self, stdout: &[Output], head: usize) -> bool {
+        stdout.iter().skip(head).all(|o| match o.frame() {
+            Frame::Response { id, .. } => id == "null" || !self.ids.contains(id),
+            Frame::Notification {
+                session: Some(s), ..
+            } => !self.sessions.contains(s),
+            _ => true,
+        })
+    }
+
+    /// Adds the names `t`'s sends give and those its lines after `head` name.
+    pub fn record(&mut self, t: &Trace, stdout: &[Output], head: usize) {
+        let (ids, sessions) = sent_names(t);
+        self.ids.extend(ids);
+        self.sessions.extend(sessions);
+        for o in stdout.iter().skip(head) {
+            match o.frame() {
+                Frame::Response { id, .. } if id != "null" => _ = self.ids.insert(id.clone()),
+                Frame::Notification {
+                    session: Some(s), ..
+                } => _ = self.sessions.insert(s.clone()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The names `t`'s sends give: ids as JSON text, as a line's [`Frame::Response`] names them
+/// (any type but `null`; a raw send's string ids too), sessions as strings.
+fn sent_names(t: &Trace) -> Names {
+    use crate::wire::json::to_string;
+    let (strings, sessions) = names(t);
+    let mut ids: BTreeSet<String> = (strings.into_iter())
+        .map(|s| to_string(&Value::String(s)))
+        .collect();
+    for s in &t.steps {
+        if let StepKind::Send(Send::Frame { text, .. }) = &s.kind {
+            let id = sent_json(text).and_then(|v| v.get("id").cloned());
+            ids.extend(id.filter(|id| !id.is_null()).map(|id| to_string(&id)));
+        }
+    }
+    (ids, sessions)
 }
 
 /// Whether check `id` is about the process itself (never shared).
@@ -373,6 +512,14 @@ mod tests {
     }
 
     #[test]
+    fn shared_cases_start_a_process_per_job_and_per_thirty_two() {
+        assert_eq!(processes_for(0, 2), 0);
+        assert_eq!(processes_for(1, 2), 1);
+        assert_eq!(processes_for(38, 2), 2);
+        assert_eq!(processes_for(100, 2), 4);
+    }
+
+    #[test]
     fn auto_shares_from_half_a_second_of_boot() {
         let ms = Duration::from_millis;
         assert!(!Processes::Auto.shares(ms(150)) && Processes::Auto.shares(ms(500)));
@@ -415,16 +562,43 @@ mod tests {
         let all = super::super::cases::all().unwrap();
         let continued = continued(&all);
         assert!(continued.contains("resume-setup"), "{continued:?}");
-        let by = |f: &str| all.iter().find(|c| c.file == f).unwrap();
-        // About the process, ids, or sent before initialize: fresh.
+        let how = |f: &str| {
+            let c = all.iter().find(|c| c.file == f).unwrap();
+            shareable(c, &continued)
+        };
+        // About the process, sent before initialize, an empty or odd session id, an end of
+        // input: fresh.
         for f in [
-            "initialize.required-fields.trace",
+            "frame.lone-surrogates-echoed.trace",
+            "initialize.repeatable.trace",
             "error.unknown-method.trace",
-            "frame.id-number-echo.trace",
+            "frame.params-normalised.trace",
+            "working-directory.validation.trace",
+            "frame.unterminated-tail-dropped.trace",
+            "session.ids-are-data.trace",
         ] {
-            if all.iter().any(|c| c.file == f) {
-                assert!(!shareable(by(f), &continued), "{f}");
-            }
+            assert_eq!(how(f), None, "{f}");
+        }
+        // Ids that are what the check tests, numbers, bytes split over writes or not UTF-8:
+        // as written.
+        for f in [
+            "frame.id-number-echo.trace",
+            "response.id-type-preserved.trace",
+            "frame.lone-surrogates-survived.trace",
+            "frame.unknown-response-ignored.trace",
+            "frame.split-writes.trace",
+            "frame.invalid-utf8-replaced.trace",
+        ] {
+            assert_eq!(how(f), Some(Sharing::Literal), "{f}");
+        }
+        // Plain names, raw lines joined by a later frame, a later initialize notification:
+        // renamed.
+        for f in [
+            "frame.cr-not-separator.trace",
+            "frame.notifications-ignored.trace",
+            "working-directory.get-set.trace",
+        ] {
+            assert_eq!(how(f), Some(Sharing::Renamed), "{f}");
         }
         // The model's cases (most of a slow runtime's boots) share; the process's never do.
         for c in &all {
@@ -433,19 +607,61 @@ mod tests {
                 .iter()
                 .any(|p| id.starts_with(p))
             {
-                assert!(shareable(c, &continued), "{}", c.file);
+                assert_eq!(
+                    shareable(c, &continued),
+                    Some(Sharing::Renamed),
+                    "{}",
+                    c.file
+                );
             }
-            if ["initialize.", "lifecycle.", "resume."]
+            if ["initialize.", "lifecycle.", "resume.", "subagent."]
                 .iter()
                 .any(|p| id.starts_with(p))
             {
-                assert!(!shareable(c, &continued), "{}", c.file);
+                assert_eq!(shareable(c, &continued), None, "{}", c.file);
             }
         }
-        // An empty session id is what working-directory.validation is partly about.
-        assert!(!shareable(
-            by("working-directory.validation.trace"),
-            &continued
+        assert!(looks_renamed("k3-s1") && !looks_renamed("k-s1") && !looks_renamed("keys"));
+    }
+
+    #[test]
+    fn a_name_kept_as_written_shares_only_where_it_was_never_met() {
+        use crate::wire::output::Output;
+        let t = |text: &str| Trace::parse(text, "t").unwrap();
+        let first = t(concat!(
+            ">> {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"probe/a\"}\n",
+            ">> {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s1\"}}\n",
         ));
+        let mut used = Used::default();
+        let out = |n, t: &str| Output::parse(n, t.to_owned());
+        let lines = [
+            out(1, r#"{"jsonrpc":"2.0","id":"init","result":{}}"#),
+            out(2, r#"{"jsonrpc":"2.0","id":"late","result":{}}"#),
+        ];
+        used.record(&first, &lines, 1);
+        // Its number id, its string id, its session, and an id only its lines named: met.
+        let again = |text: &str| used.free(&t(text));
+        assert!(!again(
+            ">> {\"jsonrpc\":\"2.0\",\"id\":7.0,\"method\":\"probe/b\"}\n"
+        ));
+        assert!(!again(
+            ">> {\"jsonrpc\":\"2.0\",\"id\":\"late\",\"method\":\"probe/b\"}\n"
+        ));
+        assert!(!again(">> {\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"session/wait\",\"params\":{\"sessionId\":\"s1\"}}\n"));
+        // The string "7" is not the number 7; a null id names nothing.
+        assert!(again(
+            ">> {\"jsonrpc\":\"2.0\",\"id\":\"7\",\"method\":\"probe/b\"}\n"
+        ));
+        assert!(again(
+            ">> {\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"probe/b\"}\n"
+        ));
+        // A later case's lines: a met id or session voids its run; null ids and new names do not.
+        let later = |l: &str| used.own_lines(&[lines[0].clone(), out(2, l)], 1);
+        assert!(!later(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#));
+        assert!(!later(
+            r#"{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s1","status":"idle"}}"#
+        ));
+        assert!(later(r#"{"jsonrpc":"2.0","id":null,"error":{}}"#));
+        assert!(later(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#));
     }
 }

@@ -2,11 +2,10 @@
 //! process its shareable cases run on ([`super::share`]).
 
 use super::options::Options;
-use super::share::{self, RanIn, MAX_CASES_PER_PROCESS};
+use super::share::{self, Eligible, RanIn, Sharing, Used, MAX_CASES_PER_PROCESS};
 use super::spares::{self, Spares};
 use crate::runner::{self, CaseReport, CommandSpec, Unsettled, Warm};
 use crate::trace::Trace;
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -31,15 +30,26 @@ const UNCLEAN_BEFORE_FRESH: usize = 4;
 pub(super) struct Shared<'a> {
     cmd: &'a CommandSpec,
     opts: &'a Options,
-    /// The shareable cases' files ([`share::shareable`]), while the job shares.
-    eligible: Option<&'a HashSet<&'static str>>,
-    /// The process, its number, and its stub key's tag.
-    warm: Option<(Warm, u64, String)>,
+    /// The shareable cases ([`share::shareable`]), while the job shares.
+    eligible: Option<&'a Eligible>,
+    /// The process, while there is one.
+    live: Option<Live>,
     misses: usize,
     /// Shared runs in a row that did not pass cleanly.
     unclean: usize,
     /// How long a process may take to settle between cases ([`settle_bound`]).
     settle: Duration,
+}
+
+/// A shared process.
+struct Live {
+    warm: Warm,
+    /// Its number in the run.
+    process: u64,
+    /// Its stub key's tag.
+    tag: String,
+    /// The names its cases and lines used.
+    used: Used,
 }
 
 /// A case's run on a shared process.
@@ -54,10 +64,11 @@ pub(super) struct SharedRun {
     pub process: u64,
     /// Which of the process's cases it was.
     nth: usize,
-    /// Its names' prefix.
+    /// Its prefix: of its names when renamed, of its barrier either way.
     prefix: String,
-    /// Lines of the process's initialize exchange, first in the transcript.
-    head_lines: usize,
+    /// Whether its lines named only its own ids and sessions ([`share::only_own_lines`],
+    /// [`Used::own_lines`]).
+    pub own_lines: bool,
 }
 
 impl SharedRun {
@@ -77,12 +88,6 @@ impl SharedRun {
             .filter_map(|(_, _, session)| session)
             .collect()
     }
-
-    /// Whether its own lines name only its own ids and sessions ([`share::only_own_lines`]).
-    pub fn only_own_lines(&self) -> bool {
-        let out = &self.report.transcript.stdout;
-        share::only_own_lines(out, self.head_lines, &self.prefix)
-    }
 }
 
 /// Numbers the shared processes of the kit's process.
@@ -93,7 +98,7 @@ impl<'a> Shared<'a> {
     pub(super) fn new(
         cmd: &'a CommandSpec,
         opts: &'a Options,
-        eligible: Option<&'a HashSet<&'static str>>,
+        eligible: Option<&'a Eligible>,
         boot: Duration,
     ) -> Self {
         Shared {
@@ -101,7 +106,7 @@ impl<'a> Shared<'a> {
             cmd,
             opts,
             eligible,
-            warm: None,
+            live: None,
             misses: 0,
             unclean: 0,
         }
@@ -109,8 +114,8 @@ impl<'a> Shared<'a> {
 
     /// Runs a shareable case, whose trace as written is `original`, on the shared process
     /// (started and initialized first when there is none, on a spare when one is ready). `None`:
-    /// not shared (sharing is off, the case's trace does not parse renamed, or no process could
-    /// be made ready); run it fresh.
+    /// not shared (sharing is off, the case's trace does not parse renamed, a name it keeps as
+    /// written was used on the process, or no process could be made ready); run it fresh.
     pub(super) fn run(
         &mut self,
         case: &super::cases::CheckCase,
@@ -118,32 +123,49 @@ impl<'a> Shared<'a> {
         ro: &runner::Options,
         spares: &mut Spares,
     ) -> Option<SharedRun> {
-        let eligible = self.eligible.is_some_and(|e| e.contains(case.file));
-        if !eligible || self.opts.cancel.halted().is_some() {
+        let sharing = *self.eligible?.get(case.file)?;
+        if self.opts.cancel.halted().is_some() {
             return None;
         }
-        let nth = self.warm.as_ref().map_or(1, |w| w.0.served + 1);
+        let nth = self.live.as_ref().map_or(1, |l| l.warm.served + 1);
         let prefix = format!("k{}-", nth);
-        let names = share::names(original);
-        let mut trace = (case.trace_renamed(self.opts.strict_upstream, &names, &prefix)).ok()?;
-        trace.frames_only = false;
-        super::judge::scale_deadlines(&mut trace, self.opts.frame_timeout);
-        if self.warm.is_none() {
-            self.warm = Some(self.open(&trace, ro, spares)?);
+        let trace = match sharing {
+            Sharing::Renamed => {
+                let names = share::names(original);
+                let mut t =
+                    (case.trace_renamed(self.opts.strict_upstream, &names, &prefix)).ok()?;
+                t.frames_only = false;
+                super::judge::scale_deadlines(&mut t, self.opts.frame_timeout);
+                t
+            }
+            Sharing::Literal => original.clone(),
+        };
+        if self.live.is_none() {
+            self.live = Some(self.open(&trace, ro, spares)?);
         }
-        let (warm, process, tag) = self.warm.as_mut()?;
+        let live = self.live.as_mut()?;
+        // The initialize exchange was the process's: the case goes on from its third step.
         let mut body = trace.clone();
         body.steps.drain(..2);
-        let head_lines = warm.head_lines();
-        let report = warm.run(&body, self.cmd, &shared_opts(ro));
+        if sharing == Sharing::Literal && !live.used.free(&body) {
+            return None;
+        }
+        let head = live.warm.head_lines();
+        let report = live.warm.run(&body, self.cmd, &shared_opts(ro));
+        let out = &report.transcript.stdout;
+        let own_lines = match sharing {
+            Sharing::Renamed => share::only_own_lines(out, head, &prefix),
+            Sharing::Literal => live.used.own_lines(out, head),
+        };
+        live.used.record(&body, out, head);
         Some(SharedRun {
             trace,
-            report,
-            tag: tag.clone(),
-            process: *process,
-            nth: warm.served,
+            tag: live.tag.clone(),
+            process: live.process,
+            nth: live.warm.served,
             prefix,
-            head_lines,
+            own_lines,
+            report,
         })
     }
 
@@ -154,11 +176,11 @@ impl<'a> Shared<'a> {
         if self.unclean >= UNCLEAN_BEFORE_FRESH {
             self.eligible = None;
         }
-        let Some((warm, _, _)) = self.warm.as_mut() else {
+        let Some(Live { warm, .. }) = self.live.as_mut() else {
             return;
         };
         if !clean || !warm.fit(&run.report) || warm.served >= MAX_CASES_PER_PROCESS {
-            self.warm = None;
+            self.live = None;
             return;
         }
         let barrier = format!("{}barrier", run.prefix);
@@ -176,18 +198,13 @@ impl<'a> Shared<'a> {
                         self.eligible = None;
                     }
                 }
-                self.warm = None;
+                self.live = None;
             }
         }
     }
 
     /// A ready process: a spare or a new one, initialized by the head of `trace`.
-    fn open(
-        &mut self,
-        trace: &Trace,
-        ro: &runner::Options,
-        spares: &mut Spares,
-    ) -> Option<(Warm, u64, String)> {
+    fn open(&mut self, trace: &Trace, ro: &runner::Options, spares: &mut Spares) -> Option<Live> {
         let s = spares
             .take()
             .or_else(|| spares::start(self.cmd, self.opts, "shared-"))?;
@@ -196,7 +213,17 @@ impl<'a> Shared<'a> {
         head.steps.truncate(2);
         head.ignores.clear();
         match Warm::open(&head, self.cmd, &shared_opts(ro), dirs, child) {
-            Ok(w) => Some((w, PROCESSES.fetch_add(1, Relaxed), tag)),
+            Ok(warm) => {
+                let mut used = Used::default();
+                used.record(&head, &[], 0);
+                let process = PROCESSES.fetch_add(1, Relaxed);
+                Some(Live {
+                    warm,
+                    process,
+                    tag,
+                    used,
+                })
+            }
             Err(_) => {
                 // It will not initialize here: the case runs fresh and says why; so do the rest.
                 self.eligible = None;

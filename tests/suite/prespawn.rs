@@ -60,10 +60,11 @@ fn a_slow_boot_gets_spares_and_every_verdict_is_the_one_without() {
 
 /// Issue 38, item 3: the plan is made from the preflight's boot. A budget the boots alone exceed
 /// is said on stderr before the first check's verdict, and the run stops at it; left out, the
-/// budget is 300 s plus the boots.
+/// budget is 300 s plus the boots. On shared processes the plan counts one boot per shared
+/// process, not per case.
 #[test]
 fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
-    let argv = |budget: Option<&str>| {
+    let argv = |budget: Option<&str>, processes: &'static str| {
         let mut a = vec![
             "check",
             "--filter",
@@ -72,6 +73,8 @@ fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
             "2",
             "--prespawn",
             "0",
+            "--processes",
+            processes,
         ];
         a.extend(["--progress", "always", "--format", "json"]);
         if let Some(b) = budget {
@@ -82,15 +85,16 @@ fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
         rest.extend(cmd.args.iter().map(|s| s.to_string_lossy().into_owned()));
         (a.into_iter().map(str::to_owned).chain(rest)).collect::<Vec<_>>()
     };
-    let run = |budget| {
+    let run_in = |budget, processes| {
         let out = assert_cmd::Command::new(KIT)
-            .args(argv(budget))
+            .args(argv(budget, processes))
             .timeout(Duration::from_secs(600))
             .output()
             .unwrap();
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         (String::from_utf8_lossy(&out.stderr).into_owned(), report)
     };
+    let run = |budget| run_in(budget, "fresh");
     let (stderr, report) = run(Some("2s"));
     let start = &report["start"];
     let processes = start["processes"].as_u64().unwrap();
@@ -114,4 +118,8 @@ fn a_budget_the_boots_exceed_is_said_at_the_start_the_default_grows_by_them() {
     assert_eq!(start["budget_ms"].as_u64(), Some(grown), "{start}");
     assert!(!stderr.contains("cannot finish"), "{stderr}");
     assert!(report["stopped"].is_null(), "{stderr}");
+    // Shared: the frame.* cases that share start one process per job, not one each.
+    let (_, shared) = run_in(Some("2s"), "shared");
+    let fewer = shared["start"]["processes"].as_u64().unwrap();
+    assert!(fewer + 10 < processes, "{fewer} of {processes}");
 }

@@ -326,8 +326,27 @@ impl Report {
             );
             let _ = write!(out, "{f}");
         }
+        if let Some(l) = self.processes_line() {
+            let _ = writeln!(out, "\n{l}");
+        }
         let _ = writeln!(out, "\n{}", self.summary_line());
         out
+    }
+
+    /// Where the cases ran, when some shared a process (the JSON report's `ran_in` per check).
+    fn processes_line(&self) -> Option<String> {
+        use super::share::RanIn;
+        let ran = || self.results.iter().flat_map(|r| &r.ran_in);
+        let shared = ran().filter(|r| matches!(r, RanIn::Shared { .. })).count();
+        let again = ran()
+            .filter(|r| matches!(r, RanIn::FreshAgain { .. }))
+            .count();
+        let fresh = ran().filter(|r| matches!(r, RanIn::Fresh)).count();
+        (shared + again > 0).then(|| {
+            format!(
+                "processes: {shared} case(s) passed on shared warm processes, {again} ran again alone after not passing cleanly there, {fresh} ran alone (--processes fresh runs every case alone)"
+            )
+        })
     }
 }
 
@@ -392,6 +411,21 @@ pub(super) mod tests {
                 ),
             ],
         }
+    }
+
+    #[test]
+    fn the_human_report_says_where_cases_ran_only_when_some_shared() {
+        use crate::suite::share::RanIn;
+        let mut r = report();
+        assert!(!r.human(false).contains("processes:"));
+        r.results[0].ran_in = vec![RanIn::Shared { process: 1, nth: 2 }, RanIn::Fresh];
+        r.results[1].ran_in = vec![RanIn::FreshAgain { process: 1 }];
+        let h = r.human(false);
+        let line = h.lines().find(|l| l.starts_with("processes:")).expect(&h);
+        assert!(
+            line.starts_with("processes: 1 case(s) passed on shared warm processes, 1 ran again alone after not passing cleanly there, 1 ran alone"),
+            "{line}"
+        );
     }
 
     #[test]
