@@ -54,7 +54,8 @@ struct Live {
 
 /// A case's run on a shared process.
 pub(super) struct SharedRun {
-    /// The case's trace, renamed ([`share::renamed`]).
+    /// The case's trace as it ran: renamed ([`share::renamed`]) or as written
+    /// ([`Sharing::Literal`]).
     pub trace: Trace,
     /// Its report: the transcript starts with the process's initialize exchange.
     pub report: CaseReport,
