@@ -625,6 +625,26 @@ mod tests {
     }
 
     #[test]
+    fn the_cases_kept_as_written_can_all_share_one_process() {
+        // A name two of them send would send the second to a fresh process of its own.
+        let all = super::super::cases::all().unwrap();
+        let continued = continued(&all);
+        let mut used = Used::default();
+        let mut literal = 0;
+        for c in &all {
+            if shareable(c, &continued) != Some(Sharing::Literal) {
+                continue;
+            }
+            let mut body = c.trace(false).unwrap();
+            body.steps.drain(..2);
+            assert!(used.free(&body), "{} reuses a name of another", c.file);
+            used.record(&body, &[], 0);
+            literal += 1;
+        }
+        assert!(literal >= 7, "{literal}");
+    }
+
+    #[test]
     fn a_name_kept_as_written_shares_only_where_it_was_never_met() {
         use crate::wire::output::Output;
         let t = |text: &str| Trace::parse(text, "t").unwrap();
