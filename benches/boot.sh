@@ -9,7 +9,8 @@
 # both with default flags (the waits ended by evidence and the plan are in the build, not in a
 # flag), and a fourth runtime joins: chat_completions_runtime.py with no model to reach.
 # Usage: bash benches/boot.sh [rounds]   (KIT=<dsh-conformance> to measure a given build;
-# BOOT_ONLY_SLOW=1 for the sleeping wrapper alone; BOOT_ONLY=name,name to pick runtimes)
+# BOOT_ONLY_SLOW=1 for the sleeping wrapper alone; BOOT_ONLY=name,name to pick runtimes;
+# BOOT_OLDER=1 adds the older release 0.1.5rc1 as "older")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-1}"
@@ -23,18 +24,24 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 printf '#!/bin/sh\nsleep 5\nexec %s "$@"\n' "$ref" >"$tmp/slow.sh"
 chmod +x "$tmp/slow.sh"
-pkg=deepseek-harness-runtime-bin
-venv="$target/dsh-pyenv/real-runtime"
-if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.installed" 2>/dev/null)" != "$pkg" ]; then
-  rm -rf "$venv"
-  if python3 -m venv "$venv" && "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q "$pkg"; then
-    printf '%s' "$pkg" >"$venv/.installed"
+# A release of the runtime installed into its own venv: prints its executable, or nothing when
+# PyPI is unreachable.
+release_exe() { # venv package
+  local venv="$1" pkg="$2"
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.installed" 2>/dev/null)" != "$pkg" ]; then
+    rm -rf "$venv"
+    if python3 -m venv "$venv" && "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q "$pkg" >&2; then
+      printf '%s' "$pkg" >"$venv/.installed"
+    fi
   fi
-fi
-real=""
-if [ -f "$venv/.installed" ]; then
-  real="$("$venv/bin/python" -c 'import deepseek_harness_runtime, os; print(os.path.join(os.path.dirname(deepseek_harness_runtime.__file__), "runtime", "deepseek-harness-sdk-runtime-linux-x64"))')"
-fi
+  if [ -f "$venv/.installed" ]; then
+    "$venv/bin/python" -c 'import deepseek_harness_runtime, os; print(os.path.join(os.path.dirname(deepseek_harness_runtime.__file__), "runtime", "deepseek-harness-sdk-runtime-linux-x64"))'
+  fi
+}
+real="$(release_exe "$target/dsh-pyenv/real-runtime" deepseek-harness-runtime-bin)"
+# An older release (BOOT_OLDER=1): 0.1.5rc1, edition 2026-08, launched as its own SDK does.
+older=""
+[ -z "${BOOT_OLDER:-}" ] || older="$(release_exe "$target/dsh-pyenv/runtime-0.1.5rc1" "deepseek-harness-runtime-bin==0.1.5rc1")"
 
 # One run: its wall time, the report's start figures, and the verdicts (one line per check).
 measure() { # name prespawn-args -- check args   (flags "old": KIT_OLD, default flags)
@@ -58,6 +65,7 @@ runtimes=("slow5s|$tmp/slow.sh")
 [ -n "${BOOT_ONLY_SLOW:-}" ] || runtimes+=("python|python3 fixtures/runtimes/naive_runtime.py")
 [ -n "$real" ] && [ -z "${BOOT_ONLY_SLOW:-}" ] && runtimes+=("release|--model-stub --known-failing fixtures/real-0.2.1rc2.known-failing -- $real --profile sdk")
 [ -n "${KIT_OLD:-}" ] && [ -z "${BOOT_ONLY_SLOW:-}" ] && runtimes+=("nomodel|python3 fixtures/runtimes/chat_completions_runtime.py")
+[ -n "$older" ] && runtimes+=("older|--edition 2026-08 --model-stub -- $older --profile sdk")
 before="--prespawn 0"
 [ -n "${KIT_OLD:-}" ] && before=old
 for round in $(seq "$rounds"); do
